@@ -1,0 +1,128 @@
+"""Immutable keyframe data: channels of (times, values) bound to joint indices at build time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.errors import InvalidInputError
+from engine.math._checks import FloatArray, as_array
+
+#: Components per key for each animated property.
+PATH_WIDTHS = {"translation": 3, "rotation": 4, "scale": 3}
+INTERPOLATIONS = ("STEP", "LINEAR", "CUBICSPLINE")
+
+
+def _readonly(array: FloatArray) -> FloatArray:
+    array = np.array(array, dtype=np.float64, copy=True)
+    array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class Channel:
+    """One animated property of one target (a joint, or a node of a scene hierarchy).
+
+    ``times`` ``(K,)`` in seconds, finite and non-decreasing. ``values`` is ``(K, n)`` for STEP
+    and LINEAR, or ``(K, 3, n)`` for CUBICSPLINE holding (in-tangent, value, out-tangent) per key,
+    as glTF stores them; ``n`` is 3 for translation/scale and 4 for rotation (x, y, z, w).
+    """
+
+    target: int
+    path: str
+    interpolation: str
+    times: FloatArray
+    values: FloatArray
+
+    def __post_init__(self) -> None:
+        if self.path not in PATH_WIDTHS:
+            raise InvalidInputError(f"path must be one of {sorted(PATH_WIDTHS)}, got {self.path!r}")
+        if self.interpolation not in INTERPOLATIONS:
+            raise InvalidInputError(f"interpolation must be one of {INTERPOLATIONS}, got {self.interpolation!r}")
+        if int(self.target) < 0:
+            raise InvalidInputError(f"target must be a non-negative index, got {self.target}")
+        times = as_array(self.times, "times")
+        if times.ndim != 1 or times.size == 0:
+            raise InvalidInputError(f"times must be a non-empty 1-D array, got shape {times.shape}")
+        if np.any(np.diff(times) < 0):
+            k = int(np.nonzero(np.diff(times) < 0)[0][0])
+            raise InvalidInputError(
+                f"times must be non-decreasing, got times[{k}] = {times[k]} > times[{k + 1}] = {times[k + 1]}"
+            )
+        width = PATH_WIDTHS[self.path]
+        expected = (times.size, 3, width) if self.interpolation == "CUBICSPLINE" else (times.size, width)
+        values = as_array(self.values, "values")
+        if values.shape != expected:
+            raise InvalidInputError(
+                f"{self.interpolation} {self.path} values must have shape {expected} "
+                f"for {times.size} keys, got {values.shape}"
+            )
+        if self.path == "rotation":
+            keys = values[:, 1] if self.interpolation == "CUBICSPLINE" else values
+            if np.any(np.linalg.norm(keys, axis=-1) < 1e-12):
+                raise InvalidInputError("rotation keys must be non-zero quaternions")
+        object.__setattr__(self, "target", int(self.target))
+        object.__setattr__(self, "times", _readonly(times))
+        object.__setattr__(self, "values", _readonly(values))
+
+    @property
+    def start(self) -> float:
+        """Time of the first key."""
+        return float(self.times[0])
+
+    @property
+    def end(self) -> float:
+        """Time of the last key."""
+        return float(self.times[-1])
+
+
+@dataclass(frozen=True, eq=False)
+class Clip:
+    """A named set of channels; immutable and shared by every character that plays it.
+
+    ``num_targets`` is the size of the index space the channels' ``target`` values refer to
+    (the skeleton's joint count). ``duration`` is the last key time over all channels;
+    ``markers`` maps event names to times in seconds (e.g. ``{"left_foot_down": (0.1, 0.6)}``).
+    """
+
+    name: str
+    channels: tuple[Channel, ...]
+    num_targets: int
+    markers: dict[str, tuple[float, ...]] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "channels", tuple(self.channels))
+        for k, channel in enumerate(self.channels):
+            if channel.target >= self.num_targets:
+                raise InvalidInputError(
+                    f"channels[{k}].target = {channel.target} is out of range for {self.num_targets} targets"
+                )
+        seen: set[tuple[int, str]] = set()
+        for channel in self.channels:
+            key = (channel.target, channel.path)
+            if key in seen:
+                raise InvalidInputError(f"two channels animate {channel.path} of target {channel.target}")
+            seen.add(key)
+        markers = {str(k): tuple(float(t) for t in v) for k, v in (self.markers or {}).items()}
+        for name, times in markers.items():
+            if not all(np.isfinite(times)):
+                raise InvalidInputError(f"marker {name!r} has a non-finite time: {times}")
+        object.__setattr__(self, "markers", markers)
+
+    @property
+    def duration(self) -> float:
+        """Last key time over all channels (0 for a clip without channels)."""
+        return max((c.end for c in self.channels), default=0.0)
+
+    def channel(self, target: int, path: str) -> Channel | None:
+        """The channel animating ``path`` of ``target``, or ``None``."""
+        for c in self.channels:
+            if c.target == target and c.path == path:
+                return c
+        return None
+
+    def with_markers(self, markers: dict[str, Any]) -> Clip:
+        """A copy of this clip carrying ``markers`` (event name → times in seconds)."""
+        return Clip(self.name, self.channels, self.num_targets, markers)

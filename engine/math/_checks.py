@@ -1,0 +1,82 @@
+"""Shape and finiteness validators shared by every public function of ``engine``.
+
+Validation is on by default. Hot loops over data that was already validated may switch the
+finiteness scans off with :func:`trusted` (shape checks always stay: they are cheap and a wrong
+shape would broadcast silently).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.errors import DegenerateInputError, InvalidInputError
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+
+_state = {"validate": True}
+
+
+def validating() -> bool:
+    """Whether public functions scan their inputs for NaN/inf (default ``True``)."""
+    return _state["validate"]
+
+
+@contextlib.contextmanager
+def trusted() -> Iterator[None]:
+    """Skip NaN/inf scans inside the block, for hot loops over already-validated data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from engine.math import quat_multiply, trusted
+    >>> with trusted():
+    ...     q = quat_multiply(np.array([0.0, 0, 0, 1]), np.array([0.0, 0, 0, 1]))
+    """
+    previous = _state["validate"]
+    _state["validate"] = False
+    try:
+        yield
+    finally:
+        _state["validate"] = previous
+
+
+def as_array(value: Any, name: str, trailing: tuple[int, ...] = (), *, finite: bool = True) -> FloatArray:
+    """Return ``value`` as a float64 array whose last axes are ``trailing``.
+
+    Raises :class:`InvalidInputError` naming ``name`` when the shape does not end in ``trailing``
+    or (while validating) when any element is NaN or infinite.
+    """
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be numeric, got {type(value).__name__}: {exc}") from None
+    if (trailing and array.shape[array.ndim - len(trailing) :] != trailing) or array.ndim < len(trailing):
+        expected = "(..., " + ", ".join(map(str, trailing)) + ")"
+        raise InvalidInputError(f"{name} must have shape {expected}, got {array.shape}")
+    if finite and _state["validate"] and not np.isfinite(array).all():
+        bad = np.argwhere(~np.isfinite(array))[0]
+        raise InvalidInputError(f"{name} must be finite, got {array[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
+    return array
+
+
+def check_finite(array: FloatArray, name: str) -> None:
+    """Raise :class:`InvalidInputError` if ``array`` holds NaN or inf (while validating)."""
+    if _state["validate"] and not np.isfinite(array).all():
+        bad = np.argwhere(~np.isfinite(array))[0]
+        raise InvalidInputError(f"{name} must be finite, got {array[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
+
+
+def nonzero_norm(norm: FloatArray, name: str, what: str = "vector", eps: float = 1e-12) -> None:
+    """Raise :class:`~engine.errors.DegenerateInputError` where ``norm`` is (nearly) zero."""
+    if np.any(norm <= eps):
+        index = np.argwhere(np.asarray(norm) <= eps)[0]
+        where = f" at index {tuple(int(i) for i in index)}" if index.size else ""
+        raise DegenerateInputError(
+            f"{name} must be a non-zero {what}, got norm {float(np.asarray(norm)[tuple(index)]):.3g}{where}"
+        )

@@ -1,0 +1,1 @@
+"""Programs built on the engine: the demo game, the blending testbed and the camera lab."""
