@@ -1,7 +1,25 @@
 """Runtime animation: immutable skeleton/clip data and stateless jobs over numpy arrays."""
 
 from engine.anim.clip import Channel, Clip
+from engine.anim.local_to_model import local_to_model, model_from_pose
 from engine.anim.pose import Pose
+from engine.anim.sampling import CompiledClip, compile_clip, sample, sample_channel
 from engine.anim.skeleton import Skeleton
+from engine.anim.skinning import joint_matrices, skin_vertices, skin_vertices_dq, skinning_palette
 
-__all__ = ["Channel", "Clip", "Pose", "Skeleton"]
+__all__ = [
+    "Channel",
+    "Clip",
+    "CompiledClip",
+    "Pose",
+    "Skeleton",
+    "compile_clip",
+    "joint_matrices",
+    "local_to_model",
+    "model_from_pose",
+    "sample",
+    "sample_channel",
+    "skin_vertices",
+    "skin_vertices_dq",
+    "skinning_palette",
+]

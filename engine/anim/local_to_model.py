@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
-from engine.errors import SkeletonMismatchError
+from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, as_array
 
 
@@ -25,3 +26,17 @@ def local_to_model(skeleton: Skeleton, local: Any) -> FloatArray:
         parents = skeleton.parents[joints]
         model[..., joints, :, :] = model[..., parents, :, :] @ local[..., joints, :, :]
     return model
+
+
+def model_from_pose(skeleton: Skeleton, pose: Pose) -> FloatArray:
+    """Model-space matrices ``(..., J, 4, 4)`` straight from a local pose ``(..., J, ...)``.
+
+    Same result as ``local_to_model(skeleton, pose.matrices())``.
+    """
+    if not isinstance(pose, Pose):
+        raise InvalidInputError(f"pose must be a Pose, got {type(pose).__name__}")
+    if pose.num_joints != skeleton.num_joints:
+        raise SkeletonMismatchError(
+            f"pose has {pose.num_joints} joints but the skeleton has {skeleton.num_joints} (pose shape {pose.shape})"
+        )
+    return local_to_model(skeleton, pose.matrices())

@@ -1,0 +1,171 @@
+"""Skinning: the palette of joint matrices, and CPU reference skins (linear and dual-quaternion).
+
+The palette maps bind-space vertices to model space: ``palette[j] = model[j] @ inverse_bind[j]``
+(``docs/conventions.md``). glTF's joint matrices add the mesh node:
+``inverse(world(mesh node)) @ world(joint) @ inverse_bind``, so that the skinned vertex is then
+placed by the mesh node's own world transform, as the specification draws it.
+
+The CPU skins use **every** influence set of the mesh (``JOINTS_n``/``WEIGHTS_n``, ``n = 0..S-1``),
+L1-normalise the weights of each vertex (real files have sums like 0.98), and leave a vertex
+whose weights are all zero at its bind position (it has no joint to follow).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from engine.anim.mesh import MeshData
+from engine.anim.skeleton import Skeleton
+from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.math._checks import FloatArray, IntArray, as_array
+from engine.math.dualquat import dq_blend, dq_from_rotation_translation, dq_transform_points
+from engine.math.mat import affine_inverse
+from engine.math.quat import quat_from_matrix, quat_rotate
+
+
+def _check_joint_axis(array: Any, name: str, joints: int) -> FloatArray:
+    array = as_array(array, name, (4, 4))
+    if array.ndim < 3 or array.shape[-3] != joints:
+        raise SkeletonMismatchError(f"{name} must have shape (..., {joints}, 4, 4), got {array.shape}")
+    return array
+
+
+def skinning_palette(skeleton: Skeleton, model: Any) -> FloatArray:
+    """Skinning matrices ``(..., J, 4, 4)``: ``model[j] @ skeleton.inverse_bind_matrices[j]``.
+
+    ``model`` ``(..., J, 4, 4)`` are the joints' model-space matrices (from
+    :func:`~engine.anim.local_to_model.local_to_model`). A vertex in bind space goes to model
+    space through its joints' palette matrices.
+    """
+    model = _check_joint_axis(model, "model", skeleton.num_joints)
+    return model @ skeleton.inverse_bind_matrices
+
+
+def joint_matrices(world_joints: Any, world_mesh_node: Any, inverse_bind: Any) -> FloatArray:
+    """Joint matrices ``(..., J, 4, 4)`` of glTF: ``inverse(world_mesh_node) @ world_joints @ inverse_bind``.
+
+    Parameters
+    ----------
+    world_joints
+        ``(..., J, 4, 4)`` world matrices of the skin's joints.
+    world_mesh_node
+        ``(..., 4, 4)`` world matrix of the node that instantiates the skinned mesh.
+    inverse_bind
+        ``(J, 4, 4)`` the skin's inverse bind matrices.
+
+    Returns
+    -------
+    FloatArray
+        Matrices that take a bind-space vertex into the mesh node's space.
+    """
+    inverse_bind = as_array(inverse_bind, "inverse_bind", (4, 4))
+    if inverse_bind.ndim != 3:
+        raise InvalidInputError(f"inverse_bind must have shape (J, 4, 4), got {inverse_bind.shape}")
+    world_joints = _check_joint_axis(world_joints, "world_joints", inverse_bind.shape[0])
+    world_mesh_node = as_array(world_mesh_node, "world_mesh_node", (4, 4))
+    return affine_inverse(world_mesh_node)[..., None, :, :] @ world_joints @ inverse_bind
+
+
+def _influences(palette: Any, mesh: MeshData) -> tuple[FloatArray, IntArray, FloatArray, FloatArray]:
+    """Checked palette, joints ``(V, 4S)``, normalised weights ``(V, 4S)``, unweighted mask ``(V,)``."""
+    if not isinstance(mesh, MeshData):
+        raise InvalidInputError(f"mesh must be a MeshData, got {type(mesh).__name__}")
+    if mesh.joints is None or mesh.weights is None:
+        raise InvalidInputError(f"mesh {mesh.name!r} has no JOINTS_n/WEIGHTS_n influences to skin with")
+    palette = as_array(palette, "palette", (4, 4))
+    if palette.ndim < 3:
+        raise InvalidInputError(f"palette must have shape (..., J, 4, 4), got {palette.shape}")
+    used = int(mesh.joints.max(initial=0))
+    if used >= palette.shape[-3]:
+        raise SkeletonMismatchError(
+            f"mesh {mesh.name!r} uses joint index {used} but the palette has {palette.shape[-3]} joints"
+        )
+    total = mesh.weights.sum(axis=1)
+    unweighted = total <= 0.0
+    weights = mesh.weights / np.where(unweighted, 1.0, total)[:, None]
+    return palette, mesh.joints, weights, unweighted
+
+
+def _transform_normals(linear: FloatArray, normals: FloatArray) -> FloatArray:
+    """Unit normals ``(..., V, 3)`` through the inverse transpose of ``linear`` ``(..., V, 3, 3)``.
+
+    Uses the cofactor matrix (``det · inverse-transpose``) times ``sign(det)``, which stays defined
+    for singular matrices (a flattened joint keeps the normal of the plane it flattens onto). A
+    normal that maps to zero stays zero.
+    """
+    a, b, c = linear[..., :, 0], linear[..., :, 1], linear[..., :, 2]
+    bc, ca, ab = np.cross(b, c), np.cross(c, a), np.cross(a, b)
+    det = np.sum(a * bc, axis=-1, keepdims=True)
+    n = normals[..., 0:1] * bc + normals[..., 1:2] * ca + normals[..., 2:3] * ab
+    n *= np.where(det < 0, -1.0, 1.0)
+    length = np.linalg.norm(n, axis=-1, keepdims=True)
+    return n / np.where(length > 0, length, 1.0)
+
+
+def skin_vertices(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray | None]:
+    """Linear blend skinning on the CPU, over every influence set of ``mesh``.
+
+    Each vertex's matrix is ``Σ_k w_k · palette[joint_k]`` with the weights L1-normalised; a
+    vertex whose weights sum to zero keeps its bind position and normal.
+
+    Parameters
+    ----------
+    palette
+        ``(..., J, 4, 4)`` skinning matrices (:func:`skinning_palette` or :func:`joint_matrices`).
+    mesh
+        A skinned :class:`~engine.anim.mesh.MeshData`; its joint indices must be below ``J``.
+
+    Returns
+    -------
+    tuple
+        Positions ``(..., V, 3)`` and unit normals ``(..., V, 3)`` (``None`` when the mesh has no
+        normals), in the palette's target space.
+    """
+    palette, joints, weights, unweighted = _influences(palette, mesh)
+    blended = np.zeros((*palette.shape[:-3], mesh.num_vertices, 3, 4))
+    for k in range(joints.shape[1]):  # one pass per influence slot (4·S of them), all vertices at once
+        blended += weights[:, k, None, None] * palette[..., joints[:, k], :3, :]
+    blended[..., unweighted, :, :3] = np.eye(3)
+    linear = blended[..., :3]
+    positions = np.einsum("...ij,...j->...i", linear, mesh.positions) + blended[..., 3]
+    normals = None if mesh.normals is None else _transform_normals(linear, mesh.normals)
+    return positions, normals
+
+
+def skin_vertices_dq(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray | None]:
+    """Dual-quaternion skinning on the CPU (reference for the GPU shader), every influence set.
+
+    Each palette matrix is split into a rigid part (rotation ``R`` with the first column's sign
+    fixed so ``det R = 1``, and the translation) and a stretch ``A = Rᵀ · M₃`` that carries scale,
+    shear and mirroring. Vertices are first stretched by the weighted sum of ``A`` (identity for
+    rigid palettes), then moved by the blended, normalised dual quaternion of the rigid parts
+    (hemisphere of the first influence), as in Kavan et al.'s two-phase skinning. Weights are
+    L1-normalised; unweighted vertices keep their bind position and normal.
+
+    Returns positions ``(..., V, 3)`` and unit normals ``(..., V, 3)`` or ``None``.
+    """
+    palette, joints, weights, unweighted = _influences(palette, mesh)
+    linear = palette[..., :3, :3]
+    columns = np.linalg.norm(linear, axis=-2, keepdims=True)
+    if np.any(columns <= 1e-12):
+        raise InvalidInputError("palette has a zero-length basis column: its rotation is undefined")
+    basis = linear / columns
+    mirror = np.linalg.det(basis) < 0
+    basis[..., :, 0] *= np.where(mirror, -1.0, 1.0)[..., None]
+    rotation = quat_from_matrix(basis)
+    stretch = np.swapaxes(basis, -1, -2) @ linear
+    dqs = dq_from_rotation_translation(rotation, palette[..., :3, 3])
+    weights = weights.copy()
+    weights[unweighted, 0] = 1.0  # any unit blend; these vertices are restored below
+    vertex_dq = dq_blend(dqs[..., joints, :], weights)
+    vertex_stretch = np.einsum("vk,...vkij->...vij", weights, stretch[..., joints, :, :])
+    stretched = np.einsum("...ij,...j->...i", vertex_stretch, mesh.positions)
+    positions = dq_transform_points(vertex_dq, stretched)
+    positions[..., unweighted, :] = mesh.positions[unweighted]
+    if mesh.normals is None:
+        return positions, None
+    normals = quat_rotate(vertex_dq[..., :4], _transform_normals(vertex_stretch, mesh.normals))
+    normals[..., unweighted, :] = mesh.normals[unweighted]
+    return positions, normals
