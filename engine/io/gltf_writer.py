@@ -1,0 +1,176 @@
+"""Write a skeleton, its clips and skinned meshes as a glTF 2.0 file (``.glb`` or ``.gltf``).
+
+The layout is the plainest valid one: one node per joint (rest TRS), one skin, one node per
+mesh at the scene root (a skinned mesh's own transform is ignored by the spec), one animation
+per clip with a sampler per channel, and every array in one binary buffer, each accessor in
+its own 4-byte-aligned buffer view. Clip markers travel in ``animations[i].extras.markers``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pygltflib
+
+from engine.anim.clip import Clip
+from engine.anim.mesh import MeshData
+from engine.anim.skeleton import Skeleton
+from engine.errors import InvalidInputError
+
+_ARRAY_BUFFER = 34962
+_ELEMENT_ARRAY_BUFFER = 34963
+_COMPONENT = {
+    np.dtype(np.float32): pygltflib.FLOAT,
+    np.dtype(np.uint8): pygltflib.UNSIGNED_BYTE,
+    np.dtype(np.uint16): pygltflib.UNSIGNED_SHORT,
+    np.dtype(np.uint32): pygltflib.UNSIGNED_INT,
+}
+_TYPE = {1: pygltflib.SCALAR, 2: pygltflib.VEC2, 3: pygltflib.VEC3, 4: pygltflib.VEC4, 16: pygltflib.MAT4}
+
+
+class _BufferBuilder:
+    """Accumulates accessors into one binary blob."""
+
+    def __init__(self, gltf: pygltflib.GLTF2) -> None:
+        self.gltf = gltf
+        self.blob = bytearray()
+
+    def add(self, data: np.ndarray, *, target: int | None = None, min_max: bool = False) -> int:
+        """Append ``data`` (rows = elements) as a new accessor and return its index."""
+        data = np.ascontiguousarray(data)
+        width = int(np.prod(data.shape[1:])) if data.ndim > 1 else 1
+        offset = len(self.blob)
+        self.blob += data.tobytes()
+        self.blob += b"\0" * (-len(self.blob) % 4)
+        view = pygltflib.BufferView(buffer=0, byteOffset=offset, byteLength=data.nbytes, target=target)
+        self.gltf.bufferViews.append(view)
+        flat = data.reshape(len(data), width)
+        accessor = pygltflib.Accessor(
+            bufferView=len(self.gltf.bufferViews) - 1,
+            componentType=_COMPONENT[data.dtype],
+            count=len(data),
+            type=_TYPE[width],
+            min=flat.min(axis=0).tolist() if min_max else None,
+            max=flat.max(axis=0).tolist() if min_max else None,
+        )
+        self.gltf.accessors.append(accessor)
+        return len(self.gltf.accessors) - 1
+
+
+def _joint_index_dtype(count: int) -> type[np.unsignedinteger]:
+    return np.uint8 if count <= 256 else np.uint16
+
+
+def _add_mesh(gltf: pygltflib.GLTF2, buffers: _BufferBuilder, mesh: MeshData, num_joints: int) -> int:
+    attributes = pygltflib.Attributes(
+        POSITION=buffers.add(mesh.positions.astype(np.float32), target=_ARRAY_BUFFER, min_max=True)
+    )
+    if mesh.normals is not None:
+        attributes.NORMAL = buffers.add(mesh.normals.astype(np.float32), target=_ARRAY_BUFFER)
+    if mesh.uvs is not None:
+        attributes.TEXCOORD_0 = buffers.add(mesh.uvs.astype(np.float32), target=_ARRAY_BUFFER)
+    if mesh.joints is not None and mesh.weights is not None:
+        if mesh.joints.max(initial=0) >= num_joints:
+            raise InvalidInputError(
+                f"mesh {mesh.name!r} references joint {mesh.joints.max()} of a {num_joints}-joint skeleton"
+            )
+        for k in range(mesh.influence_sets):
+            weights = mesh.weights[:, 4 * k : 4 * k + 4].astype(np.float32)
+            joints = np.where(weights > 0, mesh.joints[:, 4 * k : 4 * k + 4], 0)  # unused slots: joint 0
+            joints = joints.astype(_joint_index_dtype(num_joints))
+            setattr(attributes, f"JOINTS_{k}", buffers.add(joints, target=_ARRAY_BUFFER))
+            setattr(attributes, f"WEIGHTS_{k}", buffers.add(weights, target=_ARRAY_BUFFER))
+    indices = None
+    if mesh.indices is not None:
+        dtype = np.uint16 if mesh.num_vertices <= 65535 else np.uint32
+        indices = buffers.add(mesh.indices.astype(dtype), target=_ELEMENT_ARRAY_BUFFER)
+    color = [float(c) for c in mesh.base_color]
+    gltf.materials.append(
+        pygltflib.Material(
+            name=mesh.name or None,
+            pbrMetallicRoughness=pygltflib.PbrMetallicRoughness(
+                baseColorFactor=color, metallicFactor=0.0, roughnessFactor=0.8
+            ),
+        )
+    )
+    primitive = pygltflib.Primitive(attributes=attributes, indices=indices, material=len(gltf.materials) - 1)
+    gltf.meshes.append(pygltflib.Mesh(name=mesh.name or None, primitives=[primitive]))
+    return len(gltf.meshes) - 1
+
+
+def _add_clip(gltf: pygltflib.GLTF2, buffers: _BufferBuilder, clip: Clip, skeleton: Skeleton) -> None:
+    if clip.num_targets != skeleton.num_joints:
+        raise InvalidInputError(
+            f"clip {clip.name!r} targets {clip.num_targets} joints, the skeleton has {skeleton.num_joints}"
+        )
+    samplers, channels = [], []
+    for channel in clip.channels:
+        times = buffers.add(channel.times.astype(np.float32), min_max=True)
+        values = channel.values.reshape(-1, channel.values.shape[-1]).astype(np.float32)
+        samplers.append(
+            pygltflib.AnimationSampler(input=times, output=buffers.add(values), interpolation=channel.interpolation)
+        )
+        target = pygltflib.AnimationChannelTarget(node=channel.target, path=channel.path)
+        channels.append(pygltflib.AnimationChannel(sampler=len(samplers) - 1, target=target))
+    extras = {"markers": {k: list(v) for k, v in (clip.markers or {}).items()}} if clip.markers else {}
+    gltf.animations.append(pygltflib.Animation(name=clip.name, samplers=samplers, channels=channels, extras=extras))
+
+
+def save_gltf(
+    path: str | Path, skeleton: Skeleton, clips: Sequence[Clip] = (), meshes: Sequence[MeshData] = ()
+) -> Path:
+    """Write ``skeleton`` (joints as nodes 0..J-1), ``clips`` and skinned ``meshes`` to ``path``.
+
+    ``.glb`` writes one binary file; ``.gltf`` writes JSON plus a ``.bin`` beside it. Returns the
+    path written. Rotations are written as stored (unit quaternions, x y z w).
+    """
+    path = Path(path)
+    if path.suffix.lower() not in {".glb", ".gltf"}:
+        raise InvalidInputError(f"path must end in .glb or .gltf, got {path.name!r}")
+    gltf = pygltflib.GLTF2(asset=pygltflib.Asset(version="2.0", generator="Ossa"))
+    buffers = _BufferBuilder(gltf)
+    children: list[list[int]] = [[] for _ in range(skeleton.num_joints)]
+    for j, parent in enumerate(skeleton.parents):
+        if parent >= 0:
+            children[parent].append(j)
+    for j, name in enumerate(skeleton.names):
+        gltf.nodes.append(
+            pygltflib.Node(
+                name=name,
+                children=children[j] or None,
+                translation=[float(v) for v in skeleton.rest_translations[j]],
+                rotation=[float(v) for v in skeleton.rest_rotations[j]],
+                scale=[float(v) for v in skeleton.rest_scales[j]],
+            )
+        )
+    roots = [int(j) for j in skeleton.levels[0]]
+    scene_nodes = list(roots)
+    if meshes:
+        ibm = buffers.add(skeleton.inverse_bind_matrices.transpose(0, 2, 1).reshape(-1, 16).astype(np.float32))
+        gltf.skins.append(
+            pygltflib.Skin(joints=list(range(skeleton.num_joints)), inverseBindMatrices=ibm, skeleton=roots[0])
+        )
+        for mesh in meshes:
+            index = _add_mesh(gltf, buffers, mesh, skeleton.num_joints)
+            gltf.nodes.append(
+                pygltflib.Node(name=mesh.name or f"mesh{index}", mesh=index, skin=0 if mesh.skinned else None)
+            )
+            scene_nodes.append(len(gltf.nodes) - 1)
+    for clip in clips:
+        _add_clip(gltf, buffers, clip, skeleton)
+    gltf.scenes.append(pygltflib.Scene(nodes=scene_nodes))
+    gltf.scene = 0
+    blob = bytes(buffers.blob)
+    gltf.buffers.append(pygltflib.Buffer(byteLength=len(blob)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".glb":
+        gltf.set_binary_blob(blob)
+        gltf.save_binary(str(path))
+    else:
+        bin_path = path.with_suffix(".bin")
+        bin_path.write_bytes(blob)
+        gltf.buffers[0].uri = bin_path.name
+        gltf.save_json(str(path))
+    return path

@@ -1,0 +1,1 @@
+"""Procedurally generated content: the mannequin character and its clips."""
