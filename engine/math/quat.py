@@ -316,7 +316,9 @@ def quat_from_euler(angles: Any, order: str) -> FloatArray:
 def euler_from_quat(q: Any, order: str, gimbal_tolerance: float = 1e-7) -> FloatArray:
     """Euler angles ``(..., 3)`` in radians, the inverse of :func:`quat_from_euler`.
 
-    Angles lie in ``[-π, π]`` (one of the two equivalent triples).
+    Angles lie in ``[-π, π]`` (one of the two equivalent triples); the middle angle lies in
+    ``[-π/2, π/2]`` for Tait–Bryan orders (``"XYZ"``) and ``[0, π]`` for proper Euler orders
+    (``"ZXZ"``), as in scipy.
     Uses the quaternion-native method of Bernardes & Viollet (2022): two ``atan2`` of
     ``hypot`` terms, no ``asin``, so a middle angle at exactly ±90° (gimbal lock, both signs)
     or rounded past it never yields NaN. Within ``gimbal_tolerance`` of the lock the third
@@ -350,7 +352,8 @@ def euler_from_quat(q: Any, order: str, gimbal_tolerance: float = 1e-7) -> Float
         middle = middle - np.pi / 2
     if not extrinsic:
         first, third = third, first
-    out = (np.stack((first, middle, third), axis=-1) + np.pi) % (2 * np.pi) - np.pi
+    first, third = ((angle + np.pi) % (2 * np.pi) - np.pi for angle in (first, third))
+    out = np.stack((first, middle, third), axis=-1)
     locked = at_zero | at_pi
     if not extrinsic and np.any(locked):
         out = _move_locked_angle_first(q, out, locked, order)
