@@ -361,14 +361,17 @@ def euler_from_quat(q: Any, order: str, gimbal_tolerance: float = 1e-7) -> Float
 
 
 def _move_locked_angle_first(q: FloatArray, angles: FloatArray, locked: FloatArray, order: str) -> FloatArray:
-    """At gimbal lock, put the combined angle on the first axis (third = 0), e.g. yaw, not roll."""
-    combined = angles[..., 2]
-    best = angles
-    for sign in (1.0, -1.0):
-        candidate = np.stack((sign * combined, angles[..., 1], np.zeros_like(combined)), axis=-1)
-        match = np.abs(np.sum(quat_from_euler(candidate, order) * q, axis=-1)) > 1.0 - 1e-9
-        best = np.where((locked & match)[..., None], candidate, best)
-    return best
+    """At gimbal lock, put the combined angle on the first axis (third = 0), e.g. yaw, not roll.
+
+    The sign the first axis needs depends on the order and on the side of the lock: of the two
+    candidates ``(±combined, middle, 0)`` keep the one that reproduces ``q`` more closely.
+    """
+    plus = np.stack((angles[..., 2], angles[..., 1], np.zeros_like(angles[..., 2])), axis=-1)
+    minus = plus * np.array([-1.0, 1.0, 1.0])
+    fit_plus = np.abs(np.sum(quat_from_euler(plus, order) * q, axis=-1))
+    fit_minus = np.abs(np.sum(quat_from_euler(minus, order) * q, axis=-1))
+    best = np.where((fit_minus > fit_plus)[..., None], minus, plus)
+    return np.where(locked[..., None], best, angles)
 
 
 def quat_from_yaw_pitch_roll(yaw: Any, pitch: Any, roll: Any, *, object_to_world: bool = True) -> FloatArray:
