@@ -1,0 +1,103 @@
+"""2-D overlays drawn with pygame into surfaces and composited over the 3-D frame.
+
+Text (pygame fonts), value bars, and plot strips are drawn on a pygame ``Surface``, uploaded
+as one texture and drawn as a screen-space rectangle (``shaders/overlay.*``). Every control a
+program shows is also driven by keys, so scripted input reaches all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import moderngl
+import numpy as np
+import pygame
+
+from engine.render.shaders import load_program
+
+TEXT = (235, 235, 235)
+DIM = (150, 150, 150)
+ACCENT = (255, 200, 80)
+PANEL = (20, 22, 28, 190)
+SERIES_COLORS = ((255, 120, 90), (90, 200, 255), (140, 230, 120), (240, 200, 80), (200, 140, 255), (255, 255, 255))
+
+
+class Overlay:
+    """Draws pygame surfaces over the GL frame at pixel positions (origin top-left)."""
+
+    def __init__(self, ctx: moderngl.Context, screen_size: tuple[int, int]) -> None:
+        self.ctx = ctx
+        self.screen_size = screen_size
+        self.program = load_program(ctx, "overlay.vert", "overlay.frag")
+        corners = np.array([0, 0, 1, 0, 0, 1, 1, 1], dtype=np.float32)
+        self.vao = ctx.vertex_array(self.program, [(ctx.buffer(corners.tobytes()), "2f", "corner")])
+        self.textures: dict[tuple[int, int], moderngl.Texture] = {}
+        pygame.font.init()
+        self.font = pygame.font.Font(None, 22)
+
+    def draw(self, surface: pygame.Surface, position: tuple[int, int], tint: Sequence[float] = (1, 1, 1, 1)) -> None:
+        """Draw ``surface`` with its top-left corner at ``position`` pixels."""
+        size = surface.get_size()
+        texture = self.textures.get(size)
+        if texture is None:
+            texture = self.textures[size] = self.ctx.texture(size, 4)
+            texture.filter = (moderngl.LINEAR, moderngl.LINEAR)
+        texture.write(pygame.image.tobytes(surface, "RGBA"))
+        texture.use(0)
+        self.program["image"] = 0
+        self.program["tint"] = tuple(tint)
+        self.program["screen_size"] = self.screen_size
+        self.program["rect"] = (*position, *size)
+        self.ctx.enable(moderngl.BLEND)
+        self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        self.ctx.disable(moderngl.DEPTH_TEST)
+        self.vao.render(moderngl.TRIANGLE_STRIP)
+        self.ctx.disable(moderngl.BLEND)
+
+    def text_panel(self, lines: Sequence[str | tuple[str, tuple[int, int, int]]], width: int = 0) -> pygame.Surface:
+        """A translucent panel with one line of text per entry (``(text, colour)`` to colour one)."""
+        rendered = [
+            self.font.render(*(line, True, TEXT) if isinstance(line, str) else (line[0], True, line[1]))
+            for line in lines
+        ]
+        height = 8 + sum(r.get_height() + 2 for r in rendered)
+        surface = pygame.Surface((max([width, *(r.get_width() + 16 for r in rendered)]), height), pygame.SRCALPHA)
+        surface.fill(PANEL)
+        y = 4
+        for r in rendered:
+            surface.blit(r, (8, y))
+            y += r.get_height() + 2
+        return surface
+
+    def plot(
+        self,
+        series: Sequence[np.ndarray],
+        labels: Sequence[str],
+        size: tuple[int, int] = (420, 140),
+        y_range: tuple[float, float] = (0.0, 1.0),
+        title: str = "",
+    ) -> pygame.Surface:
+        """A plot strip: each series (oldest sample first) as a coloured polyline with a legend."""
+        surface = pygame.Surface(size, pygame.SRCALPHA)
+        surface.fill(PANEL)
+        width, height = size
+        low, high = y_range
+        for k, raw in enumerate(series):
+            values = np.asarray(raw, dtype=float)
+            if values.size < 2:
+                continue
+            x = np.linspace(4, width - 4, values.size)
+            y = height - 6 - (np.clip(values, low, high) - low) / (high - low) * (height - 24)
+            pygame.draw.lines(
+                surface, SERIES_COLORS[k % len(SERIES_COLORS)], False, np.stack((x, y), axis=1).tolist(), 2
+            )
+        legend_x = 8
+        if title:
+            label = self.font.render(title, True, TEXT)
+            surface.blit(label, (legend_x, 2))
+            legend_x += label.get_width() + 12
+        for k, name in enumerate(labels):
+            label = self.font.render(name, True, SERIES_COLORS[k % len(SERIES_COLORS)])
+            surface.blit(label, (legend_x, 2))
+            legend_x += label.get_width() + 10
+        return surface
