@@ -1,0 +1,456 @@
+"""GPU skinning: one palette upload and one instanced draw for many characters of one mesh.
+
+Palette layout
+--------------
+All characters' palettes go into **one shader storage buffer** (SSBO, ``std430``) of
+``characters × joints`` records, written with one ``buffer.write`` per frame. The vertex shader
+reads record ``gl_InstanceID · J + joint``, so one instanced draw call renders every character
+that shares the mesh; the per-instance model → world transform is an instanced ``mat4``
+attribute.
+
+Why not the alternatives:
+
+- a **uniform block** holds at most ``GL_MAX_UNIFORM_BLOCK_SIZE`` bytes, 16 KiB guaranteed and
+  64 KiB typical: 1024 ``mat4`` at best, 13 CesiumMen of 19 joints at worst: far too few for
+  instancing;
+- a **texture buffer** works from GL 3.1 but moderngl has no texture-buffer object, and fetching
+  four ``texelFetch`` per matrix is clumsier than indexing a ``mat4[]``;
+- an SSBO (GL 4.3) may be as large as ``GL_MAX_SHADER_STORAGE_BLOCK_SIZE`` (≥ 16 MiB by the spec,
+  128 MiB on Mesa and the desktop drivers): 262 144 ``mat4`` at the spec minimum.
+
+Records: ``"lbs"`` stores the palette matrix as a column-major ``mat4`` (64 bytes,
+:func:`engine.math.gl_pack`). ``"dqs"`` stores 112 bytes per joint: the rigid part as a unit
+dual quaternion (8 floats), the uniform scale and a fallback flag (4 floats), and the matrix
+(16 floats) for vertices that fall back to linear blending; see ``shaders/skinning_dq.vert``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Literal
+
+import moderngl
+import numpy as np
+
+from engine.anim.mesh import MeshData
+from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.math import dq_from_rotation_translation, gl_pack, quat_from_matrix, validating, vec_normalize
+from engine.math._checks import FloatArray, as_array
+from engine.render.shaders import load_program, uniform
+
+SkinningMethod = Literal["lbs", "dqs"]
+
+RECORD_FLOATS = {"lbs": 16, "dqs": 28}
+"""float32 values per joint record in the palette buffer, by skinning method."""
+
+RIGID_TOLERANCE = 1e-4
+"""Relative tolerance on ``AᵀA = s²I`` for a palette matrix to count as rotation × uniform scale."""
+
+MAX_INFLUENCE_SETS = 2
+"""The skinning shaders read up to two ``JOINTS_n``/``WEIGHTS_n`` sets: 8 influences per vertex."""
+
+_VERTEX_SHADERS = {"lbs": "skinning.vert", "dqs": "skinning_dq.vert"}
+_CAPTURED = ("v_world_position", "v_world_normal")
+_programs: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+
+
+def _program(
+    ctx: moderngl.Context, vertex: str, fragment: str | None, sets: int, varyings: tuple[str, ...] = ()
+) -> moderngl.Program:
+    """Compile once per context and reuse: every mesh with the same influence-set count shares it."""
+    cache = _programs.setdefault(ctx, {})
+    key = (vertex, fragment, sets, varyings)
+    if key not in cache:
+        cache[key] = load_program(ctx, vertex, fragment, defines={"INFLUENCE_SETS": sets}, varyings=varyings)
+    return cache[key]
+
+
+def _check_method(method: str) -> SkinningMethod:
+    if method not in RECORD_FLOATS:
+        raise InvalidInputError(f"method must be 'lbs' or 'dqs', got {method!r}")
+    return method  # type: ignore[return-value]
+
+
+def _check_finite_packed(packed: np.ndarray, name: str, axes: str) -> None:
+    """Refuse NaN/inf (also float64 values that overflowed to inf in float32) before an upload."""
+    if validating() and not np.isfinite(packed).all():
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(packed))[0][: len(axes.split(","))])
+        raise InvalidInputError(f"{name} must be finite in float32, got NaN or inf at ({axes}) = {bad}")
+
+
+def pack_palette(palettes: Any, method: SkinningMethod = "lbs") -> np.ndarray:
+    """Palette matrices as the float32 records the skinning shaders read.
+
+    Parameters
+    ----------
+    palettes
+        ``(C, J, 4, 4)`` skinning matrices ``model[j] @ inverse_bind[j]`` for ``C`` characters.
+    method
+        ``"lbs"``: each record is the matrix, column-major. ``"dqs"``: each record is
+        ``(real xyzw, dual xyzw, s, fallback, 0, 0, matrix column-major)``, where ``s`` is the
+        uniform scale and ``fallback`` is 1 when the matrix is not rotation × uniform scale
+        (non-uniform scale, shear or mirror) so the shader uses linear blending instead.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(C, J, 16)`` or ``(C, J, 28)`` float32, C-contiguous.
+
+    Raises
+    ------
+    InvalidInputError
+        Wrong shape, or (while :func:`engine.math.validating`) NaN/inf in the float32 matrices,
+        including float64 values too large for float32.
+    """
+    method = _check_method(method)
+    palettes = as_array(palettes, "palettes", (4, 4), finite=False)
+    if palettes.ndim != 4:
+        raise InvalidInputError(f"palettes must have shape (C, J, 4, 4), got {palettes.shape}")
+    matrices = gl_pack(palettes).reshape(*palettes.shape[:2], 16)
+    _check_finite_packed(matrices, "palettes", "character, joint")
+    if method == "lbs":
+        return matrices
+    linear = palettes[..., :3, :3]
+    scale = np.cbrt(np.abs(np.linalg.det(linear)))
+    gram = np.swapaxes(linear, -1, -2) @ linear
+    squared = np.maximum(scale**2, 1e-300)[..., None, None]
+    rigid = (np.abs(gram / squared - np.eye(3)).max(axis=(-1, -2)) <= RIGID_TOLERANCE) & (np.linalg.det(linear) > 0)
+    rotation = np.where(rigid[..., None, None], linear / np.where(rigid, scale, 1.0)[..., None, None], np.eye(3))
+    dq = dq_from_rotation_translation(quat_from_matrix(rotation), np.where(rigid[..., None], palettes[..., :3, 3], 0.0))
+    records = np.zeros((*palettes.shape[:2], 28), dtype=np.float32)
+    records[..., :8] = dq
+    records[..., 8] = np.where(rigid, scale, 1.0)
+    records[..., 9] = ~rigid
+    records[..., 12:] = matrices
+    return records
+
+
+class PaletteBuffer:
+    """The skinning palettes of up to ``max_characters`` characters in one storage buffer.
+
+    Several :class:`SkinnedMesh` objects (the primitives of one character) can draw from the
+    same buffer, so a character's palette is uploaded once per frame whatever its mesh count.
+
+    Parameters
+    ----------
+    ctx
+        The OpenGL context.
+    joint_count
+        ``J``, joints per character (the skeleton's joint count).
+    method
+        ``"lbs"`` (linear blend) or ``"dqs"`` (dual quaternion) records; see the module docstring.
+    binding
+        The shader storage binding point; the shaders read binding 0.
+
+    Raises
+    ------
+    InvalidInputError
+        ``joint_count`` is not positive, or one character's palette alone exceeds
+        ``GL_MAX_SHADER_STORAGE_BLOCK_SIZE``.
+    """
+
+    def __init__(
+        self, ctx: moderngl.Context, joint_count: int, *, method: SkinningMethod = "lbs", binding: int = 0
+    ) -> None:
+        self.method = _check_method(method)
+        if int(joint_count) < 1:
+            raise InvalidInputError(f"joint_count must be ≥ 1, got {joint_count}")
+        self.ctx = ctx
+        self.joint_count = int(joint_count)
+        self.binding = binding
+        self.record_bytes = 4 * RECORD_FLOATS[self.method]
+        self.max_block_bytes = int(ctx.info["GL_MAX_SHADER_STORAGE_BLOCK_SIZE"])
+        self._check_fits(1)
+        self.characters = 0
+        self._buffer = ctx.buffer(reserve=self.joint_count * self.record_bytes)
+
+    @property
+    def max_characters(self) -> int:
+        """How many characters fit in one storage block on this context."""
+        return self.max_block_bytes // (self.joint_count * self.record_bytes)
+
+    def _check_fits(self, characters: int) -> None:
+        size = characters * self.joint_count * self.record_bytes
+        if size > self.max_block_bytes:
+            raise InvalidInputError(
+                f"too many joints for the storage-buffer palette layout: {characters} characters × "
+                f"{self.joint_count} joints × {self.record_bytes} B = {size} B, but this context's "
+                f"GL_MAX_SHADER_STORAGE_BLOCK_SIZE is {self.max_block_bytes} B "
+                f"(at most {self.max_characters} characters per draw)"
+            )
+
+    def upload(self, palettes: Any) -> None:
+        """Write all characters' palettes in one buffer upload.
+
+        Parameters
+        ----------
+        palettes
+            ``(C, J, 4, 4)`` model-space skinning matrices, float64 or float32.
+
+        Raises
+        ------
+        InvalidInputError
+            Wrong shape, more characters than fit (checked before any conversion), or (while
+            :func:`engine.math.validating`) NaN/inf in the float32 data; nothing is uploaded then.
+        SkeletonMismatchError
+            ``J`` differs from ``joint_count``.
+        """
+        shape = np.shape(palettes)
+        if len(shape) != 4 or shape[2:] != (4, 4) or shape[0] < 1:
+            raise InvalidInputError(f"palettes must have shape (C, J, 4, 4) with C ≥ 1, got {shape}")
+        if shape[1] != self.joint_count:
+            raise SkeletonMismatchError(
+                f"palettes have {shape[1]} joints per character, this buffer was made for {self.joint_count}"
+            )
+        self._check_fits(shape[0])
+        records = pack_palette(palettes, self.method)
+        if records.nbytes > self._buffer.size:
+            self._buffer.orphan(min(max(records.nbytes, 2 * self._buffer.size), self.max_block_bytes))
+        self._buffer.write(records)
+        self.characters = shape[0]
+
+    def bind(self) -> None:
+        """Bind the uploaded records to the storage binding point the shaders read."""
+        self._buffer.bind_to_storage_buffer(self.binding, size=self.characters * self.joint_count * self.record_bytes)
+
+    def release(self) -> None:
+        """Free the GPU buffer."""
+        self._buffer.release()
+
+
+def vertex_normals(positions: FloatArray, indices: np.ndarray | None) -> FloatArray:
+    """Area-weighted smooth vertex normals ``(V, 3)`` for meshes that come without normals.
+
+    Vertices on no triangle, or only on degenerate ones, get ``(0, 1, 0)``.
+    """
+    triangles = (np.arange(len(positions)) if indices is None else np.asarray(indices)).reshape(-1, 3)
+    a, b, c = (positions[triangles[:, k]] for k in range(3))
+    face = np.cross(b - a, c - a)
+    normals = np.zeros_like(positions)
+    for k in range(3):
+        np.add.at(normals, triangles[:, k], face)
+    length = np.linalg.norm(normals, axis=-1, keepdims=True)
+    return np.where(length > 1e-20, normals / np.maximum(length, 1e-20), np.array([0.0, 1.0, 0.0]))
+
+
+class SkinnedMesh:
+    """GPU buffers of one skinned mesh, drawn instanced for many characters.
+
+    Parameters
+    ----------
+    ctx
+        The OpenGL context (:func:`engine.render.create_context`).
+    mesh
+        A skinned :class:`~engine.anim.mesh.MeshData` with 1 or 2 influence sets. Missing
+        normals are computed (area-weighted); missing UVs read as ``(0, 0)``.
+
+    Raises
+    ------
+    InvalidInputError
+        The mesh has no joints/weights, or more than :data:`MAX_INFLUENCE_SETS` sets.
+
+    Examples
+    --------
+    One frame for ``C`` characters (``palettes`` ``(C, J, 4, 4)``, ``worlds`` ``(C, 4, 4)``)::
+
+        palette = PaletteBuffer(ctx, J, method="dqs")
+        mesh = SkinnedMesh(ctx, character.meshes[0])
+        palette.upload(palettes)                      # one upload for everyone
+        mesh.draw(palette, view, projection, worlds)  # one instanced draw call
+    """
+
+    def __init__(self, ctx: moderngl.Context, mesh: MeshData) -> None:
+        if not mesh.skinned or mesh.joints is None or mesh.weights is None:
+            raise InvalidInputError(
+                f"mesh {mesh.name!r} has no joints/weights (JOINTS_0/WEIGHTS_0): the skinned path needs a skinned mesh"
+            )
+        if mesh.influence_sets > MAX_INFLUENCE_SETS:
+            raise InvalidInputError(
+                f"mesh {mesh.name!r} has {mesh.influence_sets} influence sets ({4 * mesh.influence_sets} "
+                f"influences); the skinning shaders read at most {MAX_INFLUENCE_SETS} sets"
+            )
+        self.ctx = ctx
+        self.mesh = mesh
+        self.num_vertices = mesh.num_vertices
+        self.sets = mesh.influence_sets
+        self.max_joint = int(mesh.joints.max(initial=0))
+        normals = mesh.normals if mesh.normals is not None else vertex_normals(mesh.positions, mesh.indices)
+        joints = np.ascontiguousarray(mesh.joints, dtype=np.uint32)
+        weights = np.ascontiguousarray(mesh.weights, dtype=np.float32)
+        columns = {
+            "in_position": (np.asarray(mesh.positions, dtype=np.float32), "3f"),
+            "in_normal": (np.asarray(normals, dtype=np.float32), "3f"),
+        }
+        if mesh.uvs is not None:
+            columns["in_uv"] = (np.asarray(mesh.uvs, dtype=np.float32), "2f")
+        for s in range(self.sets):
+            columns[f"in_joints{s}"] = (np.ascontiguousarray(joints[:, 4 * s : 4 * s + 4]), "4u")
+            columns[f"in_weights{s}"] = (np.ascontiguousarray(weights[:, 4 * s : 4 * s + 4]), "4f")
+        self._buffers = {name: (ctx.buffer(np.ascontiguousarray(data)), fmt) for name, (data, fmt) in columns.items()}
+        self._instances = ctx.buffer(reserve=64)
+        self._index = None if mesh.indices is None else ctx.buffer(np.asarray(mesh.indices, dtype=np.uint32))
+        self._texture = None
+        if mesh.texture is not None:
+            image = np.ascontiguousarray(mesh.texture, dtype=np.uint8)
+            self._texture = ctx.texture((image.shape[1], image.shape[0]), image.shape[2], image)
+            self._texture.build_mipmaps()
+            self._texture.filter = (moderngl.LINEAR_MIPMAP_LINEAR, moderngl.LINEAR)
+        self._own_palette: PaletteBuffer | None = None
+        self._vaos: dict[tuple[str, bool], Any] = {}
+
+    def _vao(self, method: SkinningMethod, capture: bool) -> Any:
+        key = (method, capture)
+        if key not in self._vaos:
+            vertex = _VERTEX_SHADERS[method]
+            program = (
+                _program(self.ctx, vertex, None, self.sets, _CAPTURED)
+                if capture
+                else _program(self.ctx, vertex, "lit.frag", self.sets)
+            )
+            content = [(buffer, fmt, name) for name, (buffer, fmt) in self._buffers.items() if name in program]
+            content.append((self._instances, "16f/i", "in_world"))
+            index = None if capture else self._index
+            self._vaos[key] = self.ctx.vertex_array(program, content, index_buffer=index, index_element_size=4)
+        return self._vaos[key]
+
+    def _palette(self, palettes: PaletteBuffer | Any, method: SkinningMethod) -> PaletteBuffer:
+        """A ready palette buffer: the one given, or this mesh's own one after uploading ``palettes``."""
+        if isinstance(palettes, PaletteBuffer):
+            palette = palettes
+        else:
+            joints = np.shape(palettes)[1] if np.ndim(palettes) == 4 else 0
+            own = self._own_palette
+            if own is None or own.method != method or own.joint_count != joints:
+                if own is not None:
+                    own.release()
+                own = self._own_palette = PaletteBuffer(self.ctx, max(joints, 1), method=method)
+            own.upload(palettes)
+            palette = own
+        if palette.characters < 1:
+            raise InvalidInputError("the palette buffer is empty: call upload() before drawing")
+        if self.max_joint >= palette.joint_count:
+            raise SkeletonMismatchError(
+                f"mesh {self.mesh.name!r} uses joint {self.max_joint}, the palette has {palette.joint_count} joints"
+            )
+        return palette
+
+    def _upload_instances(self, instance_transforms: Any, characters: int) -> None:
+        if instance_transforms is None:
+            worlds = np.broadcast_to(np.eye(4), (characters, 4, 4))
+        else:
+            worlds = as_array(instance_transforms, "instance_transforms", (4, 4), finite=False)
+            if worlds.shape != (characters, 4, 4):
+                raise InvalidInputError(
+                    f"instance_transforms must have shape ({characters}, 4, 4), one per palette, got {worlds.shape}"
+                )
+        packed = gl_pack(worlds)
+        _check_finite_packed(packed, "instance_transforms", "character")
+        if packed.nbytes > self._instances.size:
+            self._instances.orphan(max(packed.nbytes, 2 * self._instances.size))
+        self._instances.write(packed)
+
+    def _prepare(
+        self, palettes: PaletteBuffer | Any, method: SkinningMethod, instance_transforms: Any, capture: bool
+    ) -> tuple[Any, PaletteBuffer]:
+        palette = self._palette(palettes, _check_method(method))
+        self._upload_instances(instance_transforms, palette.characters)
+        vao = self._vao(palette.method, capture)
+        uniform(vao.program, "u_joint_count").value = palette.joint_count
+        palette.bind()
+        return vao, palette
+
+    def draw(
+        self,
+        palettes: PaletteBuffer | Any,
+        view: Any,
+        projection: Any,
+        instance_transforms: Any = None,
+        *,
+        method: SkinningMethod = "lbs",
+        light_direction: Any = (-0.3, -1.0, -0.5),
+        light_color: Any = (1.0, 1.0, 1.0),
+        ambient: Any = (0.25, 0.25, 0.25),
+    ) -> None:
+        """Draw every character of the palette with one instanced draw call.
+
+        Parameters
+        ----------
+        palettes
+            A :class:`PaletteBuffer` already uploaded this frame (its ``method`` chooses the
+            shader), or ``(C, J, 4, 4)`` palette matrices, uploaded here with ``method``.
+        view, projection
+            ``(4, 4)`` world → camera and camera → clip matrices.
+        instance_transforms
+            ``(C, 4, 4)`` model → world transform per character; identity when ``None``.
+        method
+            ``"lbs"`` or ``"dqs"``, used only when ``palettes`` is an array.
+        light_direction
+            ``(3,)`` world-space direction the light travels (normalised here).
+        light_color, ambient
+            ``(3,)`` linear RGB.
+
+        Raises
+        ------
+        InvalidInputError, SkeletonMismatchError
+            Bad shapes, NaN/inf while validating, or a mesh that uses joints the palette lacks.
+        """
+        view = as_array(view, "view", (4, 4))
+        projection = as_array(projection, "projection", (4, 4))
+        if view.shape != (4, 4) or projection.shape != (4, 4):
+            raise InvalidInputError(f"view and projection must be (4, 4), got {view.shape} and {projection.shape}")
+        direction = vec_normalize(as_array(light_direction, "light_direction", (3,)), "light_direction")
+        vao, palette = self._prepare(palettes, method, instance_transforms, capture=False)
+        program = vao.program
+        uniform(program, "u_view").write(gl_pack(view))
+        uniform(program, "u_projection").write(gl_pack(projection))
+        uniforms = {
+            "u_light_direction": direction,
+            "u_light_color": as_array(light_color, "light_color", (3,)),
+            "u_ambient": as_array(ambient, "ambient", (3,)),
+            "u_base_color": self.mesh.base_color,
+        }
+        for name, value in uniforms.items():
+            uniform(program, name).value = tuple(float(v) for v in value)
+        uniform(program, "u_has_texture").value = self._texture is not None
+        if self._texture is not None:
+            uniform(program, "u_base_color_texture").value = 0
+            self._texture.use(0)
+        self.ctx.enable(moderngl.DEPTH_TEST)
+        vao.render(moderngl.TRIANGLES, instances=palette.characters)
+
+    def skin(
+        self, palettes: PaletteBuffer | Any, instance_transforms: Any = None, *, method: SkinningMethod = "lbs"
+    ) -> tuple[FloatArray, FloatArray]:
+        """Run the skinning shader with transform feedback and read the world-space vertices back.
+
+        Same inputs as :meth:`draw`. Useful for tests, picking and debugging the GPU path.
+
+        Returns
+        -------
+        positions, normals
+            ``(C, V, 3)`` float64 (computed in float32): skinned world-space positions and unit
+            normals, per character in palette order.
+        """
+        vao, palette = self._prepare(palettes, method, instance_transforms, capture=True)
+        eye = gl_pack(np.eye(4))
+        uniform(vao.program, "u_view").write(eye)
+        uniform(vao.program, "u_projection").write(eye)
+        output = self.ctx.buffer(reserve=palette.characters * self.num_vertices * 24)
+        try:
+            vao.transform(output, moderngl.POINTS, vertices=self.num_vertices, instances=palette.characters)
+            data = np.frombuffer(output.read(), dtype=np.float32).reshape(palette.characters, self.num_vertices, 6)
+        finally:
+            output.release()
+        vertices = data.astype(np.float64)
+        return vertices[..., :3], vertices[..., 3:]
+
+    def release(self) -> None:
+        """Free this mesh's GPU buffers, vertex arrays and texture (shared programs stay)."""
+        for vao in self._vaos.values():
+            vao.release()
+        for buffer, _ in self._buffers.values():
+            buffer.release()
+        self._instances.release()
+        for resource in (self._index, self._texture, self._own_palette):
+            if resource is not None:
+                resource.release()

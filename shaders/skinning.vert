@@ -1,0 +1,25 @@
+#version 430 core
+// Linear blend skinning: position = sum_i w_i * palette[j_i] * bind_position.
+// Normals use the cofactor (inverse transpose) of the blended matrix.
+#include "skin_common.glsl"
+
+// (characters x joints) column-major mat4, one shader storage buffer for all instances.
+layout(std430, binding = 0) readonly buffer Palette {
+    mat4 palette[];
+};
+
+mat4 blend(uvec4 joints, vec4 weights, int base) {
+    return weights.x * palette[base + int(joints.x)]
+         + weights.y * palette[base + int(joints.y)]
+         + weights.z * palette[base + int(joints.z)]
+         + weights.w * palette[base + int(joints.w)];
+}
+
+void main() {
+    int base = gl_InstanceID * u_joint_count;
+    mat4 skin = blend(in_joints0, in_weights0, base);
+#if INFLUENCE_SETS > 1
+    skin += blend(in_joints1, in_weights1, base);
+#endif
+    emit((skin * vec4(in_position, 1.0)).xyz, normal_matrix(mat3(skin)) * in_normal);
+}
