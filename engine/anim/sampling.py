@@ -45,8 +45,8 @@ class _Group:
     ``kind`` is ``"poly"`` (a polynomial in the segment parameter ``u`` of degree
     ``coefficients.shape[1] - 1``: 0 for STEP, 1 for LINEAR, 3 for CUBICSPLINE) or ``"slerp"``
     (``cos(u·angle)·start + sin(u·angle)·direction``). Arrays are indexed by segment first:
-    ``coefficients`` ``(M-1, degree+1, N, w)``; for slerp ``(M-1, 2, N, 4)`` holding ``start``
-    and ``direction`` (unit, orthogonal to ``start``) and ``angles`` ``(M-1, N, 1)``.
+    ``coefficients`` ``(M, degree+1, N, w)``; for slerp ``(M, 2, N, 4)`` holding ``start``
+    and ``direction`` (unit, orthogonal to ``start``) and ``angles`` ``(M, N, 1)``.
     """
 
     path: str
@@ -68,9 +68,11 @@ class CompiledClip:
     clip
         The source clip.
     timeline
-        ``(M,)`` strictly increasing merged key times, ``M >= 2``.
+        ``(M,)`` strictly increasing merged key times. Segment ``m < M-1`` spans
+        ``[timeline[m], timeline[m+1])``; segment ``M-1`` holds the values from the last key on
+        (times before the first key use segment 0 at ``u = 0``).
     inverse_intervals
-        ``(M-1,)`` ``1 / (timeline[m+1] - timeline[m])``.
+        ``(M,)`` ``1 / (timeline[m+1] - timeline[m])``, and 0 for the last, constant segment.
     groups
         Channels grouped by path and evaluation kind.
     static
@@ -104,12 +106,12 @@ def _slerp_frame(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
 
 
 def _rekey(channel: Channel, timeline: FloatArray) -> tuple[str, FloatArray, FloatArray | None]:
-    """Re-express one channel on ``timeline``: (kind, coefficients ``(M-1, n, w)``, angles ``(M-1, 1)``)."""
+    """Re-express one channel on ``timeline``: (kind, coefficients ``(M, n, w)``, angles ``(M, 1)``)."""
     times = channel.times
     values = channel.values
     rotation = channel.path == "rotation"
     count = times.size
-    start, end = timeline[:-1], timeline[1:]
+    start, end = timeline, np.append(timeline[1:], timeline[-1])
     # Key interval holding each merged segment: times[k] <= start < end <= times[k+1].
     k = np.searchsorted(times, start, side="right") - 1
     before = k < 0
@@ -175,8 +177,6 @@ def compile_clip(clip: Clip) -> CompiledClip:
     Rotation keys are normalised first (glTF requires unit quaternions; this removes rounding).
     """
     timeline = np.unique(np.concatenate([c.times for c in clip.channels])) if clip.channels else np.zeros(1)
-    if timeline.size == 1:  # every key at one instant: one constant segment
-        timeline = np.array([timeline[0], timeline[0] + 1.0])
     groups: list[_Group] = []
     buckets: dict[tuple[str, str, int], list[tuple[int, FloatArray, FloatArray | None]]] = {}
     for channel in clip.channels:
@@ -200,7 +200,7 @@ def compile_clip(clip: Clip) -> CompiledClip:
         path: np.array([j for j in range(clip.num_targets) if j not in animated[path]], dtype=np.intp) for path in PATHS
     }
     timeline.flags.writeable = False
-    inverse = 1.0 / np.diff(timeline)
+    inverse = np.append(1.0 / np.diff(timeline), 0.0)
     inverse.flags.writeable = False
     return CompiledClip(clip, timeline, inverse, tuple(groups), static)
 
@@ -232,7 +232,7 @@ def _segments(compiled_clip: CompiledClip, times: FloatArray) -> tuple[IntArray,
     """Segment index ``(*B,)`` and segment parameter ``u`` clamped to ``[0, 1]`` ``(*B,)``."""
     timeline = compiled_clip.timeline
     index = np.searchsorted(timeline, times, side="right") - 1
-    np.clip(index, 0, timeline.size - 2, out=index)
+    index = np.maximum(index, 0)
     u = (times - timeline[index]) * compiled_clip.inverse_intervals[index]
     return index, np.clip(u, 0.0, 1.0)
 
