@@ -1,0 +1,9 @@
+"""Offline side: reading files (glTF/GLB, BVH) into validated, read-only runtime data.
+
+Start with :func:`load_character` (one skinned character) or :func:`load_gltf` (the whole file).
+"""
+
+from engine.io.build import GltfAsset, MeshNode, SkinData, load_gltf
+from engine.io.character import Character, load_character
+
+__all__ = ["Character", "GltfAsset", "MeshNode", "SkinData", "load_character", "load_gltf"]
