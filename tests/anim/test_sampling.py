@@ -241,7 +241,7 @@ def test_scalar_vector_and_grid_times_give_matching_batch_shapes() -> None:
 def test_out_is_filled_in_place_and_returned() -> None:
     skeleton = chain(3)
     clip = Clip("c", [Channel(1, "translation", "LINEAR", [0.0, 1.0], [[0] * 3, [1] * 3])], 3)
-    out = Pose(np.zeros((2, 3, 3)), np.zeros((2, 3, 4)) + [0, 0, 0, 1], np.zeros((2, 3, 3)))
+    out = Pose(np.zeros((2, 3, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (2, 3, 1)), np.zeros((2, 3, 3)))
     arrays = (out.translations, out.rotations, out.scales)
     result = sample(clip, skeleton, [0.25, 0.75], out=out)
     assert result is out
