@@ -96,6 +96,15 @@ def perspective(fov_y: float, aspect: float, near: float, far: float) -> FloatAr
 
 
 def gl_pack(m: Any) -> np.ndarray:
-    """Matrices ``(..., 4, 4)`` as contiguous float32 in column-major order for GLSL ``mat4``."""
-    m = np.asarray(m)
+    """Matrices ``(..., 4, 4)`` as contiguous float32 in column-major order for GLSL ``mat4``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = np.eye(4)
+    >>> m[:3, 3] = (1.0, 2.0, 3.0)
+    >>> gl_pack(m).ravel()[12:15]  # the translation column is contiguous
+    array([1., 2., 3.], dtype=float32)
+    """
+    m = as_array(m, "m", (4, 4))
     return np.ascontiguousarray(np.swapaxes(m, -1, -2), dtype=np.float32)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import DegenerateInputError, InvalidInputError
-from engine.math._checks import FloatArray, as_array, nonzero_norm
+from engine.math._checks import FloatArray, as_array, check_finite, nonzero_norm
 
 #: Below this ``1 - |dot|`` slerp falls back to a normalised lerp (the angle is under ~0.08°).
 SLERP_NLERP_THRESHOLD = 1e-6
@@ -230,10 +230,12 @@ def quat_from_matrix(m: Any) -> FloatArray:
     Branches on the largest of ``trace`` and the diagonal elements, so it stays accurate near
     0° and 180° where the single-formula method divides by a tiny number. Returns ``w >= 0``.
     """
-    m = np.asarray(m, dtype=np.float64)
+    m = as_array(m, "m", finite=False)
     if m.shape[-2:] == (4, 4):
         m = m[..., :3, :3]
-    m = as_array(m, "m", (3, 3))
+    elif m.shape[-2:] != (3, 3) or m.ndim < 2:
+        raise InvalidInputError(f"m must have shape (..., 3, 3) or (..., 4, 4), got {m.shape}")
+    check_finite(m, "m")
     m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
     trace = m00 + m11 + m22
     choice = np.argmax(np.stack((m00, m11, m22, trace), axis=-1), axis=-1)
