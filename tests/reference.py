@@ -114,3 +114,46 @@ def skin_vertices_loop(
         if out_n is not None and normals is not None:
             out_n[v] = _unit(np.linalg.inv(m[:3, :3]).T @ normals[v])
     return out_p, out_n
+
+
+def _hamilton(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array(
+        [
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz,
+        ]
+    )
+
+
+def skin_vertices_dq_loop(
+    rotations: np.ndarray, translations: np.ndarray, positions: np.ndarray, joints: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """Dual-quaternion skinning of rigid joint transforms ``(J, 4)`` + ``(J, 3)``, vertex by vertex.
+
+    Dual part ``½ (t, 0) · r``; each influence flipped into the first one's hemisphere; the sum is
+    divided by the norm of its real part; the point moves by ``r p r* + 2 (d r*)``.
+    """
+    out = np.zeros_like(positions, dtype=float)
+    for v in range(len(positions)):
+        total = sum(float(w) for w in weights[v])
+        if total == 0:
+            out[v] = positions[v]
+            continue
+        first = rotations[joints[v][0]]
+        real, dual = np.zeros(4), np.zeros(4)
+        for j, w in zip(joints[v], weights[v], strict=True):
+            r = rotations[j]
+            d = 0.5 * _hamilton(np.append(translations[j], 0.0), r)
+            sign = -1.0 if np.dot(r, first) < 0 else 1.0
+            real += sign * (w / total) * r
+            dual += sign * (w / total) * d
+        norm = np.linalg.norm(real)
+        real, dual = real / norm, dual / norm
+        conj = real * [-1, -1, -1, 1]
+        rotated = _hamilton(_hamilton(real, np.append(positions[v], 0.0)), conj)[:3]
+        out[v] = rotated + 2.0 * _hamilton(dual, conj)[:3]
+    return out

@@ -167,5 +167,5 @@ def skin_vertices_dq(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArr
     if mesh.normals is None:
         return positions, None
     normals = quat_rotate(vertex_dq[..., :4], _transform_normals(vertex_stretch, mesh.normals))
-    normals[..., unweighted, :] = mesh.normals[unweighted]
+    normals[..., unweighted, :] = _transform_normals(np.eye(3), mesh.normals[unweighted])
     return positions, normals
