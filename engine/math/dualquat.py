@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, as_array, nonzero_norm
 from engine.math.quat import _mul, matrix_from_quat, quat_conjugate, quat_from_matrix
 
@@ -82,8 +83,21 @@ def dq_blend(dqs: Any, weights: Any) -> FloatArray:
     ``dqs`` ``(..., N, 8)``, ``weights`` ``(..., N)``. Each dual quaternion is first flipped into
     the hemisphere of the first one (``dot(real_i, real_0) < 0`` → negate), then the weighted sum
     is normalised. Returns ``(..., 8)``.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``weights`` does not end in ``N``, the number of dual quaternions per blend.
+    DegenerateInputError
+        If a weighted sum has a zero real part (e.g. all weights 0).
     """
     dqs = as_array(dqs, "dqs", (8,))
     w = as_array(weights, "weights")
+    if dqs.ndim < 2 or w.shape[-1:] != dqs.shape[-2:-1]:
+        raise InvalidInputError(
+            f"weights must have shape (..., N) for dqs of shape (..., N, 8), got weights {w.shape} and dqs {dqs.shape}"
+        )
     sign = np.where(np.sum(dqs[..., :4] * dqs[..., :1, :4], axis=-1) < 0, -1.0, 1.0)
-    return dq_normalize(np.einsum("...n,...nk->...k", w * sign, dqs))
+    blended = np.einsum("...n,...nk->...k", w * sign, dqs)
+    nonzero_norm(np.linalg.norm(blended[..., :4], axis=-1), "weighted sum of dqs", "dual quaternion (real part)")
+    return dq_normalize(blended)

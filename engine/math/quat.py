@@ -489,6 +489,7 @@ def quat_squad(q1: Any, q2: Any, s1: Any, s2: Any, t: Any) -> FloatArray:
     ``slerp(slerp(q1, q2, t), slerp(s1, s2, t), 2t(1-t))``; C¹ through keys when the control
     points come from :func:`squad_control_points`. Equals ``q1`` at ``t = 0`` and ``q2`` at 1.
     """
+    q1, q2, s1, s2 = (as_array(v, name, (4,)) for v, name in ((q1, "q1"), (q2, "q2"), (s1, "s1"), (s2, "s2")))
     t_arr = as_array(t, "t")
     return quat_slerp(quat_slerp(q1, q2, t_arr), quat_slerp(s1, s2, t_arr), 2.0 * t_arr * (1.0 - t_arr))
 
