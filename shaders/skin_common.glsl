@@ -25,6 +25,16 @@ out vec3 v_world_position;
 out vec3 v_world_normal;
 out vec2 v_uv;
 
+// Vertices whose weights are all zero follow no joint: they keep their bind position (the
+// weights were L1-normalised when the mesh was uploaded, so the others sum to 1).
+bool unweighted() {
+    float total = dot(in_weights0, vec4(1.0));
+#if INFLUENCE_SETS > 1
+    total += dot(in_weights1, vec4(1.0));
+#endif
+    return total == 0.0;
+}
+
 // Transforms normals like the inverse transpose of m, up to a positive factor (normalised
 // later). The cofactor matrix equals det(m) * inverse(transpose(m)): no division, so it stays
 // finite for singular m; the sign of the determinant keeps normals outward under mirroring.

@@ -1,6 +1,7 @@
 #version 430 core
 // Linear blend skinning: position = sum_i w_i * palette[j_i] * bind_position.
-// Normals use the cofactor (inverse transpose) of the blended matrix.
+// Normals use the cofactor (inverse transpose) of the blended matrix. Matches
+// engine.anim.skinning.skin_vertices on the CPU.
 #include "skin_common.glsl"
 
 // (characters x joints) column-major mat4, one shader storage buffer for all instances.
@@ -16,6 +17,10 @@ mat4 blend(uvec4 joints, vec4 weights, int base) {
 }
 
 void main() {
+    if (unweighted()) {
+        emit(in_position, in_normal);
+        return;
+    }
     int base = gl_InstanceID * u_joint_count;
     mat4 skin = blend(in_joints0, in_weights0, base);
 #if INFLUENCE_SETS > 1

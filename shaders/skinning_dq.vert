@@ -3,20 +3,21 @@
 // rigid transforms are blended as unit dual quaternions, so a twisting joint keeps the limb's
 // radius instead of collapsing it ("candy wrapper") as linear blending does.
 //
-// Scale: a joint whose palette matrix is s * rotation + translation (uniform scale s) is
-// blended as a dual quaternion applied to (sum_i w_i s_i) * bind_position. A vertex influenced
-// (with non-zero weight) by any joint whose matrix has non-uniform scale, shear or a mirror
-// falls back to linear blend skinning with the palette matrices, exactly as skinning.vert.
+// Scale, shear and mirroring (two-phase skinning, Kavan et al. 2008): each joint's palette
+// matrix M is split into a rigid part (rotation R, translation t) and a stretch S = R^T M3
+// (identity for rigid joints, s*I for uniform scale). The vertex is first stretched by
+// sum_i w_i S_i, then moved by the normalised blend of the rigid dual quaternions. This is
+// what engine.anim.skinning.skin_vertices_dq computes on the CPU; engine/render/skinned_mesh.py
+// (pack_palette) makes the split.
 #include "skin_common.glsl"
 
 struct Joint {
-    vec4 real;     // unit rotation quaternion (x, y, z, w)
+    vec4 real;     // rotation quaternion (x, y, z, w)
     vec4 dual;     // 1/2 (t, 0) * real
-    vec4 scale;    // x: uniform scale s; y: 1 when this joint needs the LBS fallback, else 0
-    mat4 matrix;   // the palette matrix (column-major), used by the fallback
+    mat3 stretch;  // R^T M3, columns padded to vec4 by std430
 };
 
-// (characters x joints) records of 112 bytes, one shader storage buffer for all instances.
+// (characters x joints) records of 80 bytes, one shader storage buffer for all instances.
 layout(std430, binding = 0) readonly buffer Palette {
     Joint joints[];
 };
@@ -39,17 +40,8 @@ void main() {
         weight[4 + k] = in_weights1[k];
 #endif
     }
-
-    bool linear = false;
-    for (int k = 0; k < INFLUENCES; ++k) {
-        linear = linear || (weight[k] != 0.0 && joints[index[k]].scale.y > 0.5);
-    }
-    if (linear) {
-        mat4 skin = mat4(0.0);
-        for (int k = 0; k < INFLUENCES; ++k) {
-            skin += weight[k] * joints[index[k]].matrix;
-        }
-        emit((skin * vec4(in_position, 1.0)).xyz, normal_matrix(mat3(skin)) * in_normal);
+    if (unweighted()) {
+        emit(in_position, in_normal);
         return;
     }
 
@@ -57,18 +49,20 @@ void main() {
     vec4 pivot = joints[index[0]].real;
     vec4 real = vec4(0.0);
     vec4 dual = vec4(0.0);
-    float scale = 0.0;
+    mat3 stretch = mat3(0.0);
     for (int k = 0; k < INFLUENCES; ++k) {
         Joint joint = joints[index[k]];
         float signed_weight = dot(joint.real, pivot) < 0.0 ? -weight[k] : weight[k];
         real += signed_weight * joint.real;
         dual += signed_weight * joint.dual;
-        scale += weight[k] * joint.scale.x;
+        stretch += weight[k] * joint.stretch;
     }
     float norm = length(real);
     real /= norm;
     dual /= norm;
-    // translation = 2 * vector part of (dual * conjugate(real)) for a unit real part
+    // translation = 2 * vector part of (dual * conjugate(real)) for a unit real part; the part
+    // of dual along real cancels in this expression, so no further normalisation is needed.
     vec3 translation = 2.0 * (real.w * dual.xyz - dual.w * real.xyz + cross(real.xyz, dual.xyz));
-    emit(quat_rotate(real, scale * in_position) + translation, quat_rotate(real, in_normal));
+    vec3 position = quat_rotate(real, stretch * in_position) + translation;
+    emit(position, quat_rotate(real, normal_matrix(stretch) * in_normal));
 }

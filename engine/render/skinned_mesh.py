@@ -19,9 +19,21 @@ Why not the alternatives:
   128 MiB on Mesa and the desktop drivers): 262 144 ``mat4`` at the spec minimum.
 
 Records: ``"lbs"`` stores the palette matrix as a column-major ``mat4`` (64 bytes,
-:func:`engine.math.gl_pack`). ``"dqs"`` stores 112 bytes per joint: the rigid part as a unit
-dual quaternion (8 floats), the uniform scale and a fallback flag (4 floats), and the matrix
-(16 floats) for vertices that fall back to linear blending; see ``shaders/skinning_dq.vert``.
+:func:`engine.math.gl_pack`). ``"dqs"`` stores 80 bytes per joint: the rigid part as a dual
+quaternion (8 floats) and the 3×3 "stretch" that carries scale, shear and mirroring (a
+``std430`` ``mat3``: three columns padded to ``vec4``, 12 floats); see
+``shaders/skinning_dq.vert`` and :func:`pack_palette`.
+
+Scale under dual-quaternion skinning
+------------------------------------
+Rather than falling back to linear blending for vertices near a joint with non-uniform scale
+(which leaves a seam where neighbouring vertices switch method), both the shader and the CPU
+reference :func:`engine.anim.skinning.skin_vertices_dq` use Kavan et al.'s two-phase skinning:
+stretch the bind-space vertex by the weighted sum of the joints' stretches (identity for rigid
+joints, ``s·I`` for uniform scale), then move it by the blended rigid dual quaternion. For
+rotation × uniform scale palettes this is exactly classic DQS.
+
+Vertices whose weights sum to zero keep their bind position, as in the CPU reference.
 """
 
 from __future__ import annotations
@@ -34,17 +46,14 @@ import numpy as np
 
 from engine.anim.mesh import MeshData
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math import dq_from_rotation_translation, gl_pack, quat_from_matrix, validating, vec_normalize
+from engine.math import dq_from_rotation_translation, gl_pack, quat_from_matrix, trusted, validating, vec_normalize
 from engine.math._checks import FloatArray, as_array
 from engine.render.shaders import load_program, uniform
 
 SkinningMethod = Literal["lbs", "dqs"]
 
-RECORD_FLOATS = {"lbs": 16, "dqs": 28}
+RECORD_FLOATS = {"lbs": 16, "dqs": 20}
 """float32 values per joint record in the palette buffer, by skinning method."""
-
-RIGID_TOLERANCE = 1e-4
-"""Relative tolerance on ``AᵀA = s²I`` for a palette matrix to count as rotation × uniform scale."""
 
 MAX_INFLUENCE_SETS = 2
 """The skinning shaders read up to two ``JOINTS_n``/``WEIGHTS_n`` sets: 8 influences per vertex."""
@@ -87,41 +96,49 @@ def pack_palette(palettes: Any, method: SkinningMethod = "lbs") -> np.ndarray:
         ``(C, J, 4, 4)`` skinning matrices ``model[j] @ inverse_bind[j]`` for ``C`` characters.
     method
         ``"lbs"``: each record is the matrix, column-major. ``"dqs"``: each record is
-        ``(real xyzw, dual xyzw, s, fallback, 0, 0, matrix column-major)``, where ``s`` is the
-        uniform scale and ``fallback`` is 1 when the matrix is not rotation × uniform scale
-        (non-uniform scale, shear or mirror) so the shader uses linear blending instead.
+        ``(real xyzw, dual xyzw, stretch)``. The rigid part is the matrix's normalised basis
+        columns with the first column negated when the determinant is negative (so it is a
+        rotation), as a dual quaternion with the translation; ``stretch = basisᵀ · M₃`` (three
+        columns, each padded to 4 floats) carries scale, shear and mirroring. This is the
+        split :func:`engine.anim.skinning.skin_vertices_dq` makes.
 
     Returns
     -------
     numpy.ndarray
-        ``(C, J, 16)`` or ``(C, J, 28)`` float32, C-contiguous.
+        ``(C, J, 16)`` or ``(C, J, 20)`` float32, C-contiguous.
 
     Raises
     ------
     InvalidInputError
         Wrong shape, or (while :func:`engine.math.validating`) NaN/inf in the float32 matrices,
-        including float64 values too large for float32.
+        including float64 values too large for float32; for ``"dqs"`` also a zero-length basis
+        column (no rotation can be extracted).
     """
     method = _check_method(method)
     palettes = as_array(palettes, "palettes", (4, 4), finite=False)
     if palettes.ndim != 4:
         raise InvalidInputError(f"palettes must have shape (C, J, 4, 4), got {palettes.shape}")
-    matrices = gl_pack(palettes).reshape(*palettes.shape[:2], 16)
+    # scanned below, in float32, which also catches float64 values beyond float32's range
+    with trusted(), np.errstate(over="ignore"):
+        matrices = gl_pack(palettes).reshape(*palettes.shape[:2], 16)
     _check_finite_packed(matrices, "palettes", "character, joint")
     if method == "lbs":
         return matrices
     linear = palettes[..., :3, :3]
-    scale = np.cbrt(np.abs(np.linalg.det(linear)))
-    gram = np.swapaxes(linear, -1, -2) @ linear
-    squared = np.maximum(scale**2, 1e-300)[..., None, None]
-    rigid = (np.abs(gram / squared - np.eye(3)).max(axis=(-1, -2)) <= RIGID_TOLERANCE) & (np.linalg.det(linear) > 0)
-    rotation = np.where(rigid[..., None, None], linear / np.where(rigid, scale, 1.0)[..., None, None], np.eye(3))
-    dq = dq_from_rotation_translation(quat_from_matrix(rotation), np.where(rigid[..., None], palettes[..., :3, 3], 0.0))
-    records = np.zeros((*palettes.shape[:2], 28), dtype=np.float32)
-    records[..., :8] = dq
-    records[..., 8] = np.where(rigid, scale, 1.0)
-    records[..., 9] = ~rigid
-    records[..., 12:] = matrices
+    columns = np.linalg.norm(linear, axis=-2, keepdims=True)
+    if np.any(columns <= 1e-12):
+        bad = tuple(int(i) for i in np.argwhere(columns[..., 0, :] <= 1e-12)[0][:2])
+        raise InvalidInputError(
+            f"palettes has a zero-length basis column at (character, joint) = {bad}: no rotation for DQS"
+        )
+    basis = linear / columns
+    basis[..., :, 0] *= np.where(np.linalg.det(basis) < 0, -1.0, 1.0)[..., None]
+    stretch = np.swapaxes(basis, -1, -2) @ linear
+    records = np.zeros((*palettes.shape[:2], 20), dtype=np.float32)
+    records[..., :8] = dq_from_rotation_translation(quat_from_matrix(basis), palettes[..., :3, 3])
+    columns_padded = np.zeros((*palettes.shape[:2], 3, 4))
+    columns_padded[..., :3] = np.swapaxes(stretch, -1, -2)
+    records[..., 8:] = columns_padded.reshape(*palettes.shape[:2], 12)
     return records
 
 
@@ -241,8 +258,10 @@ class SkinnedMesh:
     ctx
         The OpenGL context (:func:`engine.render.create_context`).
     mesh
-        A skinned :class:`~engine.anim.mesh.MeshData` with 1 or 2 influence sets. Missing
-        normals are computed (area-weighted); missing UVs read as ``(0, 0)``.
+        A skinned :class:`~engine.anim.mesh.MeshData` with 1 or 2 influence sets. Weights are
+        L1-normalised per vertex on upload (a vertex whose weights are all zero keeps its bind
+        position, as in the CPU reference). Missing normals are computed (area-weighted);
+        missing UVs read as ``(0, 0)``.
 
     Raises
     ------
@@ -276,7 +295,8 @@ class SkinnedMesh:
         self.max_joint = int(mesh.joints.max(initial=0))
         normals = mesh.normals if mesh.normals is not None else vertex_normals(mesh.positions, mesh.indices)
         joints = np.ascontiguousarray(mesh.joints, dtype=np.uint32)
-        weights = np.ascontiguousarray(mesh.weights, dtype=np.float32)
+        total = mesh.weights.sum(axis=1, keepdims=True)
+        weights = (mesh.weights / np.where(total > 0, total, 1.0)).astype(np.float32)
         columns = {
             "in_position": (np.asarray(mesh.positions, dtype=np.float32), "3f"),
             "in_normal": (np.asarray(normals, dtype=np.float32), "3f"),
@@ -343,7 +363,8 @@ class SkinnedMesh:
                 raise InvalidInputError(
                     f"instance_transforms must have shape ({characters}, 4, 4), one per palette, got {worlds.shape}"
                 )
-        packed = gl_pack(worlds)
+        with trusted(), np.errstate(over="ignore"):  # scanned below, in float32
+            packed = gl_pack(worlds)
         _check_finite_packed(packed, "instance_transforms", "character")
         if packed.nbytes > self._instances.size:
             self._instances.orphan(max(packed.nbytes, 2 * self._instances.size))
