@@ -1,0 +1,343 @@
+"""Blend local poses: weighted layers with per-joint masks, and two-pose interpolation.
+
+Every function takes :class:`~engine.anim.pose.Pose` objects whose leading axes are batch axes
+(usually ``(C,)`` characters) and returns a new pose; nothing is stored between calls.
+
+Which blend to use
+------------------
+:func:`blend`
+    The N-layer blend the animator runs every frame: rotations are aligned to one reference
+    hemisphere, summed with their weights and normalised (an "nlerp" over N layers);
+    translations and scales are weighted averages. Order-independent and cheap. Exact at the
+    end points (weights ``(0, 1)`` give the second pose), and within a fraction of a degree of
+    the slerp path for layers less than ~60° apart, which is what clips of one character are.
+:func:`interpolate_poses` with ``method="slerp"``
+    Two poses at constant angular speed: right when ``t`` is animated over time between poses
+    that are far apart (a pose-to-pose tween, a transition into a very different pose), where
+    nlerp would speed up in the middle.
+:func:`interpolate_poses` with ``method="nlerp"``
+    Two poses, cheap, the same result as :func:`blend` with weights ``(1 - t, t)``; fine for
+    close poses and for per-frame mixing where the speed along the arc does not matter.
+:func:`slerp_chain`
+    N poses folded by successive slerps ``slerp(slerp(a, b, t1), c, t2)`` with
+    ``t_k = w_k / (w_0 + … + w_k)``: exact for two poses, but **order-dependent** for three or
+    more (rotations do not commute). Use it when a fixed priority order between layers is wanted
+    and the layers are far apart; otherwise prefer :func:`blend`.
+
+Conventions (quaternion layout, products) are in ``docs/conventions.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from engine.anim.pose import Pose
+from engine.anim.skeleton import Skeleton
+from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.math._checks import FloatArray, as_array
+from engine.math.quat import quat_nlerp, quat_slerp
+
+#: Default rest threshold of :func:`blend`: when the total weight ``W`` of a joint is below it,
+#: the rest pose joins the blend with weight ``threshold - W`` (as in ozz-animation). The pose
+#: therefore moves continuously to the rest pose as every layer fades out, and a joint with no
+#: weight at all takes the rest pose.
+REST_THRESHOLD = 0.1
+
+PoseLayers = Pose | Sequence[Pose]
+
+
+def _stack_layers(poses: PoseLayers) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Layer arrays ``(N, ..., J, k)`` from a stacked :class:`Pose` or a sequence of poses."""
+    if isinstance(poses, Pose):
+        if poses.rotations.ndim < 3:
+            raise InvalidInputError(
+                "a stacked pose needs a leading layer axis, shape (N, ..., J, 4), "
+                f"got rotations {poses.rotations.shape}"
+            )
+        return poses.translations, poses.rotations, poses.scales
+    layers = list(poses)
+    if not layers:
+        raise InvalidInputError("poses must hold at least one pose, got an empty sequence")
+    for k, pose in enumerate(layers):
+        if not isinstance(pose, Pose):
+            raise InvalidInputError(f"poses[{k}] must be a Pose, got {type(pose).__name__}")
+        if pose.num_joints != layers[0].num_joints:
+            raise SkeletonMismatchError(
+                f"poses[{k}] has {pose.num_joints} joints but poses[0] has {layers[0].num_joints}: "
+                "poses from different skeletons cannot be blended"
+            )
+        if pose.shape != layers[0].shape:
+            raise InvalidInputError(
+                f"poses[{k}] has batch shape {pose.shape[:-1]} but poses[0] has {layers[0].shape[:-1]}"
+            )
+    return (
+        np.stack([p.translations for p in layers]),
+        np.stack([p.rotations for p in layers]),
+        np.stack([p.scales for p in layers]),
+    )
+
+
+def _rest_arrays(rest: Pose | Skeleton, num_joints: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+    if isinstance(rest, Skeleton):
+        rest_t, rest_r, rest_s = rest.rest_translations, rest.rest_rotations, rest.rest_scales
+    elif isinstance(rest, Pose):
+        rest_t, rest_r, rest_s = rest.translations, rest.rotations, rest.scales
+    else:
+        raise InvalidInputError(f"rest must be a Skeleton or a Pose, got {type(rest).__name__}")
+    if rest_r.shape[-2] != num_joints:
+        raise SkeletonMismatchError(
+            f"rest has {rest_r.shape[-2]} joints but the poses have {num_joints}: they come from different skeletons"
+        )
+    return rest_t, rest_r, rest_s
+
+
+def _layer_weights(weights: Any, num_layers: int, batch: tuple[int, ...]) -> FloatArray:
+    """Validated layer weights broadcast to ``(N, *batch)``."""
+    w = as_array(weights, "weights")
+    if w.ndim == 0 or w.shape[0] != num_layers:
+        raise InvalidInputError(f"weights must have one entry per layer, shape ({num_layers}, ...), got {w.shape}")
+    if np.any(w < 0.0):
+        index = tuple(int(i) for i in np.argwhere(w < 0.0)[0])
+        raise InvalidInputError(f"weights must be non-negative, got {w[index]} at index {index}")
+    tail = w.shape[1:]
+    if tail != batch[len(batch) - len(tail) :] or len(tail) > len(batch):
+        raise InvalidInputError(
+            f"weights must have shape ({num_layers},) or ({num_layers}, *batch) with batch {batch}, got {w.shape}"
+        )
+    return w.reshape((num_layers,) + (1,) * (len(batch) - len(tail)) + tail)
+
+
+def _joint_weights(joint_weights: Any, num_layers: int, num_joints: int) -> FloatArray | None:
+    """Validated per-layer joint masks ``(N, J)``, or ``None`` for "all ones"."""
+    if joint_weights is None:
+        return None
+    if isinstance(joint_weights, (list, tuple)) and any(m is None for m in joint_weights):
+        if len(joint_weights) != num_layers:
+            raise InvalidInputError(
+                f"joint_weights must hold one mask (or None) per layer: {num_layers}, got {len(joint_weights)}"
+            )
+        joint_weights = [np.ones(num_joints) if m is None else m for m in joint_weights]
+    masks = as_array(joint_weights, "joint_weights")
+    if masks.ndim != 2 or masks.shape[0] != num_layers:
+        raise InvalidInputError(f"joint_weights must have shape ({num_layers}, J), got {masks.shape}")
+    if masks.shape[1] != num_joints:
+        raise SkeletonMismatchError(
+            f"joint_weights has {masks.shape[1]} joints per mask but the poses have {num_joints}: "
+            "the mask was built for a different skeleton"
+        )
+    if np.any(masks < 0.0):
+        index = tuple(int(i) for i in np.argwhere(masks < 0.0)[0])
+        raise InvalidInputError(f"joint_weights must be non-negative, got {masks[index]} at index {index}")
+    return masks
+
+
+def blend(
+    poses: PoseLayers,
+    weights: Any,
+    joint_weights: Any = None,
+    *,
+    rest: Pose | Skeleton,
+    threshold: float = REST_THRESHOLD,
+) -> Pose:
+    """Weighted blend of ``N`` pose layers, per joint and per character.
+
+    With effective weights ``w[n] = weights[n] · joint_weights[n]`` (per character and joint) and
+    their total ``W``, the rest pose joins with ``w_rest = max(0, threshold - W)``; then
+
+    - rotations: every layer (and the rest pose) is sign-aligned to a reference quaternion
+      **before** the weighted sum — the first layer whose weight is positive at that joint, or
+      the rest rotation when none is — then the sum is normalised. Aligned inputs all have a
+      non-negative dot product with the reference, so the sum never cancels out (the seed's bug:
+      summing ``q`` and ``≈-q`` from different hemispheres gives a near-zero, garbage quaternion);
+    - translations and scales: weighted averages ``Σ w x / (W + w_rest)``.
+
+    Weights are normalised (their scale does not matter as long as ``W >= threshold``).
+
+    Parameters
+    ----------
+    poses
+        ``N`` layers: a sequence of poses of equal shape ``(..., J)``, or one stacked pose
+        ``(N, ..., J)`` (what the animator samples into, saving a copy).
+    weights
+        Layer weights ``(N,)``, or ``(N, *batch)`` for one weight per layer and character;
+        non-negative and finite.
+    joint_weights
+        Optional per-layer joint masks ``(N, J)`` (or a sequence of ``N`` masks ``(J,)`` /
+        ``None``), non-negative; see :func:`subtree_mask`. ``None`` weights every joint 1.
+    rest
+        The skeleton (its rest pose) or a rest :class:`Pose` broadcastable to ``(..., J)``.
+    threshold
+        Positive total weight below which the rest pose fills in (default
+        :data:`REST_THRESHOLD` = 0.1).
+
+    Returns
+    -------
+    Pose
+        Blended local pose ``(..., J)`` with unit rotations.
+
+    Raises
+    ------
+    InvalidInputError
+        Weights of the wrong length, negative or NaN; masks of the wrong shape or negative.
+    SkeletonMismatchError
+        Poses, rest pose or masks with different joint counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from engine.anim import Skeleton
+    >>> skeleton = Skeleton(["root"], [-1])
+    >>> quarter = np.array([[0.0, np.sin(np.pi / 4), 0.0, np.cos(np.pi / 4)]])   # 90° about Y
+    >>> a = Pose(np.zeros((1, 3)), quarter, np.ones((1, 3)))
+    >>> b = Pose(np.ones((1, 3)), -quarter, np.ones((1, 3)))                        # same rotation
+    >>> out = blend([a, b], [0.5, 0.5], rest=skeleton)
+    >>> np.round(out.rotations, 4) + 0.0, out.translations
+    (array([[0.    , 0.7071, 0.    , 0.7071]]), array([[0.5, 0.5, 0.5]]))
+    """
+    if not threshold > 0.0:
+        raise InvalidInputError(f"threshold must be positive, got {threshold}")
+    t, r, s = _stack_layers(poses)
+    num_layers, batch, num_joints = r.shape[0], r.shape[1:-2], r.shape[-2]
+    rest_t, rest_r, rest_s = _rest_arrays(rest, num_joints)
+    w = _layer_weights(weights, num_layers, batch)[..., None]  # (N, *batch, 1)
+    masks = _joint_weights(joint_weights, num_layers, num_joints)
+    if masks is not None:
+        w = w * masks.reshape((num_layers,) + (1,) * len(batch) + (num_joints,))
+    w = np.broadcast_to(w, (num_layers, *batch, num_joints))
+    total = w.sum(axis=0)
+    rest_w = np.maximum(threshold - total, 0.0)
+    use_rest = bool(np.any(rest_w > 0.0))
+
+    # Reference hemisphere per joint: the first layer with weight there, else the rest rotation.
+    reference = np.broadcast_to(rest_r, r.shape[1:])
+    for n in range(num_layers - 1, -1, -1):  # loop over layers, not joints
+        reference = np.where(w[n, ..., None] > 0.0, r[n], reference)
+    signed = np.where(np.einsum("n...k,...k->n...", r, reference) < 0.0, -w, w)
+    rotations = np.einsum("n...,n...k->...k", signed, r)
+    translations = np.einsum("n...,n...k->...k", w, t)
+    scales = np.einsum("n...,n...k->...k", w, s)
+    if use_rest:
+        rest_sign = np.where(np.einsum("...k,...k->...", rest_r, reference) < 0.0, -rest_w, rest_w)
+        rotations += rest_sign[..., None] * rest_r
+        translations += rest_w[..., None] * rest_t
+        scales += rest_w[..., None] * rest_s
+    norm = np.maximum(total, threshold)[..., None]
+    rotations /= np.sqrt(np.einsum("...k,...k->...", rotations, rotations))[..., None]
+    return Pose(translations / norm, rotations, scales / norm)
+
+
+def subtree_mask(
+    skeleton: Skeleton,
+    joints: str | int | Sequence[str | int],
+    weight: float = 1.0,
+    *,
+    exclude: Sequence[str | int] = (),
+) -> FloatArray:
+    """Per-joint weights ``(J,)``: ``weight`` on ``joints`` and their descendants, 0 elsewhere.
+
+    Builds the masks of layered animation (upper body / lower body). Subtrees named in
+    ``exclude`` are cut out again, so the lower body of a humanoid is
+    ``subtree_mask(skeleton, "hips", exclude=["spine"])`` and its upper body
+    ``subtree_mask(skeleton, "spine")``.
+
+    Raises
+    ------
+    SkeletonMismatchError
+        A joint name or index that the skeleton does not have.
+    InvalidInputError
+        A negative or non-finite ``weight``.
+
+    Examples
+    --------
+    >>> skeleton = Skeleton(["hips", "spine", "head", "leg"], [-1, 0, 1, 0])
+    >>> subtree_mask(skeleton, "spine")
+    array([0., 1., 1., 0.])
+    >>> subtree_mask(skeleton, "hips", 0.5, exclude=["spine"])
+    array([0.5, 0. , 0. , 0.5])
+    """
+    if not (np.isfinite(weight) and weight >= 0.0):
+        raise InvalidInputError(f"weight must be finite and non-negative, got {weight}")
+    roots = [joints] if isinstance(joints, (str, int, np.integer)) else list(joints)
+    inside = np.zeros(skeleton.num_joints, dtype=bool)
+    for joint in roots:  # a handful of named subtrees, at build time
+        inside[skeleton.subtree(joint)] = True
+    for joint in exclude:
+        inside[skeleton.subtree(joint)] = False
+    return np.where(inside, float(weight), 0.0)
+
+
+def _pair_arrays(a: Pose, b: Pose, t: Any) -> FloatArray:
+    if a.num_joints != b.num_joints:
+        raise SkeletonMismatchError(
+            f"a has {a.num_joints} joints but b has {b.num_joints}: poses from different skeletons"
+        )
+    return as_array(t, "t")[..., None]  # batch shape (...) → (..., 1) over joints
+
+
+def interpolate_poses(a: Pose, b: Pose, t: Any, *, method: str = "slerp") -> Pose:
+    """Pose between ``a`` (``t = 0``) and ``b`` (``t = 1``): two-pose blend.
+
+    Rotations follow the shortest arc (``quat_slerp`` or ``quat_nlerp`` per joint),
+    translations and scales are lerped. ``t`` is a scalar or one value per character, shaped
+    like the batch axes; it is not clamped (values outside ``[0, 1]`` extrapolate). See the
+    module docstring for when slerp or nlerp is right.
+
+    Parameters
+    ----------
+    a, b
+        Poses ``(..., J)`` of the same skeleton (broadcastable batch axes).
+    t
+        Blend parameter, scalar or shaped like the batch axes ``(...)``.
+    method
+        ``"slerp"`` (constant angular speed) or ``"nlerp"`` (cheaper, faster in the middle).
+    """
+    if method not in {"slerp", "nlerp"}:
+        raise InvalidInputError(f"method must be 'slerp' or 'nlerp', got {method!r}")
+    tj = _pair_arrays(a, b, t)
+    rotate = quat_slerp if method == "slerp" else quat_nlerp
+    tk = tj[..., None]
+    return Pose(
+        a.translations + tk * (b.translations - a.translations),
+        rotate(a.rotations, b.rotations, tj),
+        a.scales + tk * (b.scales - a.scales),
+    )
+
+
+def slerp_chain(poses: Sequence[Pose], weights: Any) -> Pose:
+    """Fold ``N`` poses by successive slerps with ``t_k = w_k / (w_0 + … + w_k)``.
+
+    Translations and scales come out as the exact weighted averages (lerp chains are
+    associative); rotations are exact for two poses and order-dependent for more. Layers whose
+    running weight is still zero are skipped.
+
+    Parameters
+    ----------
+    poses
+        ``N`` poses ``(..., J)`` of one skeleton.
+    weights
+        ``(N,)`` or ``(N, *batch)``, non-negative, with a positive total for every character.
+
+    Raises
+    ------
+    InvalidInputError
+        Weights of the wrong length, negative, NaN, or summing to zero.
+    SkeletonMismatchError
+        Poses with different joint counts.
+    """
+    t, r, s = _stack_layers(poses)
+    num_layers, batch = r.shape[0], r.shape[1:-2]
+    w = _layer_weights(weights, num_layers, batch)
+    cumulative = np.cumsum(np.broadcast_to(w, (num_layers, *batch)), axis=0)
+    if np.any(cumulative[-1] <= 0.0):
+        raise InvalidInputError("weights must have a positive total for every character, got a zero total")
+    out_t, out_r, out_s = t[0], r[0], s[0]
+    for n in range(1, num_layers):  # one slerp per layer
+        step = np.divide(w[n], cumulative[n], out=np.zeros_like(cumulative[n]), where=cumulative[n] > 0.0)
+        step = step[..., None]
+        out_t = out_t + step[..., None] * (t[n] - out_t)
+        out_r = quat_slerp(out_r, r[n], step)
+        out_s = out_s + step[..., None] * (s[n] - out_s)
+    return Pose(out_t, out_r, out_s)
