@@ -94,10 +94,12 @@ class DebugDraw:
         self._vao = ctx.vertex_array(self.program, [(self._buffer, "3f 4f", "in_position", "in_color")])
         self._segments: list[np.ndarray] = []
 
-    @property
-    def segment_count(self) -> int:
-        """Segments collected since the last flush."""
-        return sum(len(s) for s in self._segments)
+    def segments(self) -> tuple[np.ndarray, np.ndarray]:
+        """What was collected since the last flush: endpoints ``(N, 2, 3)`` and colours ``(N, 2, 4)``."""
+        if not self._segments:
+            return np.zeros((0, 2, 3), np.float32), np.zeros((0, 2, 4), np.float32)
+        collected = np.concatenate(self._segments)
+        return collected[..., :3], collected[..., 3:]
 
     def lines(self, starts: Any, ends: Any, color: Any = BONE_COLOR) -> None:
         """Add segments from ``starts`` to ``ends`` (both ``(..., 3)``, broadcast).

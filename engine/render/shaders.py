@@ -7,9 +7,11 @@ features on top of GLSL:
   program; includes may nest, cycles are an error);
 - ``defines={"NAME": value}`` adds ``#define NAME value`` lines right after ``#version``.
 
-Every pasted file gets its own GLSL source-string number through ``#line``, so the driver's
-messages (``2:14(7): error: ...`` on Mesa, ``2(14) : error ...`` on NVIDIA) are rewritten as
-``skin_common.glsl, line 14: error: ...``.
+Each pasted file gets its own block of line numbers through ``#line``: file ``k`` of the
+program (``k = 0`` for the named file) starts at line ``k · 10000 + 1``. Source-string numbers
+would be the obvious tool, but Mesa reports string 0 for some errors whatever ``#line`` said,
+while line numbers survive everywhere. The driver's messages (``0:20014(7): error: ...`` on
+Mesa, ``0(20014) : error ...`` on NVIDIA) are rewritten as ``skin_common.glsl, line 14: ...``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from engine.errors import ShaderError
 
 SHADER_DIR = Path(__file__).resolve().parents[2] / "shaders"
 """The ``shaders/`` folder at the repository root."""
+
+LINES_PER_FILE = 10000
+"""Line-number block of each pasted file (a shader file may have fewer lines than this)."""
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$')
 _LOCATION = re.compile(r"^(?:ERROR:\s*)?(\d+)[:(](\d+)\)?(?:\(\d+\))?\s*:?\s*(.*)$")
@@ -48,7 +53,8 @@ def shader_source(
     source
         GLSL text for the driver.
     files
-        File names indexed by GLSL source-string number (``files[0] == name``).
+        File names in order of first use (``files[0] == name``); file ``k``'s line ``n`` has the
+        GLSL line number ``k · LINES_PER_FILE + n``.
     """
     files: list[str] = []
     body = _expand(name, directory, files, stack=())
@@ -76,17 +82,19 @@ def _expand(name: str, directory: Path, files: list[str], stack: tuple[str, ...]
             out.append(line)
             continue
         included = _expand(match.group(1), directory, files, (*stack, name))
-        out.extend((f"#line 1 {files.index(match.group(1))}", included, f"#line {line_number + 1} {number}"))
+        start = files.index(match.group(1)) * LINES_PER_FILE + 1
+        out.extend((f"#line {start} 0", included, f"#line {number * LINES_PER_FILE + line_number + 1} 0"))
     return "\n".join(out)
 
 
 def _locate(message: str, files: Sequence[str]) -> str:
-    """Rewrite driver messages ``N:L(C): text`` as ``file, line L: text``."""
+    """Rewrite driver messages ``0:L(C): text`` as ``file, line L mod 10000: text``."""
     out = []
     for line in message.splitlines():
         match = _LOCATION.match(line.strip())
-        if match and int(match.group(1)) < len(files):
-            out.append(f"{files[int(match.group(1))]}, line {match.group(2)}: {match.group(3)}")
+        number, line_number = divmod(int(match.group(2)), LINES_PER_FILE) if match else (len(files), 0)
+        if match and number < len(files):
+            out.append(f"{files[number]}, line {line_number}: {match.group(3)}")
         elif line.strip() and not set(line.strip()) <= {"="}:
             out.append(line.strip())
     return "\n".join(out)
