@@ -1,0 +1,366 @@
+"""Retargeting: rest-relative model-space rotations, leg-length scaling, round trips, mapping, errors."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from engine.anim import Pose, Skeleton, model_from_pose, sample
+from engine.anim.retarget import (
+    find_humanoid,
+    name_side,
+    plan_retarget,
+    propose_joint_map,
+    retarget_clip,
+    retarget_pose,
+)
+from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.io import load_character
+from engine.io.bvh import load_bvh
+from engine.procedural.mannequin import build_skeleton
+from tests.helpers import assert_quat_allclose
+
+FRAMES = np.array([0, 45, 130, 260, 333, 470, 591])
+
+
+@pytest.fixture(scope="module")
+def pirouette(shared_assets: Path):
+    return load_bvh(shared_assets / "pirouette_bvh" / "pirouette.bvh")
+
+
+@pytest.fixture(scope="module")
+def source_pose(pirouette) -> Pose:
+    return sample(pirouette.clip, pirouette.skeleton, FRAMES * pirouette.frame_time)
+
+
+def rest_model(skeleton: Skeleton) -> tuple[Rotation, np.ndarray]:
+    model = model_from_pose(skeleton, skeleton.rest_pose())
+    return Rotation.from_matrix(model[:, :3, :3]), model[:, :3, 3]
+
+
+def reoriented_copy(
+    skeleton: Skeleton, factor: float, rng: np.random.Generator, turn: Rotation | None = None
+) -> Skeleton:
+    """Same joints and names, every joint frame turned at random, bones ``factor`` longer, the whole
+    rig turned by ``turn``: model rest rotations ``turn · G_j · X_j``, positions ``turn · factor · P_j``.
+    """
+    turn = turn or Rotation.identity()
+    rotations, positions = rest_model(skeleton)
+    frames = Rotation.random(skeleton.num_joints, random_state=rng)
+    new_rot = [turn * rotations[j] * frames[j] for j in range(skeleton.num_joints)]
+    new_pos = turn.apply(factor * positions)
+    local_t, local_r = [], []
+    for j, p in enumerate(skeleton.parents):
+        if p < 0:
+            local_r.append(new_rot[j].as_quat())
+            local_t.append(new_pos[j])
+        else:
+            local_r.append((new_rot[p].inv() * new_rot[j]).as_quat())
+            local_t.append(new_rot[p].inv().apply(new_pos[j] - new_pos[p]))
+    return Skeleton(skeleton.names, skeleton.parents, np.array(local_t), np.array(local_r))
+
+
+def model_rotations(skeleton: Skeleton, pose: Pose) -> tuple[Rotation, np.ndarray]:
+    model = model_from_pose(skeleton, pose)
+    flat = model.reshape(-1, 4, 4)
+    return Rotation.from_matrix(flat[:, :3, :3]), model[..., :3, 3]
+
+
+# --- onto a copy of the source with other joint frames and longer bones ---------------------------
+
+
+@pytest.mark.assets
+@pytest.mark.parametrize("align_bones", [True, False])
+def test_copy_gets_the_same_model_space_changes_and_scaled_positions(
+    pirouette, source_pose: Pose, rng: np.random.Generator, align_bones: bool
+) -> None:
+    source = pirouette.skeleton
+    target = reoriented_copy(source, 1.3, rng)
+    joint_map = propose_joint_map(source, target)
+    assert joint_map == {n: n for n in source.names}
+    plan = plan_retarget(source, target, joint_map, align_bones=align_bones)
+    assert plan.root_scale == pytest.approx(1.3)
+    assert_quat_allclose(plan.alignment, [0, 0, 0, 1], atol=1e-9)
+    out = retarget_pose(plan, source_pose)
+
+    src_rest, _ = rest_model(source)
+    tgt_rest, _ = rest_model(target)
+    src_rot, src_pos = model_rotations(source, source_pose)
+    tgt_rot, tgt_pos = model_rotations(target, out)
+    joints = source.num_joints
+    src_change = src_rot * Rotation.concatenate([src_rest.inv()] * len(FRAMES))
+    tgt_change = tgt_rot * Rotation.concatenate([tgt_rest.inv()] * len(FRAMES))
+    assert_quat_allclose(tgt_change.as_quat(), src_change.as_quat(), atol=1e-9)
+    np.testing.assert_allclose(tgt_pos, 1.3 * src_pos, atol=1e-9)
+    feet = [source.index("lFoot"), source.index("rFoot")]
+    np.testing.assert_allclose(tgt_pos[:, feet, 1], 1.3 * src_pos[:, feet, 1], atol=1e-9)
+    assert out.rotations.shape == (len(FRAMES), joints, 4)
+
+
+@pytest.mark.assets
+def test_round_trip_returns_the_source(pirouette, source_pose: Pose, rng: np.random.Generator) -> None:
+    source = pirouette.skeleton
+    target = reoriented_copy(source, 0.7, rng, Rotation.from_euler("XY", [-90, 35], degrees=True))
+    up = Rotation.from_euler("XY", [-90, 35], degrees=True).apply([0, 1, 0])
+    there = plan_retarget(source, target, propose_joint_map(source, target, target_up=up), target_up=up)
+    back = plan_retarget(target, source, {t: s for s, t in there.joint_map.items()}, source_up=up)
+    again = retarget_pose(back, retarget_pose(there, source_pose))
+    assert_quat_allclose(again.rotations, source_pose.rotations, atol=1e-9)
+    np.testing.assert_allclose(again.translations, source_pose.translations, atol=1e-9)
+
+
+@pytest.mark.assets
+def test_alignment_of_a_turned_z_up_copy_is_found(pirouette, source_pose: Pose, rng: np.random.Generator) -> None:
+    source = pirouette.skeleton
+    turn = Rotation.from_euler("XZ", [90, -90], degrees=True)  # +Y up becomes +Z up, facing turned
+    target = reoriented_copy(source, 1.0, rng, turn)
+    up = turn.apply([0, 1, 0])
+    plan = plan_retarget(source, target, propose_joint_map(source, target, target_up=up), target_up=up)
+    assert_quat_allclose(plan.alignment, turn.as_quat(), atol=1e-9)
+    _, src_pos = model_rotations(source, source_pose)
+    _, tgt_pos = model_rotations(target, retarget_pose(plan, source_pose))
+    np.testing.assert_allclose(tgt_pos, turn.apply(src_pos.reshape(-1, 3)).reshape(src_pos.shape), atol=1e-9)
+
+
+# --- onto a different humanoid: the project's mannequin --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mannequin() -> Skeleton:
+    return build_skeleton()
+
+
+@pytest.mark.assets
+def test_proposed_map_onto_the_mannequin(pirouette, mannequin: Skeleton) -> None:
+    joint_map = propose_joint_map(pirouette.skeleton, mannequin)
+    expected = {
+        "hip": "hips",
+        "chest": "upper_chest",
+        "neck": "neck",
+        "head": "head",
+        "lCollar": "clavicle_l",
+        "lShldr": "upper_arm_l",
+        "lForeArm": "lower_arm_l",
+        "lHand": "hand_l",
+        "rShldr": "upper_arm_r",
+        "rThigh": "upper_leg_r",
+        "rShin": "lower_leg_r",
+        "rFoot": "foot_r",
+        "lFoot_End": "toes_l",
+    }
+    assert expected.items() <= joint_map.items()
+    assert joint_map["abdomen"] in ("spine", "chest")
+    assert "lButtock" not in joint_map
+
+
+@pytest.mark.assets
+def test_bones_follow_the_source_directions_on_a_differently_posed_rig(
+    pirouette, source_pose: Pose, mannequin: Skeleton
+) -> None:
+    source = pirouette.skeleton
+    joint_map = propose_joint_map(source, mannequin)
+    plan = plan_retarget(source, mannequin, joint_map)
+    _, src_pos = model_rotations(source, source_pose)
+    _, tgt_pos = model_rotations(mannequin, retarget_pose(plan, source_pose))
+    for parent, child in [("lShldr", "lForeArm"), ("rForeArm", "rHand"), ("lThigh", "lShin"), ("rShin", "rFoot")]:
+        s, c = source.index(parent), source.index(child)
+        t, tc = mannequin.index(joint_map[parent]), mannequin.index(joint_map[child])
+        src_dir = src_pos[:, c] - src_pos[:, s]
+        tgt_dir = tgt_pos[:, tc] - tgt_pos[:, t]
+        cos = np.sum(src_dir * tgt_dir, -1) / np.linalg.norm(src_dir, axis=-1) / np.linalg.norm(tgt_dir, axis=-1)
+        np.testing.assert_allclose(cos, 1.0, atol=1e-12)
+        lengths = np.linalg.norm(tgt_dir, axis=-1)  # the target keeps its own bone lengths
+        np.testing.assert_allclose(lengths, np.linalg.norm(mannequin.rest_translations[tc]), rtol=1e-12)
+
+
+@pytest.mark.assets
+def test_unmapped_target_joints_keep_their_rest_local_pose(pirouette, source_pose: Pose, mannequin: Skeleton) -> None:
+    joint_map = propose_joint_map(pirouette.skeleton, mannequin)
+    plan = plan_retarget(pirouette.skeleton, mannequin, joint_map)
+    out = retarget_pose(plan, source_pose)
+    unmapped = [j for j, n in enumerate(mannequin.names) if n not in joint_map.values()]
+    assert [mannequin.names[j] for j in unmapped] == ["root", "spine", "fingers_l", "fingers_r"]
+    assert_quat_allclose(out.rotations[:, unmapped], np.broadcast_to(mannequin.rest_rotations[unmapped], (7, 4, 4)))
+    moved = [j for j in range(mannequin.num_joints) if j != mannequin.index("hips")]
+    np.testing.assert_array_equal(
+        out.translations[:, moved], np.broadcast_to(mannequin.rest_translations[moved], (7, len(moved), 3))
+    )
+
+
+@pytest.mark.assets
+def test_pose_batches_of_any_shape(pirouette, source_pose: Pose, mannequin: Skeleton) -> None:
+    plan = plan_retarget(pirouette.skeleton, mannequin, propose_joint_map(pirouette.skeleton, mannequin))
+    flat = retarget_pose(plan, source_pose[1:7])
+    grid = retarget_pose(
+        plan,
+        Pose(
+            *(
+                a[1:7].reshape(2, 3, *a.shape[1:])
+                for a in (source_pose.translations, source_pose.rotations, source_pose.scales)
+            )
+        ),
+    )
+    np.testing.assert_allclose(grid.rotations.reshape(flat.rotations.shape), flat.rotations, atol=1e-15)
+    np.testing.assert_allclose(grid.translations.reshape(flat.translations.shape), flat.translations, atol=1e-15)
+    single = retarget_pose(plan, source_pose[3])
+    np.testing.assert_allclose(single.rotations, flat.rotations[2], atol=1e-15)
+
+
+@pytest.mark.assets
+def test_retarget_clip_keys_match_retarget_pose(pirouette, mannequin: Skeleton) -> None:
+    plan = plan_retarget(pirouette.skeleton, mannequin, propose_joint_map(pirouette.skeleton, mannequin))
+    clip = retarget_clip(plan, pirouette.clip.with_markers({"spin": (1.0,)}), name="pirouette_on_mannequin")
+    assert clip.name == "pirouette_on_mannequin"
+    assert clip.num_targets == mannequin.num_joints
+    assert clip.duration == pytest.approx(pirouette.clip.duration)
+    assert clip.markers == {"spin": (1.0,)}
+    assert len(clip.channels) == len(plan.target_joints) + 1
+    times = FRAMES * pirouette.frame_time
+    expected = retarget_pose(plan, sample(pirouette.clip, pirouette.skeleton, times))
+    got = sample(clip, mannequin, times)
+    assert_quat_allclose(got.rotations, expected.rotations, atol=1e-9)
+    np.testing.assert_allclose(got.translations, expected.translations, atol=1e-9)
+    rotations = clip.channel(mannequin.index("upper_arm_l"), "rotation")
+    assert rotations is not None
+    assert np.all(np.sum(rotations.values[1:] * rotations.values[:-1], axis=-1) > 0)  # unflipped
+
+
+# --- real characters: CesiumMan (no joint names, Z-up) and the Fox (a quadruped) ------------------
+
+
+def character(path: Path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # CesiumMan's clip moves a node above the skeleton
+        return load_character(path, textures=False)
+
+
+@pytest.mark.assets
+def test_cesium_man_parts_are_found_without_names(pirouette, source_pose: Pose, shared_assets: Path) -> None:
+    man = character(shared_assets / "khronos" / "cesium_man.gltf")
+    up = np.linalg.inv(man.root_transform[:3, :3]) @ [0.0, 1.0, 0.0]  # its joints live in Z-up space
+    body = find_humanoid(man.skeleton, up)
+    names = {role: man.skeleton.names[j] for role, j in body.roles.items()}
+    # node 7's leg is on the -Z side in the world; the man faces +X there, so that is his left
+    assert names["hips"] == "node2"
+    assert (names["upper_leg_l"], names["foot_l"], names["toes_l"]) == ("node7", "node9", "node10")
+    assert (names["upper_arm_r"], names["hand_r"]) == ("node13", "node15")
+    assert names["head"] == "node20"
+    joint_map = propose_joint_map(pirouette.skeleton, man.skeleton, target_up=up)
+    plan = plan_retarget(pirouette.skeleton, man.skeleton, joint_map, target_up=up)
+    world_alignment = Rotation.from_matrix(man.root_transform[:3, :3]) * Rotation.from_quat(plan.alignment)
+    np.testing.assert_allclose(world_alignment.apply([[0, 1, 0], [0, 0, 1]]), [[0, 1, 0], [1, 0, 0]], atol=1e-3)
+    out = retarget_pose(plan, source_pose)
+    assert np.isfinite(out.rotations).all()
+
+
+@pytest.mark.assets
+def test_the_fox_is_refused_with_a_reason(pirouette, shared_assets: Path) -> None:
+    fox = character(shared_assets / "fox" / "glTF-Binary" / "Fox.glb").skeleton
+    reason = r"'b_Hip_01' has 4 limbs \(b_Spine01_02, b_Tail01_012, b_LeftLeg01_015, b_RightLeg01_019\)"
+    with pytest.raises(SkeletonMismatchError, match=reason):
+        find_humanoid(fox)
+    with pytest.raises(SkeletonMismatchError, match="cannot propose a joint map.*" + reason):
+        propose_joint_map(pirouette.skeleton, fox)
+    with pytest.raises(SkeletonMismatchError, match="cannot propose a joint map.*" + reason):
+        propose_joint_map(fox, pirouette.skeleton)
+    assert propose_joint_map(fox, fox) == {n: n for n in fox.names}  # same rig: equal names map
+
+
+# --- mapping helpers and bad input -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "side"),
+    [
+        ("lThigh", "l"),
+        ("rForeArm", "r"),
+        ("LeftUpLeg", "l"),
+        ("mixamorig:RightHand", "r"),
+        ("upper_arm_l", "l"),
+        ("Bip01 R Foot", "r"),
+        ("thigh.L", "l"),
+        ("b_LeftUpperArm_09", "l"),
+        ("node16", None),
+        ("leftright", None),
+        ("Head", None),
+    ],
+)
+def test_name_side(name: str, side: str | None) -> None:
+    assert name_side(name) == side
+
+
+def test_mannequin_maps_onto_itself_by_parts_and_names(mannequin: Skeleton) -> None:
+    assert propose_joint_map(mannequin, mannequin) == {n: n for n in mannequin.names}
+
+
+def test_not_upright_when_up_is_wrong(mannequin: Skeleton) -> None:
+    with pytest.raises(SkeletonMismatchError, match=r"spine.*90° from up.*not upright"):
+        find_humanoid(mannequin, up=(0, 0, 1))
+
+
+def test_a_chain_is_not_a_humanoid() -> None:
+    chain = Skeleton(["a", "b", "c"], [-1, 0, 1], [[0, 0, 0], [0, 1, 0], [0, 1, 0]])
+    with pytest.raises(SkeletonMismatchError, match="no joint where a spine and two legs meet"):
+        find_humanoid(chain)
+
+
+def test_unnamed_rig_without_toes_cannot_tell_left_from_right(mannequin: Skeleton) -> None:
+    keep = [j for j, n in enumerate(mannequin.names) if not n.startswith("toes")]
+    names = [f"j{k}" for k in range(len(keep))]
+    parents = [keep.index(mannequin.parents[j]) if mannequin.parents[j] >= 0 else -1 for j in keep]
+    bare = Skeleton(names, parents, mannequin.rest_translations[keep])
+    with pytest.raises(SkeletonMismatchError, match="cannot tell left from right"):
+        find_humanoid(bare)
+
+
+@pytest.mark.parametrize(
+    ("joint_map", "options", "error", "message"),
+    [
+        ({}, {}, InvalidInputError, "non-empty mapping"),
+        ({"hips": "pelvis"}, {}, SkeletonMismatchError, r"do not exist: source \[\], target \['pelvis'\]"),
+        ({"hips": "hips", "spine": "hips"}, {}, SkeletonMismatchError, "sends both 'hips' and 'spine'"),
+        (
+            {"hips": "upper_leg_l", "upper_leg_l": "hips"},
+            {},
+            SkeletonMismatchError,
+            "breaks the hierarchy: 'hips' → 'upper_leg_l': the nearest mapped ancestor of 'hips' is none but",
+        ),
+        ({"upper_leg_l": "upper_leg_l", "upper_leg_r": "upper_leg_r"}, {}, SkeletonMismatchError, "got 2"),
+        ({"hips": "hips"}, {"root_scale": -1.0}, InvalidInputError, "root_scale must be a positive number"),
+        ({"hips": "hips"}, {"root_scale": 1.0, "alignment": [0, 0, 0, 2]}, InvalidInputError, "alignment"),
+        ({"hips": "hips"}, {"root_scale": 1.0, "target_up": [0, 0, 0]}, InvalidInputError, "target_up"),
+    ],
+)
+def test_plan_rejects_bad_maps_and_options(
+    mannequin: Skeleton, joint_map: dict, options: dict, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        plan_retarget(mannequin, mannequin, joint_map, **options)
+
+
+def test_leg_length_of_a_rig_with_nothing_below_the_root_is_not_guessed() -> None:
+    chain = Skeleton(["a", "b", "c"], [-1, 0, 1], [[0, 0, 0], [0, 1, 0], [0, 1, 0]])
+    with pytest.raises(InvalidInputError, match="cannot measure the leg length: no mapped joint lies below 'a'"):
+        plan_retarget(chain, chain, {"a": "a", "b": "b"})
+    assert plan_retarget(chain, chain, {"a": "a", "b": "b"}, source_up=(0, -1, 0), target_up=(0, -1, 0)).root_scale == 1
+
+
+def test_pose_of_another_skeleton_is_rejected(mannequin: Skeleton) -> None:
+    plan = plan_retarget(mannequin, mannequin, {n: n for n in mannequin.names})
+    wrong = Pose(np.zeros((3, 3)), np.tile([0.0, 0, 0, 1], (3, 1)), np.ones((3, 3)))
+    with pytest.raises(SkeletonMismatchError, match="3 joints but the skeleton has 25"):
+        retarget_pose(plan, wrong)
+
+
+def test_identity_map_on_the_same_skeleton_is_the_identity(mannequin: Skeleton, rng: np.random.Generator) -> None:
+    plan = plan_retarget(mannequin, mannequin, {n: n for n in mannequin.names})
+    pose = mannequin.rest_pose().broadcast_to((4,))
+    pose.rotations[:] = Rotation.random(4 * 25, random_state=rng).as_quat().reshape(4, 25, 4)
+    pose.translations[:, 0] += rng.normal(size=(4, 3))  # the root carries the translation
+    out = retarget_pose(plan, pose)
+    assert_quat_allclose(out.rotations, pose.rotations, atol=1e-12)
+    np.testing.assert_allclose(out.translations, pose.translations, atol=1e-12)
