@@ -5,19 +5,15 @@
 //
 // Scale, shear and mirroring (two-phase skinning, Kavan et al. 2008): each joint's palette
 // matrix M is split into a rigid part (rotation R, translation t) and a stretch S = R^T M3
-// (identity for rigid joints, s*I for uniform scale). The vertex is first stretched by
-// sum_i w_i S_i, then moved by the normalised blend of the rigid dual quaternions. This is
-// what engine.anim.skinning.skin_vertices_dq computes on the CPU; engine/render/skinned_mesh.py
-// (pack_palette) makes the split.
+// (identity for rigid joints, s*I for uniform scale; see dq_joint.glsl). The vertex is first
+// stretched by sum_i w_i S_i, then moved by the normalised blend of the rigid dual quaternions.
+// This is what engine.anim.skinning.skin_vertices_dq computes on the CPU.
 #include "skin_common.glsl"
 
-struct Joint {
-    vec4 real;     // rotation quaternion (x, y, z, w)
-    vec4 dual;     // 1/2 (t, 0) * real
-    mat3 stretch;  // R^T M3, columns padded to vec4 by std430
-};
+#include "dq_joint.glsl"
 
-// (characters x joints) records of 80 bytes, one shader storage buffer for all instances.
+// (characters x joints) records of 80 bytes, one shader storage buffer for all instances,
+// filled by palette_dq.comp from the uploaded matrices.
 layout(std430, binding = 0) readonly buffer Palette {
     Joint joints[];
 };

@@ -143,7 +143,28 @@ def load_program(
         raise ShaderError(f"compiling {names} failed:\n{_locate(text, stage_files)}") from None
 
 
-def uniform(program: moderngl.Program, name: str) -> moderngl.Uniform:
+def load_compute(
+    ctx: moderngl.Context,
+    name: str,
+    *,
+    defines: Mapping[str, int | float | str] | None = None,
+    directory: Path = SHADER_DIR,
+) -> moderngl.ComputeShader:
+    """Compile the compute shader file ``name`` of ``shaders/`` (see :func:`load_program`).
+
+    Raises
+    ------
+    ShaderError
+        The file is missing or fails to compile; the message names the file and line.
+    """
+    source, files = shader_source(name, defines, directory)
+    try:
+        return ctx.compute_shader(source)
+    except moderngl.Error as exc:
+        raise ShaderError(f"compiling {name} failed:\n{_locate(str(exc), files)}") from None
+
+
+def uniform(program: moderngl.Program | moderngl.ComputeShader, name: str) -> moderngl.Uniform:
     """The uniform ``name`` of ``program``; :class:`ShaderError` if the program has no such uniform."""
     member = program.get(name, None)
     if not isinstance(member, moderngl.Uniform):

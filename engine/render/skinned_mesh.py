@@ -18,11 +18,14 @@ Why not the alternatives:
 - an SSBO (GL 4.3) may be as large as ``GL_MAX_SHADER_STORAGE_BLOCK_SIZE`` (≥ 16 MiB by the spec,
   128 MiB on Mesa and the desktop drivers): 262 144 ``mat4`` at the spec minimum.
 
-Records: ``"lbs"`` stores the palette matrix as a column-major ``mat4`` (64 bytes,
-:func:`engine.math.gl_pack`). ``"dqs"`` stores 80 bytes per joint: the rigid part as a dual
-quaternion (8 floats) and the 3×3 "stretch" that carries scale, shear and mirroring (a
-``std430`` ``mat3``: three columns padded to ``vec4``, 12 floats); see
-``shaders/skinning_dq.vert`` and :func:`pack_palette`.
+Both methods upload the palette matrices as column-major ``mat4`` (64 bytes per joint,
+:func:`pack_palette`). ``"lbs"`` draws from them directly. ``"dqs"`` first runs a compute
+shader (``shaders/palette_dq.comp``, one invocation per joint) that turns them into 80-byte
+records in a second storage buffer: the rigid part as a dual quaternion (8 floats) and the 3×3
+"stretch" carrying scale, shear and mirroring (a ``std430`` ``mat3``, 12 floats; see
+``shaders/dq_joint.glsl``). Converting on the GPU keeps the CPU cost and the bytes sent the same
+as for LBS (in numpy the conversion cost ~40 µs per character of 19 joints on the development
+machine, 100× the upload itself).
 
 Scale under dual-quaternion skinning
 ------------------------------------
@@ -46,9 +49,9 @@ import numpy as np
 
 from engine.anim.mesh import MeshData
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math import dq_from_rotation_translation, gl_pack, quat_from_matrix, trusted, validating, vec_normalize
+from engine.math import gl_pack, trusted, validating, vec_normalize
 from engine.math._checks import FloatArray, as_array
-from engine.render.shaders import load_program, uniform
+from engine.render.shaders import load_compute, load_program, uniform
 
 SkinningMethod = Literal["lbs", "dqs"]
 
@@ -60,7 +63,7 @@ MAX_INFLUENCE_SETS = 2
 
 _VERTEX_SHADERS = {"lbs": "skinning.vert", "dqs": "skinning_dq.vert"}
 _CAPTURED = ("v_world_position", "v_world_normal")
-_programs: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+_programs: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
 def _program(
@@ -72,6 +75,14 @@ def _program(
     if key not in cache:
         cache[key] = load_program(ctx, vertex, fragment, defines={"INFLUENCE_SETS": sets}, varyings=varyings)
     return cache[key]
+
+
+def _compute(ctx: moderngl.Context, name: str) -> moderngl.ComputeShader:
+    """Compile a compute shader once per context."""
+    cache = _programs.setdefault(ctx, {})
+    if name not in cache:
+        cache[name] = load_compute(ctx, name)
+    return cache[name]
 
 
 def _check_method(method: str) -> SkinningMethod:
@@ -87,34 +98,25 @@ def _check_finite_packed(packed: np.ndarray, name: str, axes: str) -> None:
         raise InvalidInputError(f"{name} must be finite in float32, got NaN or inf at ({axes}) = {bad}")
 
 
-def pack_palette(palettes: Any, method: SkinningMethod = "lbs") -> np.ndarray:
-    """Palette matrices as the float32 records the skinning shaders read.
+def pack_palette(palettes: Any) -> np.ndarray:
+    """Palette matrices as the float32 column-major data a :class:`PaletteBuffer` uploads.
 
     Parameters
     ----------
     palettes
         ``(C, J, 4, 4)`` skinning matrices ``model[j] @ inverse_bind[j]`` for ``C`` characters.
-    method
-        ``"lbs"``: each record is the matrix, column-major. ``"dqs"``: each record is
-        ``(real xyzw, dual xyzw, stretch)``. The rigid part is the matrix's normalised basis
-        columns with the first column negated when the determinant is negative (so it is a
-        rotation), as a dual quaternion with the translation; ``stretch = basisᵀ · M₃`` (three
-        columns, each padded to 4 floats) carries scale, shear and mirroring. This is the
-        split :func:`engine.anim.skinning.skin_vertices_dq` makes.
 
     Returns
     -------
     numpy.ndarray
-        ``(C, J, 16)`` or ``(C, J, 20)`` float32, C-contiguous.
+        ``(C, J, 16)`` float32, C-contiguous, each row one ``mat4`` column by column.
 
     Raises
     ------
     InvalidInputError
-        Wrong shape, or (while :func:`engine.math.validating`) NaN/inf in the float32 matrices,
-        including float64 values too large for float32; for ``"dqs"`` also a zero-length basis
-        column (no rotation can be extracted).
+        Wrong shape, or (while :func:`engine.math.validating`) NaN/inf in the float32 data,
+        including float64 values too large for float32.
     """
-    method = _check_method(method)
     palettes = as_array(palettes, "palettes", (4, 4), finite=False)
     if palettes.ndim != 4:
         raise InvalidInputError(f"palettes must have shape (C, J, 4, 4), got {palettes.shape}")
@@ -122,24 +124,20 @@ def pack_palette(palettes: Any, method: SkinningMethod = "lbs") -> np.ndarray:
     with trusted(), np.errstate(over="ignore"):
         matrices = gl_pack(palettes).reshape(*palettes.shape[:2], 16)
     _check_finite_packed(matrices, "palettes", "character, joint")
-    if method == "lbs":
-        return matrices
-    linear = palettes[..., :3, :3]
-    columns = np.linalg.norm(linear, axis=-2, keepdims=True)
-    if np.any(columns <= 1e-12):
-        bad = tuple(int(i) for i in np.argwhere(columns[..., 0, :] <= 1e-12)[0][:2])
+    return matrices
+
+
+def _check_dq_basis(matrices: np.ndarray) -> None:
+    """DQS needs a rotation from every matrix: refuse zero-length basis columns (while validating)."""
+    if not validating():
+        return
+    basis = matrices[..., :12].reshape(*matrices.shape[:-1], 3, 4)[..., :3]  # column c = basis[..., c, :]
+    columns = np.einsum("...ci,...ci->...c", basis, basis)
+    if np.any(columns <= 1e-24):
+        bad = tuple(int(i) for i in np.argwhere(columns <= 1e-24)[0][:2])
         raise InvalidInputError(
-            f"palettes has a zero-length basis column at (character, joint) = {bad}: no rotation for DQS"
+            f"palettes has a zero-length basis column at (character, joint) = {bad}: DQS needs a rotation"
         )
-    basis = linear / columns
-    basis[..., :, 0] *= np.where(np.linalg.det(basis) < 0, -1.0, 1.0)[..., None]
-    stretch = np.swapaxes(basis, -1, -2) @ linear
-    records = np.zeros((*palettes.shape[:2], 20), dtype=np.float32)
-    records[..., :8] = dq_from_rotation_translation(quat_from_matrix(basis), palettes[..., :3, 3])
-    columns_padded = np.zeros((*palettes.shape[:2], 3, 4))
-    columns_padded[..., :3] = np.swapaxes(stretch, -1, -2)
-    records[..., 8:] = columns_padded.reshape(*palettes.shape[:2], 12)
-    return records
 
 
 class PaletteBuffer:
@@ -155,9 +153,14 @@ class PaletteBuffer:
     joint_count
         ``J``, joints per character (the skeleton's joint count).
     method
-        ``"lbs"`` (linear blend) or ``"dqs"`` (dual quaternion) records; see the module docstring.
-    binding
-        The shader storage binding point; the shaders read binding 0.
+        ``"lbs"`` (linear blend) or ``"dqs"`` (dual quaternion); see the module docstring.
+
+    Attributes
+    ----------
+    record_bytes
+        Bytes per joint of the storage block the vertex shader reads (64 LBS, 80 DQS).
+    characters
+        How many characters the last upload held.
 
     Raises
     ------
@@ -166,20 +169,19 @@ class PaletteBuffer:
         ``GL_MAX_SHADER_STORAGE_BLOCK_SIZE``.
     """
 
-    def __init__(
-        self, ctx: moderngl.Context, joint_count: int, *, method: SkinningMethod = "lbs", binding: int = 0
-    ) -> None:
+    def __init__(self, ctx: moderngl.Context, joint_count: int, *, method: SkinningMethod = "lbs") -> None:
         self.method = _check_method(method)
         if int(joint_count) < 1:
             raise InvalidInputError(f"joint_count must be ≥ 1, got {joint_count}")
         self.ctx = ctx
         self.joint_count = int(joint_count)
-        self.binding = binding
         self.record_bytes = 4 * RECORD_FLOATS[self.method]
         self.max_block_bytes = int(ctx.info["GL_MAX_SHADER_STORAGE_BLOCK_SIZE"])
         self._check_fits(1)
         self.characters = 0
-        self._buffer = ctx.buffer(reserve=self.joint_count * self.record_bytes)
+        self._matrices = ctx.buffer(reserve=self.joint_count * 64)
+        self._records = ctx.buffer(reserve=self.joint_count * self.record_bytes) if self.method == "dqs" else None
+        self._convert = _compute(ctx, "palette_dq.comp") if self.method == "dqs" else None
 
     @property
     def max_characters(self) -> int:
@@ -197,7 +199,7 @@ class PaletteBuffer:
             )
 
     def upload(self, palettes: Any) -> None:
-        """Write all characters' palettes in one buffer upload.
+        """Write all characters' palettes in one buffer upload (DQS: then convert them on the GPU).
 
         Parameters
         ----------
@@ -208,7 +210,8 @@ class PaletteBuffer:
         ------
         InvalidInputError
             Wrong shape, more characters than fit (checked before any conversion), or (while
-            :func:`engine.math.validating`) NaN/inf in the float32 data; nothing is uploaded then.
+            :func:`engine.math.validating`) NaN/inf in the float32 data or, for DQS, a
+            zero-length basis column; nothing is uploaded then.
         SkeletonMismatchError
             ``J`` differs from ``joint_count``.
         """
@@ -220,19 +223,48 @@ class PaletteBuffer:
                 f"palettes have {shape[1]} joints per character, this buffer was made for {self.joint_count}"
             )
         self._check_fits(shape[0])
-        records = pack_palette(palettes, self.method)
-        if records.nbytes > self._buffer.size:
-            self._buffer.orphan(min(max(records.nbytes, 2 * self._buffer.size), self.max_block_bytes))
-        self._buffer.write(records)
+        matrices = pack_palette(palettes)
+        if self.method == "dqs":
+            _check_dq_basis(matrices)
+        count = shape[0] * self.joint_count
+        _grow(self._matrices, matrices.nbytes)
+        self._matrices.write(matrices)
         self.characters = shape[0]
+        if self._records is None or self._convert is None:
+            return
+        _grow(self._records, count * self.record_bytes)
+        self._matrices.bind_to_storage_buffer(1, size=matrices.nbytes)
+        self._records.bind_to_storage_buffer(0, size=count * self.record_bytes)
+        uniform(self._convert, "u_count").value = count
+        self._convert.run(group_x=-(-count // 64))
+        self.ctx.memory_barrier(moderngl.SHADER_STORAGE_BARRIER_BIT | moderngl.BUFFER_UPDATE_BARRIER_BIT)
 
     def bind(self) -> None:
-        """Bind the uploaded records to the storage binding point the shaders read."""
-        self._buffer.bind_to_storage_buffer(self.binding, size=self.characters * self.joint_count * self.record_bytes)
+        """Bind what the vertex shader reads (matrices or DQ records) to storage binding 0."""
+        buffer = self._matrices if self._records is None else self._records
+        buffer.bind_to_storage_buffer(0, size=self.characters * self.joint_count * self.record_bytes)
+
+    def records(self) -> np.ndarray:
+        """Read back what the vertex shader reads: ``(C, J, 16)`` or ``(C, J, 20)`` float32.
+
+        LBS: the matrices column by column. DQS: ``(real xyzw, dual xyzw, stretch)`` with the
+        stretch's three columns each padded to 4 floats (``shaders/dq_joint.glsl``).
+        """
+        buffer = self._matrices if self._records is None else self._records
+        data = buffer.read(size=self.characters * self.joint_count * self.record_bytes)
+        return np.frombuffer(data, np.float32).reshape(self.characters, self.joint_count, -1).copy()
 
     def release(self) -> None:
-        """Free the GPU buffer."""
-        self._buffer.release()
+        """Free the GPU buffers."""
+        self._matrices.release()
+        if self._records is not None:
+            self._records.release()
+
+
+def _grow(buffer: Any, size: int) -> None:
+    """Reallocate ``buffer`` (at least doubling) when ``size`` bytes do not fit."""
+    if size > buffer.size:
+        buffer.orphan(max(size, 2 * buffer.size))
 
 
 def vertex_normals(positions: FloatArray, indices: np.ndarray | None) -> FloatArray:
@@ -366,8 +398,7 @@ class SkinnedMesh:
         with trusted(), np.errstate(over="ignore"):  # scanned below, in float32
             packed = gl_pack(worlds)
         _check_finite_packed(packed, "instance_transforms", "character")
-        if packed.nbytes > self._instances.size:
-            self._instances.orphan(max(packed.nbytes, 2 * self._instances.size))
+        _grow(self._instances, packed.nbytes)
         self._instances.write(packed)
 
     def _prepare(

@@ -6,7 +6,7 @@ import pytest
 
 from engine.errors import ShaderError
 from engine.render import load_program, shader_path, shader_source
-from engine.render.shaders import SHADER_DIR, uniform
+from engine.render.shaders import SHADER_DIR, load_compute, uniform
 
 SHIPPED = [("skinning.vert", "lit.frag"), ("skinning_dq.vert", "lit.frag"), ("lines.vert", "lines.frag")]
 
@@ -100,6 +100,16 @@ def test_link_error_names_the_program(ctx, shader_dir):
     )
     with pytest.raises(ShaderError, match=r"linking ok\.vert \+ wants\.frag failed"):
         load_program(ctx, "ok.vert", "wants.frag", directory=shader_dir)
+
+
+@pytest.mark.gl
+def test_compute_shader_compiles_and_its_errors_name_file_and_line(ctx, shader_dir):
+    assert "u_count" in load_compute(ctx, "palette_dq.comp")
+    (shader_dir / "bad.comp").write_text(
+        "#version 430 core\nlayout(local_size_x = 1) in;\nvoid main() {\n    x = 1;\n}\n"
+    )
+    with pytest.raises(ShaderError, match=r"compiling bad\.comp failed:[\s\S]*bad\.comp, line 4: "):
+        load_compute(ctx, "bad.comp", directory=shader_dir)
 
 
 @pytest.mark.gl

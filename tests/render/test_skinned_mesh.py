@@ -177,20 +177,31 @@ def test_nonuniform_scale_uses_two_phase_dqs_like_the_cpu(ctx):
     gpu.release()
 
 
-def test_pack_palette_dqs_records_rebuild_the_matrix():
+def test_dq_records_made_on_the_gpu_rebuild_the_matrix(ctx):
     """rotation(real) · stretch = M₃ and 2·(dual · conj(real)) = translation, checked with scipy."""
     rng = np.random.default_rng(3)
     palettes = random_palettes(rng, 2, 5, "nonuniform")
     palettes[1, 2, :3, 0] *= -1.0  # a mirror
-    records = pack_palette(palettes, "dqs").astype(np.float64)
+    palettes[0, 1, :3, :3] = Rotation.from_rotvec([np.pi, 0, 0]).as_matrix()  # half turns: Shepperd's other branches
+    palettes[0, 2, :3, :3] = Rotation.from_rotvec([0, np.pi, 0]).as_matrix()
+    palettes[0, 3, :3, :3] = Rotation.from_rotvec([0, 0, np.pi]).as_matrix()
+    palette = PaletteBuffer(ctx, 5, method="dqs")
+    palette.upload(palettes)
+    records = palette.records().astype(np.float64)
     assert records.shape == (2, 5, RECORD_FLOATS["dqs"])
     real, dual = records[..., :4], records[..., 4:8]
+    np.testing.assert_allclose(np.linalg.norm(real, axis=-1), 1.0, atol=1e-6)
     stretch = np.swapaxes(records[..., 8:].reshape(2, 5, 3, 4)[..., :3], -1, -2)
     rotation = Rotation.from_quat(real.reshape(-1, 4)).as_matrix().reshape(2, 5, 3, 3)
     np.testing.assert_allclose(rotation @ stretch, palettes[..., :3, :3], atol=1e-5)
     rv, rw, dv, dw = real[..., :3], real[..., 3:], dual[..., :3], dual[..., 3:]
     np.testing.assert_allclose(2 * (rw * dv - dw * rv + np.cross(rv, dv)), palettes[..., :3, 3], atol=1e-5)
-    np.testing.assert_allclose(pack_palette(palettes, "lbs").reshape(2, 5, 4, 4), np.swapaxes(palettes, -1, -2))
+    lbs = PaletteBuffer(ctx, 5)
+    lbs.upload(palettes)
+    np.testing.assert_allclose(lbs.records().reshape(2, 5, 4, 4), np.swapaxes(palettes, -1, -2), rtol=1e-6)
+    np.testing.assert_array_equal(lbs.records(), pack_palette(palettes))
+    palette.release()
+    lbs.release()
 
 
 def test_draw_renders_each_instance_where_the_projection_puts_it(ctx):
@@ -284,6 +295,13 @@ def test_palette_shape_and_joint_count_errors(ctx, rng):
         gpu.skin(random_palettes(rng, 2, 6), np.eye(4)[None])
     with pytest.raises(InvalidInputError, match="method must be 'lbs' or 'dqs'"):
         gpu.skin(random_palettes(rng, 1, 6), method="slerp")
+    flat = random_palettes(rng, 1, 6)
+    flat[0, 4, :3, 1] = 0.0
+    dq_palette = PaletteBuffer(ctx, 6, method="dqs")
+    with pytest.raises(InvalidInputError, match=r"zero-length basis column at \(character, joint\) = \(0, 4\)"):
+        dq_palette.upload(flat)
+    assert dq_palette.characters == 0
+    dq_palette.release()
     with pytest.raises(InvalidInputError, match="joint_count must be ≥ 1"):
         PaletteBuffer(ctx, 0)
     gpu.release()
