@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 #: Modules providing ``register(subparsers)``, which adds a subcommand and sets ``handler``.
-COMMAND_MODULES: tuple[str, ...] = ("engine.procedural.commands", "engine.io.commands")
+COMMAND_MODULES: tuple[str, ...] = ("engine.procedural.commands", "engine.io.commands", "engine.io.mocap_commands")
 
 
 if __name__ == "__main__":

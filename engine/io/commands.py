@@ -147,6 +147,10 @@ def summarize(asset: GltfAsset) -> str:
 
 def run_inspect(args: argparse.Namespace) -> int:
     """Handler of ``ossa inspect``."""
+    if args.model.suffix.lower() == ".bvh":
+        from engine.io.mocap_commands import run_inspect_bvh  # noqa: PLC0415 (mocap_commands imports this module)
+
+        return run_inspect_bvh(args)
     print(summarize(_load(args.model, textures=True)))
     return 0
 
@@ -217,6 +221,10 @@ def evaluate(asset: GltfAsset, clip: Clip | None, times: FloatArray) -> dict[str
 
 def run_evaluate(args: argparse.Namespace) -> int:
     """Handler of ``ossa evaluate``."""
+    if args.model.suffix.lower() == ".bvh":
+        from engine.io.mocap_commands import run_evaluate_bvh  # noqa: PLC0415 (mocap_commands imports this module)
+
+        return run_evaluate_bvh(args)
     asset = _load(args.model, textures=False)
     for warning in asset.warnings:
         print(f"ossa evaluate: warning: {warning}", file=sys.stderr)
