@@ -3,6 +3,7 @@
 from engine.anim.clip import Channel, Clip
 from engine.anim.local_to_model import local_to_model, model_from_pose
 from engine.anim.pose import Pose
+from engine.anim.retarget import RetargetPlan, plan_retarget, propose_joint_map, retarget_clip, retarget_pose
 from engine.anim.sampling import CompiledClip, compile_clip, sample, sample_channel
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import joint_matrices, skin_vertices, skin_vertices_dq, skinning_palette
@@ -12,11 +13,16 @@ __all__ = [
     "Clip",
     "CompiledClip",
     "Pose",
+    "RetargetPlan",
     "Skeleton",
     "compile_clip",
     "joint_matrices",
     "local_to_model",
     "model_from_pose",
+    "plan_retarget",
+    "propose_joint_map",
+    "retarget_clip",
+    "retarget_pose",
     "sample",
     "sample_channel",
     "skin_vertices",
