@@ -11,8 +11,9 @@ skins one weighted sum of joint matrices per vertex. Ossa's answers come both fr
 Times per clip: before the first key, on keys, between keys and past the last key (used as
 given, no looping). The issue asks for agreement within 1e-5 relative to the model size; Ossa
 agrees to about 1e-15, so the tests hold it to ``TOLERANCE`` = 1e-9 (relative to the model size
-for positions and translations, absolute for the linear parts of matrices). Weights are L1-normalised in the reference too
-(CesiumMan has 210 vertices whose weights do not sum to 1; Ossa normalises by design).
+for positions and translations, absolute for the linear parts of matrices). Weights are
+L1-normalised in the reference too (CesiumMan has 210 vertices whose weights do not sum to 1;
+Ossa normalises by design).
 """
 
 from __future__ import annotations
