@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -341,6 +342,19 @@ def test_pirouette_world_positions_match_an_independent_fk(pirouette_path: Path)
     picked = [names.index(n) for n in ("hip", "head", "lHand", "rForeArm", "lFoot", "rFoot", "rThumb2")]
     np.testing.assert_allclose(model[:, picked][..., :3, 3], 0.01 * expected_cm[:, picked], atol=1e-9)
     np.testing.assert_allclose(model[:, :, :3, 3], 0.01 * expected_cm, atol=1e-9)
+
+
+@pytest.mark.assets
+def test_pirouette_matches_threejs_bvhloader(pirouette_path: Path) -> None:
+    """World positions (cm) recorded from three.js's BVHLoader by tests/io/threejs_bvh_oracle.mjs."""
+    recorded = json.loads((Path(__file__).parent / "data" / "pirouette_threejs.json").read_text())
+    anim = load_bvh(pirouette_path, scale=1.0)
+    assert [n if n != "ENDSITE" else "" for n in recorded["names"]] == [
+        "" if n.endswith("_End") else n for n in anim.skeleton.names
+    ]
+    times = np.array(recorded["frames"]) * anim.frame_time
+    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, times))
+    np.testing.assert_allclose(model[..., :3, 3], recorded["positions"], atol=1e-3)
 
 
 # --- bad files ----------------------------------------------------------------------------------
