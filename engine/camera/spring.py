@@ -16,10 +16,11 @@ stable for any ``dt``. Two steps of ``dt/2`` equal one step of ``dt``, so a held
 followed identically at any frame rate.
 
 Orientations use the same solution in the tangent space at the target. The error is the
-rotation vector ``e = log(q · target⁻¹)`` (world frame, radians), ``ω_vec`` is the world
-angular velocity (rad/s), and the new orientation is ``exp(e) · target``. While the error stays
-under π radians the round trip through ``log``/``exp`` is exact and the same step-size
-independence holds.
+rotation vector ``e = log(q · target⁻¹)`` (world frame, radians), and the new orientation is
+``exp(e) · target``. The state carries the true world angular velocity ``ω`` (rad/s). It is
+converted to the error's rate ``ė = J⁻¹(e)·ω`` before the step and back with ``ω = J(e)·ė`` after
+it, where ``J`` is the left Jacobian of SO(3). While the error stays under π radians the round
+trip through ``log``/``exp`` is exact, so the same step-size independence holds.
 
 The half-life of a spring is the time it takes, starting at rest, to close half the gap:
 ``(1 + ω·h)·exp(-ω·h) = 1/2``, so ``ω = SPRING_HALF_LIFE_FACTOR / h`` with the factor ≈ 1.678.
@@ -53,6 +54,30 @@ SPRING_HALF_LIFE_FACTOR = 1.6783469900166608
 def spring_stiffness_from_half_life(half_life: Any) -> FloatArray:
     """Spring stiffness ``ω`` (1/s) that closes half the gap from rest in ``half_life`` seconds."""
     return rate(None, half_life, half_life_factor=SPRING_HALF_LIFE_FACTOR)
+
+
+#: Below this angle (radians) the Jacobian coefficients use their Taylor series.
+_SERIES_ANGLE = 1e-3
+
+
+def _left_jacobian_apply(phi: FloatArray, v: FloatArray, *, inverse: bool) -> FloatArray:
+    """``J(φ)·v`` or ``J(φ)⁻¹·v`` for SO(3)'s left Jacobian, rotation vectors ``φ (..., 3)`` under π.
+
+    ``J v = v + (1 - cos θ)/θ² · φ×v + (θ - sin θ)/θ³ · φ×(φ×v)`` and
+    ``J⁻¹ v = v - ½ φ×v + (1 - (θ/2)·cot(θ/2))/θ² · φ×(φ×v)``, with ``θ = |φ|``.
+    """
+    theta = np.linalg.norm(phi, axis=-1, keepdims=True)
+    small = theta < _SERIES_ANGLE
+    t = np.where(small, 1.0, theta)
+    t2 = theta * theta
+    if inverse:
+        first = np.full_like(theta, -0.5)
+        second = np.where(small, 1.0 / 12.0 + t2 / 720.0, (1.0 - 0.5 * t / np.tan(0.5 * t)) / (t * t))
+    else:
+        first = np.where(small, 0.5 - t2 / 24.0, 2.0 * np.sin(0.5 * t) ** 2 / (t * t))
+        second = np.where(small, 1.0 / 6.0 - t2 / 120.0, (t - np.sin(t)) / (t * t * t))
+    cross = np.cross(phi, v)
+    return v + first * cross + second * np.cross(phi, cross)
 
 
 def _critical_step(
@@ -127,6 +152,8 @@ def spring_rotation(
     target = as_array(target, "target", (4,))
     omega = rate(stiffness, half_life, half_life_factor=SPRING_HALF_LIFE_FACTOR)
     error = rotvec_from_quat(quat_multiply(q, quat_conjugate(target)))
-    error, angular_velocity = _critical_step(error, angular_velocity, omega, check_dt(dt))
+    rate_of_error = _left_jacobian_apply(error, angular_velocity, inverse=True)
+    error, rate_of_error = _critical_step(error, rate_of_error, omega, check_dt(dt))
+    angular_velocity = _left_jacobian_apply(error, rate_of_error, inverse=False)
     out = quat_multiply(quat_from_rotvec(error), target)
     return np.where(np.sum(out * q, axis=-1, keepdims=True) < 0, -out, out), angular_velocity
