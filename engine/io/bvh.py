@@ -37,7 +37,7 @@ import numpy as np
 
 from engine.anim.clip import Channel, Clip
 from engine.anim.skeleton import Skeleton
-from engine.errors import AssetError
+from engine.errors import AssetError, InvalidInputError
 from engine.math._checks import FloatArray, trusted
 from engine.math.quat import quat_conjugate, quat_from_euler, quat_from_matrix, quat_multiply, unflip
 
@@ -318,11 +318,11 @@ def _raise_motion_error(body: str, frames_line: int, frames: int, num_channels: 
 def _axes_matrix(axes: str | Any) -> FloatArray:
     if isinstance(axes, str):
         if axes not in AXES:
-            raise AssetError(f"axes must be one of {sorted(AXES)} or a 3×3 orthogonal matrix, got {axes!r}")
+            raise InvalidInputError(f"axes must be one of {sorted(AXES)} or a 3×3 orthogonal matrix, got {axes!r}")
         return AXES[axes]
     matrix = np.asarray(axes, dtype=np.float64)
     if matrix.shape != (3, 3) or not np.allclose(matrix @ matrix.T, np.eye(3), atol=1e-9):
-        raise AssetError(f"axes must be a 3×3 orthogonal matrix, got {matrix.tolist()!r}")
+        raise InvalidInputError(f"axes must be a 3×3 orthogonal matrix, got {matrix.tolist()!r}")
     return matrix
 
 
@@ -382,11 +382,12 @@ def parse_bvh(
         With ``where="line N"`` for: missing HIERARCHY or MOTION, bad nesting, a second ROOT,
         unknown or repeated channel names, duplicate joint names, a frame count that does not match
         the frame lines, a frame line with the wrong count of numbers, a non-numeric or non-finite
-        value, a Frame Time that is not a positive number; and (without a line) a non-positive
-        ``scale`` or a bad ``axes``.
+        value, a Frame Time that is not a positive number.
+    InvalidInputError
+        For a non-positive ``scale`` or an ``axes`` that is neither a known name nor orthogonal.
     """
     if not (np.isfinite(scale) and scale > 0):
-        raise AssetError(f"scale must be a positive finite number, got {scale}", file=file)
+        raise InvalidInputError(f"scale must be a positive finite number, got {scale}")
     conversion = _axes_matrix(axes)
     match = _MOTION.search(text)
     joints = _parse_hierarchy(text if match is None else text[: match.start()], file, end_sites)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from engine.anim import model_from_pose, sample
-from engine.errors import AssetError
+from engine.errors import AssetError, InvalidInputError
 from engine.io.bvh import AXES, load_bvh, parse_bvh
 from tests.helpers import assert_quat_allclose
 
@@ -466,7 +466,7 @@ def test_frame_lines_without_a_hierarchy_channel_are_an_error() -> None:
     ],
 )
 def test_bad_options(options: dict, message: str) -> None:
-    with pytest.raises(AssetError, match=message):
+    with pytest.raises(InvalidInputError, match=message):
         parse_bvh(GOOD, **options)
 
 
