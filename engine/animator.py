@@ -61,9 +61,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.anim.additive import additive_clip, apply_additive, identity_skeleton
+from engine.anim.additive import additive_clip, apply_additive, restrict_clip
 from engine.anim.blending import blend
-from engine.anim.clip import Channel, Clip
+from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time, marker_crossings, wrap_raw
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
@@ -174,6 +174,8 @@ class Action:
         self.duration = clip.duration
         """Clip duration in seconds."""
         self._compiled = compile_clip(clip)
+        self._joints: IntArray | None = None  # additive actions: the joints their delta moves
+        self._delta_skeleton: Skeleton | None = None
         markers = clip.markers or {}
         for name, times in markers.items():
             if any(not 0.0 <= t <= self.duration for t in times):
@@ -535,7 +537,6 @@ class Animator:
         self.rest_threshold = float(rest_threshold)
         self.root_joint = None if root_motion is None else self._joint_index(root_motion)
         self.clock = np.zeros(self.num_characters)
-        self._delta_skeleton = identity_skeleton(skeleton)
         self._actions: list[Action] = []
         self._by_clip: dict[tuple[int, bool], tuple[Clip, Action]] = {}
         self._loops = np.zeros(0, dtype=np.intp)
@@ -628,7 +629,9 @@ class Animator:
                 raise InvalidInputError(f"mask must be non-negative, got {float(weights.min())}")
         played = additive_clip(clip, self.skeleton, reference) if additive else clip
         action = Action(self, len(self._actions), played, additive=additive, mask=weights)
-        if self.root_joint is not None and not additive:
+        if additive:
+            self._compact_additive(action)
+        elif self.root_joint is not None:
             action._root = self._root_track(played)
         for name, (dtype, default) in _FIELDS.items():
             row: np.ndarray = np.full((1, self.num_characters), default, dtype=dtype)
@@ -640,12 +643,19 @@ class Animator:
         self._slots = []  # layer buffers are re-made for the new action count
         return action
 
+    def _compact_additive(self, action: Action) -> None:
+        """Sample an additive clip only on the joints it moves: elsewhere its delta is the identity."""
+        moved = {c.target for c in action.clip.channels}
+        if action.mask is not None:
+            moved &= set(np.nonzero(action.mask)[0].tolist())
+        joints = np.array(sorted(moved), dtype=np.intp)
+        action._joints = joints
+        action._delta_skeleton = Skeleton([self.skeleton.names[j] for j in joints], np.full(joints.size, -1))
+        action._compiled = compile_clip(restrict_clip(action.clip, joints))
+
     def _root_track(self, clip: Clip) -> _RootTrack:
         root = self.root_joint
         assert root is not None
-        channels = tuple(
-            Channel(0, c.path, c.interpolation, c.times, c.values) for c in clip.channels if c.target == root
-        )
         one = Skeleton(
             [self.skeleton.names[root]],
             [-1],
@@ -653,7 +663,7 @@ class Animator:
             self.skeleton.rest_rotations[root : root + 1],
             self.skeleton.rest_scales[root : root + 1],
         )
-        compiled = compile_clip(Clip(f"{clip.name}/root", channels, 1))
+        compiled = compile_clip(restrict_clip(clip, [root]))
         ends = sample(compiled, one, np.array([0.0, clip.duration]))
         planar = planar_from_root(ends.translations[:, 0], ends.rotations[:, 0])
         first = Planar(planar.yaw[0], planar.w[0])
@@ -779,9 +789,19 @@ class Animator:
         else:
             local = self.skeleton.rest_pose().broadcast_to((self.num_characters,))
         for action in self._actions:  # additive layers, in creation order
-            if action.additive and effective[action._row].any():
-                delta_pose = sample(action._compiled, self._delta_skeleton, times[action._row])
-                local = apply_additive(local, delta_pose, effective[action._row], action.mask)
+            if action.additive and action._joints is not None and action._joints.size and effective[action._row].any():
+                joints, skeleton = action._joints, action._delta_skeleton
+                assert skeleton is not None
+                delta_pose = sample(action._compiled, skeleton, times[action._row])
+                moved = apply_additive(
+                    local[:, joints],
+                    delta_pose,
+                    effective[action._row],
+                    None if action.mask is None else action.mask[joints],
+                )
+                local.translations[:, joints] = moved.translations
+                local.rotations[:, joints] = moved.rotations
+                local.scales[:, joints] = moved.scales
         norm = np.maximum(root_weight, self.rest_threshold)
         self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
         self.local_pose = local

@@ -29,11 +29,30 @@ from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError, InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, as_array
-from engine.math.quat import quat_conjugate, quat_identity, quat_multiply, quat_normalize, quat_slerp
+from engine.math.quat import quat_conjugate, quat_identity, quat_multiply, quat_normalize
 
 #: Tolerance under which a constant delta counts as the identity in :func:`additive_clip`
 #: (joints without channels then need no constant channel).
 IDENTITY_TOLERANCE = 1e-12
+
+
+def _partial_rotation(delta: FloatArray, weight: FloatArray) -> FloatArray:
+    """``slerp(identity, delta, weight)``: the shortest-arc rotation of ``delta`` scaled by ``weight``.
+
+    ``delta`` ``(..., 4)`` unit, ``weight`` ``(...)``. The half angle is ``atan2(|v|, |w|)``, exact
+    for small and large angles; below a ``|v|`` of 1e-12 ``sin(wθ/2)/sin(θ/2)`` is ``w`` to
+    double precision.
+    """
+    shortest = np.copysign(1.0, delta[..., 3:])  # the representative with w >= 0
+    vector = delta[..., :3] * shortest
+    sin_half = np.sqrt(np.einsum("...k,...k->...", vector, vector))
+    half = np.arctan2(sin_half, np.abs(delta[..., 3]))
+    small = sin_half < 1e-12
+    scale = np.where(small, weight, np.sin(weight * half) / np.where(small, 1.0, sin_half))
+    out = np.empty(np.broadcast_shapes(delta.shape, (*np.shape(weight), 4)))
+    out[..., :3] = vector * scale[..., None]
+    out[..., 3] = np.cos(weight * half)
+    return out
 
 
 def _check_scale(scales: FloatArray, name: str) -> None:
@@ -119,7 +138,7 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, joint_weights: An
         if np.any(mask < 0.0):
             raise InvalidInputError(f"joint_weights must be non-negative, got {float(mask.min())}")
         w = w * mask
-    rotation = quat_slerp(quat_identity(), delta.rotations, w)
+    rotation = _partial_rotation(delta.rotations, w)
     wk = w[..., None]
     return Pose(
         base.translations + wk * delta.translations,
@@ -135,6 +154,37 @@ def identity_skeleton(skeleton: Skeleton) -> Skeleton:
     not animate. The inverse bind matrices are identity too (a delta is never skinned).
     """
     return Skeleton(skeleton.names, skeleton.parents)
+
+
+def restrict_clip(clip: Clip, joints: Any) -> Clip:
+    """The channels of ``clip`` that animate ``joints``, renumbered ``0 … k-1`` in that order.
+
+    Sampling the result with a ``k``-joint skeleton costs ``k`` joints instead of ``J``: the
+    animator samples an additive clip only on the joints it moves (elsewhere its delta is the
+    identity) and a root-motion track on the root alone. Markers are kept.
+
+    Parameters
+    ----------
+    clip
+        Any clip.
+    joints
+        Distinct target indices ``(k,)`` of ``clip``.
+
+    Raises
+    ------
+    InvalidInputError
+        Repeated or out-of-range joint indices.
+    """
+    index = np.asarray(joints, dtype=np.intp).reshape(-1)
+    if np.unique(index).size != index.size or np.any((index < 0) | (index >= clip.num_targets)):
+        raise InvalidInputError(
+            f"joints must be distinct indices below {clip.num_targets} (clip {clip.name!r}), got {index.tolist()}"
+        )
+    slot = {int(j): k for k, j in enumerate(index)}
+    channels = tuple(
+        Channel(slot[c.target], c.path, c.interpolation, c.times, c.values) for c in clip.channels if c.target in slot
+    )
+    return Clip(clip.name, channels, index.size, clip.markers)
 
 
 def _delta_values(channel: Channel, t: FloatArray, r: FloatArray, s: FloatArray) -> FloatArray:

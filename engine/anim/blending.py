@@ -214,19 +214,23 @@ def blend(
     # Reference hemisphere per joint: the first layer with weight there, else the rest rotation.
     reference = np.broadcast_to(rest_r, r.shape[1:])
     for n in range(num_layers - 1, -1, -1):  # loop over layers, not joints
-        reference = np.where(w[n, ..., None] > 0.0, r[n], reference)
-    signed = np.where(np.einsum("n...k,...k->n...", r, reference) < 0.0, -w, w)
+        positive = w[n] > 0.0
+        reference = r[n] if positive.all() else np.where(positive[..., None], r[n], reference)
+    # w · sign(dot(q, reference)): every layer moved into the reference's hemisphere before the sum.
+    signed = np.copysign(w, np.einsum("n...k,...k->n...", r, reference))
     rotations = np.einsum("n...,n...k->...k", signed, r)
     translations = np.einsum("n...,n...k->...k", w, t)
     scales = np.einsum("n...,n...k->...k", w, s)
     if use_rest:
-        rest_sign = np.where(np.einsum("...k,...k->...", rest_r, reference) < 0.0, -rest_w, rest_w)
+        rest_sign = np.copysign(rest_w, np.einsum("...k,...k->...", rest_r, reference))
         rotations += rest_sign[..., None] * rest_r
         translations += rest_w[..., None] * rest_t
         scales += rest_w[..., None] * rest_s
-    norm = np.maximum(total, threshold)[..., None]
-    rotations /= np.sqrt(np.einsum("...k,...k->...", rotations, rotations))[..., None]
-    return Pose(translations / norm, rotations, scales / norm)
+    inverse_total = (1.0 / np.maximum(total, threshold))[..., None]
+    rotations *= (1.0 / np.sqrt(np.einsum("...k,...k->...", rotations, rotations)))[..., None]
+    translations *= inverse_total
+    scales *= inverse_total
+    return Pose(translations, rotations, scales)
 
 
 def subtree_mask(

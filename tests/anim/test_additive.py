@@ -7,7 +7,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from engine.anim import Channel, Clip, Pose, Skeleton, sample
-from engine.anim.additive import additive_clip, additive_pose, apply_additive, identity_skeleton
+from engine.anim.additive import additive_clip, additive_pose, apply_additive, identity_skeleton, restrict_clip
 from engine.anim.blending import subtree_mask
 from engine.errors import DegenerateInputError, InvalidInputError, SkeletonMismatchError
 from engine.procedural.mannequin import build_mannequin
@@ -122,6 +122,30 @@ def test_additive_clip_is_exact_for_every_interpolation(rng, interpolation):
     at = np.linspace(-0.1, 1.1, 13)
     expected = additive_pose(sample(clip, skeleton, at), reference)
     assert_pose_allclose(sample(delta_clip, identity_skeleton(skeleton), at), expected, atol=1e-12)
+
+
+def test_restrict_clip_samples_the_same_values_on_fewer_joints(mannequin):
+    skeleton, clip = mannequin.skeleton, mannequin.clips["walk"]
+    joints = np.array([skeleton.index(n) for n in ("upper_leg_r", "root", "lower_arm_l")])
+    part = restrict_clip(clip, joints)
+    small = Skeleton(
+        [skeleton.names[j] for j in joints],
+        [-1, -1, -1],
+        skeleton.rest_translations[joints],
+        skeleton.rest_rotations[joints],
+        skeleton.rest_scales[joints],
+    )
+    times = np.array([0.0, 0.33, 0.9])
+    full = sample(clip, skeleton, times)
+    assert_pose_allclose(sample(part, small, times), full[:, joints], atol=0.0)
+    assert part.markers == clip.markers
+    assert part.num_targets == 3
+    with pytest.raises(
+        InvalidInputError, match=r"joints must be distinct indices below 25 \(clip 'walk'\), got \[1, 1\]"
+    ):
+        restrict_clip(clip, [1, 1])
+    with pytest.raises(InvalidInputError, match=r"got \[25\]"):
+        restrict_clip(clip, [25])
 
 
 def test_additive_bad_input(rng):
