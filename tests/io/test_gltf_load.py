@@ -326,3 +326,58 @@ def test_interpolation_test_clips(shared_assets: Path) -> None:
     assert sorted(set(modes.values())) == ["CUBICSPLINE", "LINEAR", "STEP"]
     assert modes["Linear Scale"] == "CUBICSPLINE"  # the file's own naming slip: kept as stored
     assert asset.clips[asset.clip_index("CubicSpline Rotation")].channels[0].values.shape == (5, 3, 4)
+
+
+def test_two_skins_share_joints_and_a_mesh(tmp_path: Path) -> None:
+    """Skin 1 holds spine → head only; the same mesh drawn by a second node with skin 1."""
+    b = skinned_document()
+    b.doc["skins"].append({"joints": [4, 2]})  # no inverse binds: identity
+    b.add("nodes", {"name": "mesh2", "mesh": 0, "skin": 1})
+    b.doc["nodes"][0]["children"].append(5)
+    prim = b.doc["meshes"][0]["primitives"][0]
+    for name in ("JOINTS_0", "JOINTS_1"):  # skin 1 has 2 joints: keep indices 0 and 1 only
+        prim["attributes"][name] = b.accessor(
+            [[0, 1, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]], 5121 if name == "JOINTS_0" else 5123, "VEC4"
+        )
+    b.doc["animations"][1]["name"] = "wave"  # duplicate clip names are made unique
+    asset = load_gltf(b.write(tmp_path / "two.gltf"))
+    first, second = asset.skins
+    assert second.skeleton.names == ("spine", "head")
+    assert second.root_parent == 1
+    assert second.from_gltf_order.tolist() == [1, 0]
+    np.testing.assert_array_equal(second.skeleton.inverse_bind_matrices, np.tile(np.eye(4), (2, 1, 1)))
+    np.testing.assert_allclose(second.root_transform[:3, 3], [0, 1.5, 0])
+    assert [c.name for c in asset.clips] == ["wave", "wave#1"]
+    assert [(c.target, c.path) for c in second.clips[0].channels] == [(0, "rotation")]
+    nodes = {m.gltf_node: m for m in asset.mesh_nodes}
+    assert nodes[3].primitives[0].joints[2, :2].tolist() == [first.from_gltf_order[1]] * 2
+    assert nodes[5].primitives[0].joints[2, :2].tolist() == [0, 0]  # glTF joint 1 of skin 1 is the spine
+    assert nodes[5].primitives[0] is not nodes[3].primitives[0]
+
+
+def test_quantized_attributes_and_rotations(tmp_path: Path) -> None:
+    """KHR_mesh_quantization-style integer positions, normalized normals/uvs, and SHORT-normalized rotation keys."""
+    b = DocBuilder()
+    b.doc["extensionsUsed"] = b.doc["extensionsRequired"] = ["KHR_mesh_quantization"]
+    attributes = {
+        "POSITION": b.accessor([[-300, 0, 7], [1, 2, 3], [0, 0, 0]], 5122, "VEC3"),
+        "NORMAL": b.accessor([[0, 0, 127], [0, -128, 0], [127, 0, 0]], 5120, "VEC3", normalized=True),
+        "TEXCOORD_0": b.accessor([[0, 65535], [32768, 0], [0, 0]], 5123, "VEC2", normalized=True),
+    }
+    b.add("meshes", {"primitives": [{"attributes": attributes}]})
+    b.add("nodes", {"mesh": 0})
+    times = b.accessor([0.0, 1.0], 5126, "SCALAR")
+    keys = b.accessor([[0, 0, 0, 32767], [0, 0, 23170, 23170]], 5122, "VEC4", normalized=True)
+    b.add(
+        "animations",
+        {
+            "samplers": [{"input": times, "output": keys}],
+            "channels": [{"sampler": 0, "target": {"node": 0, "path": "rotation"}}],
+        },
+    )
+    asset = load_gltf(b.write(tmp_path / "q.gltf"))
+    data = asset.mesh_nodes[0].primitives[0]
+    np.testing.assert_array_equal(data.positions, [[-300, 0, 7], [1, 2, 3], [0, 0, 0]])
+    np.testing.assert_array_equal(data.normals, [[0, 0, 1], [0, -1, 0], [1, 0, 0]])
+    np.testing.assert_allclose(data.uvs, [[0, 1], [32768 / 65535, 0], [0, 0]])
+    assert_quat_allclose(asset.clips[0].channels[0].values, [[0, 0, 0, 1], [0, 0, np.sqrt(0.5), np.sqrt(0.5)]])
