@@ -9,7 +9,8 @@ Joint limits are relative to the skeleton's rest pose: with ``local = rest · Δ
 ``Δ`` (how far the bone axis leaves its rest direction) is at most ``max_swing`` and its twist
 about the bone axis at most ``max_twist`` in either direction. The bone axis of a joint is the
 direction to the next chain joint in the joint's own frame. Limits are enforced on every
-update, so the returned pose always satisfies them (an input pose outside them is pulled in).
+update, and an input pose outside them is first pulled inside (root first), so the returned pose
+always satisfies them.
 """
 
 from __future__ import annotations
@@ -192,6 +193,9 @@ def _solve(
     joints, state, target, weight, lengths = _setup(
         skeleton, model, chain, target, max_swing, max_twist, weight, max_iterations, tolerance
     )
+    if state.limits is not None:  # bring the input pose inside the limits first
+        for link in range(lengths.shape[-1]):
+            state.turn(link, IDENTITY, np.zeros(target.shape[:-1], dtype=bool))
     done = norm(state.positions[..., -1, :] - target) <= tolerance
     for _ in range(max_iterations):
         if done.all():
