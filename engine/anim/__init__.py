@@ -1,5 +1,7 @@
 """Runtime animation: immutable skeleton/clip data and stateless jobs over numpy arrays."""
 
+from engine.anim.additive import additive_clip, additive_pose, apply_additive, identity_skeleton, restrict_clip
+from engine.anim.blending import blend, interpolate_poses, slerp_chain, subtree_mask
 from engine.anim.clip import Channel, Clip
 from engine.anim.local_to_model import local_to_model, model_from_pose
 from engine.anim.pose import Pose
@@ -15,12 +17,19 @@ __all__ = [
     "Pose",
     "RetargetPlan",
     "Skeleton",
+    "additive_clip",
+    "additive_pose",
+    "apply_additive",
+    "blend",
     "compile_clip",
+    "identity_skeleton",
+    "interpolate_poses",
     "joint_matrices",
     "local_to_model",
     "model_from_pose",
     "plan_retarget",
     "propose_joint_map",
+    "restrict_clip",
     "retarget_clip",
     "retarget_pose",
     "sample",
@@ -28,4 +37,6 @@ __all__ = [
     "skin_vertices",
     "skin_vertices_dq",
     "skinning_palette",
+    "slerp_chain",
+    "subtree_mask",
 ]
