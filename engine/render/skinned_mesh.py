@@ -56,7 +56,7 @@ from engine.render.shaders import load_compute, load_program, uniform
 SkinningMethod = Literal["lbs", "dqs"]
 
 RECORD_FLOATS = {"lbs": 16, "dqs": 20}
-"""float32 values per joint record in the palette buffer, by skinning method."""
+"""float32 values per joint in the storage block the vertex shader reads, by skinning method."""
 
 MAX_INFLUENCE_SETS = 2
 """The skinning shaders read up to two ``JOINTS_n``/``WEIGHTS_n`` sets: 8 influences per vertex."""
@@ -423,7 +423,7 @@ class SkinnedMesh:
         light_color: Any = (1.0, 1.0, 1.0),
         ambient: Any = (0.25, 0.25, 0.25),
     ) -> None:
-        """Draw every character of the palette with one instanced draw call.
+        """Draw every character of the palette with one instanced draw call (depth test enabled).
 
         Parameters
         ----------
