@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from engine.anim.additive import additive_clip, apply_additive, restrict_clip
 from engine.anim.blending import blend
@@ -73,6 +74,8 @@ from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skinning_palette
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray, as_array, trusted
+
+BoolArray = npt.NDArray[np.bool_]
 
 __all__ = ["Action", "Animator", "BlendSpace1D", "Loop", "MarkerEvent", "RootMotion", "SyncGroup"]
 
@@ -220,17 +223,17 @@ class Action:
         return self._get("effective").copy()
 
     @property
-    def enabled(self) -> FloatArray:
+    def enabled(self) -> BoolArray:
         """Whether the action is playing (possibly paused) per character ``(C,)``."""
         return self._get("enabled").copy()
 
     @property
-    def paused(self) -> FloatArray:
+    def paused(self) -> BoolArray:
         """Whether the action's time is frozen per character ``(C,)``."""
         return self._get("paused").copy()
 
     @property
-    def finished(self) -> FloatArray:
+    def finished(self) -> BoolArray:
         """Whether a :attr:`Loop.ONCE` action reached its end (its start, backwards) ``(C,)``."""
         return self._get("finished").copy()
 
@@ -473,10 +476,15 @@ class BlendSpace1D:
         for action in self.actions:
             action.play()
 
-    def set_parameter(self, value: Any, characters: Any = None) -> BlendSpace1D:
-        """Set the parameter (scalar or per selected character) and the members' weights."""
+    def set_parameter(self, value: Any, characters: Any = None, *, weight: Any = 1.0) -> BlendSpace1D:
+        """Set the parameter (scalar or per selected character) and the members' weights.
+
+        The members' weights are written with :meth:`Action.set_effective_weight` and sum to
+        ``weight`` (scalar or per selected character): ramp it to fade the whole space in or out.
+        """
         index = self._animator._select(characters)
         v = np.broadcast_to(as_array(value, "value"), index.shape)
+        scale = np.broadcast_to(as_array(weight, "weight"), index.shape)
         count = len(self.actions)
         weights = np.zeros((count, index.size))
         if count == 1:
@@ -487,6 +495,7 @@ class BlendSpace1D:
             columns = np.arange(index.size)
             weights[lo, columns] = 1.0 - t
             weights[lo + 1, columns] += t
+        weights *= scale
         self.weights[:, index] = weights
         for action, w in zip(self.actions, weights, strict=True):  # loop over points
             action.set_effective_weight(w, index)
@@ -707,7 +716,8 @@ class Animator:
             durations = self._durations[:, None]
             once = loops_arr == Loop.ONCE
             end = np.where(once, np.clip(end, 0.0, durations), end)
-            state["finished"] |= once & running & np.where(speed > 0.0, end >= durations, (speed < 0.0) & (end <= 0.0))
+            at_end = np.where(speed > 0.0, end >= durations, end <= 0.0)
+            state["finished"] = np.where(once & (speed != 0.0), at_end, state["finished"])  # speed 0: unchanged
             state["raw"], wraps = wrap_raw(end, durations, loops_arr)
             for group in self._groups:  # lock members exactly to the group phase (no drift)
                 state["raw"][group.rows] = group.phase * group.durations[:, None]

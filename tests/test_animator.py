@@ -106,6 +106,10 @@ def test_once_clamps_and_finishes():
     assert seen == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
     assert action.finished.tolist() == [True]
     assert action.enabled.tolist() == [True]  # clamped, still weighted
+    action.set_speed(-1.0)
+    animator.update(0.25)
+    assert action.finished.tolist() == [False]
+    np.testing.assert_allclose(probe(animator), [0.75])
 
 
 def test_repeat_wraps():
@@ -483,6 +487,9 @@ def test_blend_space_weights_and_sync(mannequin):
         np.testing.assert_allclose(walk.time / walk.duration, run.time / run.duration, atol=1e-12)
     assert space.sync is not None
     assert idle.time[0] == pytest.approx(0.7)
+    space.set_parameter(2.4, characters=[0, 1], weight=[0.5, 0.0])  # fading the whole space
+    np.testing.assert_allclose(space.weights[:, :2], [[0, 0], [1 / 6, 0], [1 / 3, 0]])
+    np.testing.assert_allclose(walk.effective_weight, [1 / 6, 0, 1, 1 / 3, 0])
 
 
 # --- bad input ------------------------------------------------------------------------------------------------
