@@ -337,6 +337,19 @@ def test_events_per_character_in_one_update():
     assert events[0].time == 0.5
 
 
+def test_zero_length_clip_holds_its_pose_and_fires_its_marker_once():
+    clip = Clip("pose", (Channel(1, "translation", "STEP", [0.0], [[3.0, 0, 0]]),), 2, {"hit": (0.0,)})
+    animator = Animator(SKELETON)
+    action = animator.action(clip).play()
+    events: list[MarkerEvent] = []
+    action.on_marker("hit", events.append)
+    for _ in range(3):
+        animator.update(0.5)
+    assert len(events) == 1
+    np.testing.assert_allclose(probe(animator), [3.0])
+    assert action.time.tolist() == [0.0]
+
+
 def test_zero_weight_action_fires_no_events():
     animator = Animator(SKELETON)
     action = animator.action(ramp(markers={"a": (0.5,)})).play().set_effective_weight(0.0)

@@ -67,7 +67,7 @@ def marker_crossings(
     markers
         Marker times in clip time ``(M,)``, within ``[0, duration]``.
     duration
-        Clip duration ``D`` (positive).
+        Clip duration ``D``; a zero-length clip counts like :attr:`Loop.ONCE`.
     loop
         The loop mode.
     include_start
@@ -95,7 +95,7 @@ def marker_crossings(
     fresh = fresh[:, None] if fresh.ndim else fresh
     closed_lo = ~forward | fresh  # the end of travel is always included, its start only when fresh
     closed_hi = forward | fresh
-    if loop == Loop.ONCE:
+    if loop == Loop.ONCE or duration <= 0.0:  # a zero-length clip has nothing to loop over
         inside = np.where(closed_lo, points >= lo, points > lo) & np.where(closed_hi, points <= hi, points < hi)
         return inside.astype(np.intp)
     if loop == Loop.REPEAT:
