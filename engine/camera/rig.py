@@ -65,7 +65,7 @@ def yaw_pitch_from_forward(forward: Any) -> tuple[FloatArray, FloatArray]:
     Straight up or down the yaw is 0 (no ``asin``, so never NaN for rounded inputs).
     """
     f = as_array(forward, "forward", (3,))
-    yaw = np.arctan2(-f[..., 0], -f[..., 2])
+    yaw = np.arctan2(0.0 - f[..., 0], 0.0 - f[..., 2])  # 0.0 - x: no -0.0, so atan2(0, 0) is 0, not -π
     pitch = np.arctan2(f[..., 1], np.hypot(f[..., 0], f[..., 2]))
     return yaw, pitch
 
