@@ -163,15 +163,14 @@ class Action:
     the action, so calls chain: ``animator.action(clip).set_loop(Loop.ONCE).fade_in(0.2)``.
     """
 
-    def __init__(self, animator: Animator, row: int, clip: Clip, *, additive: bool, mask: FloatArray | None) -> None:
+    def __init__(self, animator: Animator, row: int, clip: Clip, *, additive: bool) -> None:
         self._animator = animator
         self._row = row
         self.clip = clip
         """The clip played (for additive actions: the delta clip made from the source)."""
         self.additive = additive
         """Whether the action is added on top of the blended pose instead of blended into it."""
-        self.mask = mask
-        """Per-joint weights ``(J,)`` or ``None`` (every joint 1)."""
+        self._mask: FloatArray | None = None
         self.loop = Loop.REPEAT
         """Loop mode (:class:`~engine.anim.events.Loop`); set it with :meth:`set_loop`."""
         self.duration = clip.duration
@@ -236,6 +235,11 @@ class Action:
     def finished(self) -> BoolArray:
         """Whether a :attr:`Loop.ONCE` action reached its end (its start, backwards) ``(C,)``."""
         return self._get("finished").copy()
+
+    @property
+    def mask(self) -> FloatArray | None:
+        """Per-joint weights ``(J,)``, or ``None`` for every joint 1; set with :meth:`set_mask`."""
+        return self._mask
 
     def _start_raw(self, index: IntArray) -> FloatArray:
         backwards = self._get("speed")[index] < 0.0
@@ -314,6 +318,13 @@ class Action:
         raw[:] = clip_time(raw, self.duration, self.loop)  # continue from the same clip time
         self.loop = Loop(loop)
         self._animator._loops[self._row] = self.loop
+        return self
+
+    def set_mask(self, mask: Any) -> Action:
+        """Weight the action per joint: ``(J,)`` non-negative (e.g. ``subtree_mask``), or ``None``."""
+        self._mask = self._animator._check_mask(mask)
+        if self.additive:
+            self._animator._compact_additive(self)
         return self
 
     def set_effective_weight(self, weight: Any, characters: Any = None) -> Action:
@@ -629,18 +640,11 @@ class Animator:
             raise SkeletonMismatchError(
                 f"clip {clip.name!r} targets {clip.num_targets} joints but the animator's skeleton has {joints}"
             )
-        weights = None
-        if mask is not None:
-            weights = as_array(mask, "mask")
-            if weights.shape != (joints,):
-                raise SkeletonMismatchError(f"mask must have shape ({joints},) for this skeleton, got {weights.shape}")
-            if np.any(weights < 0.0):
-                raise InvalidInputError(f"mask must be non-negative, got {float(weights.min())}")
+        weights = self._check_mask(mask)
         played = additive_clip(clip, self.skeleton, reference) if additive else clip
-        action = Action(self, len(self._actions), played, additive=additive, mask=weights)
-        if additive:
-            self._compact_additive(action)
-        elif self.root_joint is not None:
+        action = Action(self, len(self._actions), played, additive=additive)
+        action.set_mask(weights)
+        if self.root_joint is not None and not additive:
             action._root = self._root_track(played)
         for name, (dtype, default) in _FIELDS.items():
             row: np.ndarray = np.full((1, self.num_characters), default, dtype=dtype)
@@ -651,6 +655,17 @@ class Animator:
         self._by_clip[key] = (clip, action)  # holding the clip keeps its id unique
         self._slots = []  # layer buffers are re-made for the new action count
         return action
+
+    def _check_mask(self, mask: Any) -> FloatArray | None:
+        if mask is None:
+            return None
+        joints = self.skeleton.num_joints
+        weights = as_array(mask, "mask")
+        if weights.shape != (joints,):
+            raise SkeletonMismatchError(f"mask must have shape ({joints},) for this skeleton, got {weights.shape}")
+        if np.any(weights < 0.0):
+            raise InvalidInputError(f"mask must be non-negative, got {float(weights.min())}")
+        return weights
 
     def _compact_additive(self, action: Action) -> None:
         """Sample an additive clip only on the joints it moves: elsewhere its delta is the identity."""

@@ -61,6 +61,7 @@ def test_every_method_returns_the_action():
         a.crossfade_to(b, 0.2),
         a.crossfade_from(b, 0.2, warp=True),
         a.on_marker("m", lambda event: None),
+        a.set_mask([1.0, 0.5]),
         a.reset(),
         a.stop(),
     ]
@@ -246,6 +247,24 @@ def test_animator_equals_the_bare_functions(mannequin):
     assert_quat_allclose(animator.local_pose.rotations, expected.rotations, atol=1e-12)
     np.testing.assert_allclose(animator.model, model_from_pose(skeleton, expected), atol=1e-12)
     np.testing.assert_allclose(animator.palette, skinning_palette(skeleton, animator.model), atol=1e-12)
+
+
+def test_set_mask_at_runtime_limits_an_additive_layer(mannequin):
+    skeleton, clips = mannequin.skeleton, mannequin.clips
+    animator = Animator(skeleton, 1)
+    animator.action(clips["walk"]).play()
+    lean = animator.action(clips["lean_look"], additive=True).play()
+    animator.update(1.0)
+    full = animator.local_pose.copy()
+    head = subtree_mask(skeleton, "neck")
+    lean.set_mask(head)
+    animator.update(0.0)
+    changed = np.abs(np.sum(full.rotations[0] * animator.local_pose.rotations[0], -1)) < 1.0 - 1e-12
+    assert changed.any()
+    assert not changed[head > 0].any()  # the head keeps the full lean, the spine loses it
+    lean.set_mask(None)
+    animator.update(0.0)
+    assert_quat_allclose(animator.local_pose.rotations, full.rotations, atol=1e-15)
 
 
 @pytest.mark.assets
