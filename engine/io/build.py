@@ -252,6 +252,8 @@ def _unique_names(raw: Sequence[str | None], prefix: str) -> list[str]:
 
 
 class _Builder:
+    """One pass over a document: nodes, scene, animations, skins, then meshes (each needs the last)."""
+
     def __init__(self, doc: GltfDocument, textures: bool) -> None:
         self.doc = doc
         self.gltf = doc.gltf
