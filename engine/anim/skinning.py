@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.anim._layout import components, matrices_out
 from engine.anim.mesh import MeshData
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -32,15 +33,25 @@ def _check_joint_axis(array: Any, name: str, joints: int) -> FloatArray:
     return array
 
 
-def skinning_palette(skeleton: Skeleton, model: Any) -> FloatArray:
+def skinning_palette(skeleton: Skeleton, model: Any, *, out: FloatArray | None = None) -> FloatArray:
     """Skinning matrices ``(..., J, 4, 4)``: ``model[j] @ skeleton.inverse_bind_matrices[j]``.
 
     ``model`` ``(..., J, 4, 4)`` are the joints' model-space matrices (from
-    :func:`~engine.anim.local_to_model.local_to_model`). A vertex in bind space goes to model
-    space through its joints' palette matrices.
+    :func:`~engine.anim.local_to_model.model_from_pose`). A vertex in bind space goes to model
+    space through its joints' palette matrices. The result is stored batch-innermost like the
+    model matrices (see :mod:`engine.anim.local_to_model`), which turns the product into one
+    small matrix product per joint and row over all characters at once (BLAS); ``out``, if
+    given, is filled and returned.
     """
     model = _check_joint_axis(model, "model", skeleton.num_joints)
-    return model @ skeleton.inverse_bind_matrices
+    joints = skeleton.num_joints
+    result, palette = matrices_out(out, model.shape[:-3], joints)
+    # palette[r, k, j, :] = Σ_m inverse_bind[j, m, k] · model[r, m, j, :]
+    inverse_bind_t = skeleton.inverse_bind_matrices.transpose(0, 2, 1)
+    np.matmul(
+        inverse_bind_t[None], components(model, joints, (4, 4)).transpose(0, 2, 1, 3), out=palette.transpose(0, 2, 1, 3)
+    )
+    return result
 
 
 def joint_matrices(world_joints: Any, world_mesh_node: Any, inverse_bind: Any) -> FloatArray:
