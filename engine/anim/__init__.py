@@ -3,6 +3,7 @@
 from engine.anim.additive import additive_clip, additive_pose, apply_additive, identity_skeleton, restrict_clip
 from engine.anim.blending import blend, interpolate_poses, slerp_chain, subtree_mask
 from engine.anim.clip import Channel, Clip
+from engine.anim.ik import IKResult, aim_ik, apply_corrections, ccd_ik, fabrik_ik, two_bone_ik
 from engine.anim.local_to_model import local_to_model, model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.retarget import RetargetPlan, plan_retarget, propose_joint_map, retarget_clip, retarget_pose
@@ -14,14 +15,19 @@ __all__ = [
     "Channel",
     "Clip",
     "CompiledClip",
+    "IKResult",
     "Pose",
     "RetargetPlan",
     "Skeleton",
     "additive_clip",
     "additive_pose",
+    "aim_ik",
     "apply_additive",
+    "apply_corrections",
     "blend",
+    "ccd_ik",
     "compile_clip",
+    "fabrik_ik",
     "identity_skeleton",
     "interpolate_poses",
     "joint_matrices",
@@ -39,4 +45,5 @@ __all__ = [
     "skinning_palette",
     "slerp_chain",
     "subtree_mask",
+    "two_bone_ik",
 ]

@@ -209,8 +209,8 @@ def check_nonnegative(value: float, name: str) -> float:
 
 
 def dot(a: FloatArray, b: FloatArray) -> FloatArray:
-    """``a · b`` over the last axis."""
-    return np.sum(a * b, axis=-1)
+    """``a · b`` over the last axis (einsum: far cheaper than ``sum(axis=-1)`` over 3 or 4 items)."""
+    return np.einsum("...i,...i->...", a, b)
 
 
 def cross(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -222,7 +222,7 @@ def cross(a: FloatArray, b: FloatArray) -> FloatArray:
 
 def norm(v: FloatArray) -> FloatArray:
     """Euclidean length over the last axis."""
-    return np.sqrt(np.sum(v * v, axis=-1))
+    return np.sqrt(np.einsum("...i,...i->...", v, v))
 
 
 def unit(v: FloatArray, eps: Any = 1e-12) -> tuple[FloatArray, BoolArray]:
@@ -249,7 +249,7 @@ def qmul(a: FloatArray, b: FloatArray) -> FloatArray:
     av, aw = a[..., :3], a[..., 3:]
     bv, bw = b[..., :3], b[..., 3:]
     xyz = aw * bv + bw * av + cross(av, bv)
-    w = aw * bw - np.sum(av * bv, axis=-1, keepdims=True)
+    w = aw * bw - np.einsum("...i,...i->...", av, bv)[..., None]
     return np.concatenate((xyz, w), axis=-1)
 
 
@@ -297,7 +297,7 @@ def qaxis(axis: FloatArray, angle: FloatArray) -> FloatArray:
 
 def qnormalize(q: FloatArray) -> FloatArray:
     """``q / |q|`` for quaternions known to be near unit length."""
-    return q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
+    return q / np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
 
 
 def in_frame(frame: FloatArray, q: FloatArray) -> FloatArray:
@@ -350,7 +350,7 @@ def frame_rotations(model: FloatArray) -> FloatArray:
     matrices above it are similarities (rotation × positive uniform scale).
     """
     basis = model[..., :3, :3]
-    basis = basis / np.sqrt(np.sum(basis * basis, axis=-2, keepdims=True))
+    basis = basis / np.sqrt(np.einsum("...ij,...ij->...j", basis, basis))[..., None, :]
     return quat_from_matrix(basis)
 
 

@@ -8,9 +8,14 @@ link, which places each bone exactly on FABRIK's direction).
 Joint limits are relative to the skeleton's rest pose: with ``local = rest · Δ``, the swing of
 ``Δ`` (how far the bone axis leaves its rest direction) is at most ``max_swing`` and its twist
 about the bone axis at most ``max_twist`` in either direction. The bone axis of a joint is the
-direction to the next chain joint in the joint's own frame. Limits are enforced on every
-update, and an input pose outside them is first pulled inside (root first), so the returned pose
-always satisfies them.
+direction to the next chain joint in the joint's own frame (for a zero-length bone, local +Y).
+Limits are enforced on every update, and an input pose outside them is first pulled inside
+(root first), so the solved pose (weight 1) always satisfies them; a weight below 1 blends
+towards the input pose, which may lie outside.
+
+Inputs are model-space matrices of the current pose and model-space targets; the returned
+corrections are local, to post-multiply onto the chain joints' local rotations (see
+:class:`~engine.anim.ik.IKResult`).
 """
 
 from __future__ import annotations
@@ -373,7 +378,11 @@ def fabrik_ik(
     Notes
     -----
     Zero-length bones are carried along without turning. A target out of reach leaves the
-    chain stretched towards it and ``reached`` False.
+    chain stretched towards it and ``reached`` False. Tight limits can stop FABRIK short of a
+    target that a differently bent pose would reach: the reaching pass ignores limits, so when
+    the pose it heads for bends a joint past its limit, the clamped backward pass keeps landing
+    in the same place. CCD, which turns every joint towards the target within its limits,
+    copes better with tightly limited chains.
 
     Examples
     --------

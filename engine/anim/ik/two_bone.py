@@ -178,7 +178,7 @@ def two_bone_ik(
     )
 
     a, b, c = chain[..., 0, :3, 3], chain[..., 1, :3, 3], chain[..., 2, :3, 3]
-    frames = frame_rotations(chain)
+    frames = frame_rotations(chain if keep_end_rotation else chain[..., :2, :, :])
     v1, v2 = b - a, c - b
     l1, l2 = norm(v1), norm(v2)
     reach = l1 + l2
