@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
-from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.errors import DegenerateInputError, InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray, as_array, check_finite, nonzero_norm
 from engine.math.quat import quat_from_matrix, quat_pow
 
@@ -100,7 +100,7 @@ def apply_corrections(pose: Pose, joints: Any, corrections: Any) -> Pose:
         raise InvalidInputError(
             f"corrections must have shape (..., {index.size}, 4) for {index.size} joints, got {corrections.shape}"
         )
-    batch = _broadcast("pose and corrections", pose.shape[:-1], corrections.shape[:-2])
+    batch = batch_shape(pose=pose.shape[:-1], corrections=corrections.shape[:-2])
 
     def grow(values: FloatArray) -> FloatArray:
         return np.broadcast_to(values, (*batch, *values.shape[-2:])).copy()
@@ -111,13 +111,6 @@ def apply_corrections(pose: Pose, joints: Any, corrections: Any) -> Pose:
 
 
 # --- argument checks --------------------------------------------------------------------------
-
-
-def _broadcast(what: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise InvalidInputError(f"{what} must have broadcastable batch shapes, got {list(shapes)}") from None
 
 
 def batch_shape(**shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -347,11 +340,14 @@ def frame_rotations(model: FloatArray) -> FloatArray:
 
     The joint's own scale is removed by normalising the basis columns, so a joint with any
     positive (even non-uniform) scale of its own gives its rotation exactly, provided the
-    matrices above it are similarities (rotation × positive uniform scale).
+    matrices above it are similarities (rotation × positive uniform scale). A zero-scale axis
+    has no orientation and raises :class:`~engine.errors.DegenerateInputError`.
     """
     basis = model[..., :3, :3]
-    basis = basis / np.sqrt(np.einsum("...ij,...ij->...j", basis, basis))[..., None, :]
-    return quat_from_matrix(basis)
+    lengths = np.sqrt(np.einsum("...ij,...ij->...j", basis, basis))
+    if np.any(lengths <= 1e-300):
+        raise DegenerateInputError("model matrices of the IK joints must have non-zero scale on every axis")
+    return quat_from_matrix(basis / lengths[..., None, :])
 
 
 def weighted(corrections: FloatArray, weight: FloatArray) -> FloatArray:

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from engine.anim.ik._core import (
-    IDENTITY,
     IKResult,
     JointRef,
     arc,
@@ -245,5 +244,5 @@ def two_bone_ik(
         corrections.append(in_frame(frames[..., 2, :], qconj(end_motion)))
     else:
         joints = joints[:2]
-    stacked = np.stack(np.broadcast_arrays(*corrections, np.broadcast_to(IDENTITY, (*batch, 4))), axis=-2)[..., :-1, :]
+    stacked = np.stack([np.broadcast_to(c, (*batch, 4)) for c in corrections], axis=-2)
     return IKResult(joints, weighted(stacked, weight), np.broadcast_to(reached, batch).copy())
