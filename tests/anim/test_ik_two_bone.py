@@ -319,10 +319,11 @@ def test_apply_corrections_broadcasts_a_single_pose_over_characters(rng):
         ([1, 99], np.tile([0, 0, 0, 1.0], (2, 1)), SkeletonMismatchError, r"joints must lie in \[0, 7\)"),
         ([1, 2], np.tile([0, 0, 0, 1.0], (3, 1)), InvalidInputError, r"corrections must have shape \(\.\.\., 2, 4\)"),
         ([[1, 2]], np.tile([0, 0, 0, 1.0], (2, 1)), InvalidInputError, "joints must be a 1-D sequence"),
+        ([1, 2], np.tile([0, 0, 0, 1.0], (2, 2, 1)), InvalidInputError, r"batch shapes do not broadcast: pose \(3,\)"),
     ],
 )
 def test_apply_corrections_rejects_bad_input(rng, joints, corrections, error, match):
-    pose = leg_skeleton(rng).rest_pose()
+    pose = leg_skeleton(rng).rest_pose().broadcast_to((3,))
     with pytest.raises(error, match=match):
         apply_corrections(pose, joints, corrections)
 
@@ -371,7 +372,7 @@ def test_bad_input_raises_typed_errors(leg_model, kwargs, error, match):
         )
 
 
-def test_model_for_another_skeleton_raises(leg_model):
+def test_bad_model_raises(leg_model):
     skeleton, model = leg_model
     with pytest.raises(SkeletonMismatchError, match=r"model must have shape \(\.\.\., 7, 4, 4\)"):
         two_bone_ik(skeleton, model[:-1], HIP, KNEE, ANKLE, [0, 0, 0], [0, 0, 1])
@@ -379,3 +380,7 @@ def test_model_for_another_skeleton_raises(leg_model):
     bad[skeleton.index(KNEE), 0, 3] = np.inf
     with pytest.raises(InvalidInputError, match="model must be finite"):
         two_bone_ik(skeleton, bad, HIP, KNEE, ANKLE, [0, 0, 0], [0, 0, 1])
+    flat = model.copy()
+    flat[skeleton.index(KNEE), :3, 1] = 0.0  # a zero-scale axis: no orientation
+    with pytest.raises(DegenerateInputError, match="must have non-zero scale on every axis"):
+        two_bone_ik(skeleton, flat, HIP, KNEE, ANKLE, [0, 0, 0], [0, 0, 1])
