@@ -104,6 +104,14 @@ def _orientation_from_basis(right: FloatArray, forward: FloatArray) -> FloatArra
     return quat_from_matrix(np.stack((right, screen_up, -forward), axis=-1))
 
 
+def _pole_right(forward: FloatArray, up: FloatArray, heading: FloatArray) -> FloatArray:
+    """Right vectors at the pole without ``previous``: ``heading × up`` on the image plane, else any perpendicular."""
+    right = np.cross(heading, up)
+    right = right - np.sum(right * forward, axis=-1, keepdims=True) * forward
+    norm = np.linalg.norm(right, axis=-1, keepdims=True)
+    return np.where(norm > POLE_TOLERANCE, right / np.maximum(norm, POLE_TOLERANCE), any_perpendicular(forward))
+
+
 def look_at(
     eye: Any,
     target: Any,
@@ -160,13 +168,9 @@ def look_at(
 
     if previous is None:
         at_pole = sin_up <= POLE_TOLERANCE
-        pole_right = np.cross(heading, up)
-        pole_right = pole_right - np.sum(pole_right * forward, axis=-1, keepdims=True) * forward
-        pole_norm = np.linalg.norm(pole_right, axis=-1, keepdims=True)
-        pole_right = np.where(
-            pole_norm > POLE_TOLERANCE, pole_right / np.maximum(pole_norm, POLE_TOLERANCE), any_perpendicular(forward)
-        )
-        right = np.where(at_pole, pole_right, right_up / np.maximum(sin_up, POLE_TOLERANCE))
+        right = right_up / np.maximum(sin_up, POLE_TOLERANCE)
+        if np.any(at_pole):  # rare: only then pay for the fallback
+            right = np.where(at_pole, _pole_right(forward, up, heading), right)
         return _orientation_from_basis(right, forward)
 
     prev = as_array(previous, "previous", (4,))
