@@ -381,7 +381,7 @@ def _sample_into(compiled_clip: CompiledClip, times: FloatArray, outputs: dict[s
     if not compiled_clip.groups:
         return
     index, u = _segments(compiled_clip, times)
-    gathered = compiled_clip.table[:, index]  # (R, B): every coefficient for every character, one gather
+    gathered = np.take(compiled_clip.table, index, axis=1)  # (R, B) C-ordered: one gather for everything
     count = times.size
     for group in compiled_clip.groups:
         block = gathered[group.rows].reshape(group.terms, group.width, group.count, count)

@@ -113,3 +113,53 @@ def test_bad_arguments_are_rejected() -> None:
         local_to_model(skeleton, np.zeros((1, 3, 3)))
     with pytest.raises(InvalidInputError, match=r"local must be finite"):
         local_to_model(skeleton, np.full((1, 4, 4), np.nan))
+
+
+def test_projective_local_matrices_use_the_full_product(rng: np.random.Generator) -> None:
+    parents = np.array([-1, 0, 1, 0])
+    skeleton = Skeleton(list("abcd"), parents)
+    local = rng.normal(size=(2, 4, 4, 4))  # last rows not (0, 0, 0, 1)
+    got = local_to_model(skeleton, local)
+    for c in range(2):
+        np.testing.assert_allclose(got[c], local_to_model_recursive(parents, local[c]), atol=1e-12, rtol=1e-12)
+
+
+def test_out_buffers_are_filled_and_returned(rng: np.random.Generator) -> None:
+    skeleton = Skeleton(["a", "b", "c"], [-1, 0, 1])
+    pose = random_pose(skeleton, rng, (4,))
+    fresh = model_from_pose(skeleton, pose)
+    for out in (np.empty((4, 3, 4, 4)), np.empty_like(fresh)):  # C order, or the batch-innermost order
+        assert model_from_pose(skeleton, pose, out=out) is out
+        np.testing.assert_array_equal(out, fresh)
+        assert local_to_model(skeleton, pose.matrices(), out=out) is out
+        np.testing.assert_allclose(out, fresh, atol=1e-12)
+
+
+def test_results_do_not_depend_on_the_input_layout(rng: np.random.Generator) -> None:
+    skeleton = Skeleton(["a", "b", "c", "d"], [-1, 0, 1, 1])
+    pose = random_pose(skeleton, rng, (5,))
+    fortran = Pose(*(np.asfortranarray(a) for a in (pose.translations, pose.rotations, pose.scales)))
+    np.testing.assert_array_equal(model_from_pose(skeleton, fortran), model_from_pose(skeleton, pose))
+    local = pose.matrices()
+    np.testing.assert_array_equal(local_to_model(skeleton, np.asfortranarray(local)), local_to_model(skeleton, local))
+
+
+def test_bad_out_buffers_are_rejected(rng: np.random.Generator) -> None:
+    skeleton = Skeleton(["a", "b"], [-1, 0])
+    pose = random_pose(skeleton, rng, (3,))
+    with pytest.raises(
+        InvalidInputError, match=r"out must be a float64 array shaped \(3, 2, 4, 4\), got float64 \(2, 2, 4, 4\)"
+    ):
+        model_from_pose(skeleton, pose, out=np.empty((2, 2, 4, 4)))
+    with pytest.raises(InvalidInputError, match=r"out must be a float64 array shaped .* got float32"):
+        model_from_pose(skeleton, pose, out=np.empty((3, 2, 4, 4), dtype=np.float32))
+    with pytest.raises(InvalidInputError, match=r"out must be a float64 array shaped .* got list"):
+        model_from_pose(skeleton, pose, out=[])  # type: ignore[arg-type]
+    grid = random_pose(skeleton, rng, (2, 3))
+    strided = np.empty((3, 2, 2, 4, 4)).transpose(1, 0, 2, 3, 4)  # (2, 3) batch axes that cannot merge
+    with pytest.raises(InvalidInputError, match=r"out must be reshapeable to \(6, 2, \.\.\.\) without a copy"):
+        model_from_pose(skeleton, grid, out=strided)
+    frozen = np.empty((3, 2, 4, 4))
+    frozen.flags.writeable = False
+    with pytest.raises(InvalidInputError, match=r"out must be writable"):
+        model_from_pose(skeleton, pose, out=frozen)

@@ -309,3 +309,15 @@ def test_not_a_clip_or_channel_is_rejected() -> None:
         sample({}, chain(1), 0.0)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match=r"channel must be a Channel, got list"):
         sample_channel([], 0.0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("degrees", [1e-6, 30.0, 120.0, 179.0, 179.999])
+def test_slerp_is_exact_for_small_and_wide_arcs(degrees: float) -> None:
+    # Wide rotations give 4-D arcs near 90°: the longest the series for sine and cosine must cover.
+    a = Rotation.from_rotvec([0.3, -0.2, 0.1]).as_quat()
+    b = (Rotation.from_rotvec(np.radians(degrees) * np.array([0.0, 0.6, 0.8])) * Rotation.from_quat(a)).as_quat()
+    channel = Channel(0, "rotation", "LINEAR", [0.0, 1.0], [a, b])
+    clip, skeleton = one_channel(channel)
+    t = np.linspace(0.0, 1.0, 33)
+    expected = Slerp([0.0, 1.0], Rotation.from_quat([a, b]))(t).as_quat()
+    assert_quat_allclose(sample(clip, skeleton, t).rotations[:, 0], expected, atol=1e-13)

@@ -212,3 +212,16 @@ def test_skinning_a_posed_skeleton_end_to_end(rng: np.random.Generator) -> None:
     bind_positions, _ = skin_vertices(skinning_palette(skeleton, model_from_pose(skeleton, rest)), mesh)
     np.testing.assert_allclose(bind_positions, mesh.positions, atol=1e-12)
     assert not np.allclose(positions, mesh.positions)
+
+
+def test_palette_out_buffer_and_any_model_layout(rng: np.random.Generator) -> None:
+    skeleton = bind_skeleton(rng)
+    model = random_affine(rng, 2 * 5).reshape(2, 5, 4, 4)
+    expected = model @ skeleton.inverse_bind_matrices
+    out = np.empty((2, 5, 4, 4))
+    assert skinning_palette(skeleton, model, out=out) is out
+    np.testing.assert_allclose(out, expected, atol=1e-12)
+    np.testing.assert_allclose(skinning_palette(skeleton, np.asfortranarray(model)), expected, atol=1e-12)
+    np.testing.assert_allclose(skinning_palette(skeleton, model[0]), expected[0], atol=1e-12)
+    with pytest.raises(InvalidInputError, match=r"out must be a float64 array shaped \(2, 5, 4, 4\)"):
+        skinning_palette(skeleton, model, out=np.empty((5, 4, 4)))
