@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import DegenerateInputError, InvalidInputError
+from engine.math._blocks import blockwise
 from engine.math._checks import FloatArray, as_array, check_finite, nonzero_norm
 
 #: Below this ``1 - |dot|`` slerp falls back to a normalised lerp (the angle is under ~0.08°).
@@ -194,11 +195,22 @@ def rotvec_from_quat(q: Any) -> FloatArray:
 
 def quat_rotate(q: Any, v: Any) -> FloatArray:
     """Rotate vectors ``v (..., 3)`` by unit quaternions: ``v + 2w(u×v) + 2u×(u×v)``, ``u = q.xyz``."""
-    q = as_array(q, "q", (4,))
-    v = as_array(v, "v", (3,))
-    u = q[..., :3]
-    uv = np.cross(u, v)
-    return v + 2.0 * (q[..., 3:] * uv + np.cross(u, uv))
+    return blockwise(_rotate_kernel, (3,), (as_array(q, "q", (4,)), 1), (as_array(v, "v", (3,)), 1))
+
+
+def _rotate_kernel(out: FloatArray, q: FloatArray, v: FloatArray) -> None:
+    """``out = v + w·t + u × t`` with ``t = 2 u × v``, written out per component."""
+    qx, qy, qz, qw = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
+    tx = qy * vz - qz * vy
+    tx += tx
+    ty = qz * vx - qx * vz
+    ty += ty
+    tz = qx * vy - qy * vx
+    tz += tz
+    out[..., 0] = vx + qw * tx + (qy * tz - qz * ty)
+    out[..., 1] = vy + qw * ty + (qz * tx - qx * tz)
+    out[..., 2] = vz + qw * tz + (qx * ty - qy * tx)
 
 
 def quat_rotate_sandwich(q: Any, v: Any) -> FloatArray:
@@ -211,17 +223,24 @@ def quat_rotate_sandwich(q: Any, v: Any) -> FloatArray:
 
 def matrix_from_quat(q: Any) -> FloatArray:
     """3×3 rotation matrices ``(..., 3, 3)`` (column vectors: ``R @ v``) from unit quaternions."""
-    q = as_array(q, "q", (4,))
-    x, y, z, w = np.moveaxis(q, -1, 0)
-    xx, yy, zz = x * x, y * y, z * z
-    xy, xz, yz = x * y, x * z, y * z
-    wx, wy, wz = w * x, w * y, w * z
-    rows = (
-        (1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
-        (2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
-        (2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)),
-    )
-    return np.stack([np.stack(r, axis=-1) for r in rows], axis=-2)
+    return blockwise(_matrix_kernel, (3, 3), (as_array(q, "q", (4,)), 1))
+
+
+def _matrix_kernel(out: FloatArray, q: FloatArray) -> None:
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    x2, y2, z2 = x + x, y + y, z + z
+    xx, yy, zz = x * x2, y * y2, z * z2
+    xy, xz, yz = x * y2, x * z2, y * z2
+    wx, wy, wz = w * x2, w * y2, w * z2
+    np.subtract(1.0, yy + zz, out=out[..., 0, 0])
+    np.subtract(xy, wz, out=out[..., 0, 1])
+    np.add(xz, wy, out=out[..., 0, 2])
+    np.add(xy, wz, out=out[..., 1, 0])
+    np.subtract(1.0, xx + zz, out=out[..., 1, 1])
+    np.subtract(yz, wx, out=out[..., 1, 2])
+    np.subtract(xz, wy, out=out[..., 2, 0])
+    np.add(yz, wx, out=out[..., 2, 1])
+    np.subtract(1.0, xx + yy, out=out[..., 2, 2])
 
 
 def quat_from_matrix(m: Any) -> FloatArray:
@@ -236,47 +255,33 @@ def quat_from_matrix(m: Any) -> FloatArray:
     elif m.shape[-2:] != (3, 3) or m.ndim < 2:
         raise InvalidInputError(f"m must have shape (..., 3, 3) or (..., 4, 4), got {m.shape}")
     check_finite(m, "m")
-    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
-    trace = m00 + m11 + m22
-    choice = np.argmax(np.stack((m00, m11, m22, trace), axis=-1), axis=-1)
-    cands = np.stack(
-        (
-            np.stack(
-                (
-                    1 + m00 - m11 - m22,
-                    m[..., 0, 1] + m[..., 1, 0],
-                    m[..., 0, 2] + m[..., 2, 0],
-                    m[..., 2, 1] - m[..., 1, 2],
-                ),
-                -1,
-            ),
-            np.stack(
-                (
-                    m[..., 0, 1] + m[..., 1, 0],
-                    1 - m00 + m11 - m22,
-                    m[..., 1, 2] + m[..., 2, 1],
-                    m[..., 0, 2] - m[..., 2, 0],
-                ),
-                -1,
-            ),
-            np.stack(
-                (
-                    m[..., 0, 2] + m[..., 2, 0],
-                    m[..., 1, 2] + m[..., 2, 1],
-                    1 - m00 - m11 + m22,
-                    m[..., 1, 0] - m[..., 0, 1],
-                ),
-                -1,
-            ),
-            np.stack(
-                (m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1], 1 + trace), -1
-            ),
-        ),
-        axis=-2,
-    )
-    q = np.take_along_axis(cands, choice[..., None, None], axis=-2)[..., 0, :]
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.where((q[..., 3] < 0)[..., None], -q, q)
+    return blockwise(_shepperd_kernel, (4,), (m, 2))
+
+
+def _shepperd_kernel(out: FloatArray, m: FloatArray) -> None:
+    """Rows of ``K = 4 q qᵀ`` from the matrix entries; keep the row with the largest diagonal."""
+    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
+    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
+    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
+    k = np.empty((*m.shape[:-2], 4, 4))
+    one_plus, one_minus = 1.0 + m00, 1.0 - m00
+    plus, minus = m11 + m22, m11 - m22
+    np.subtract(one_plus, plus, out=k[..., 0, 0])  # 4x²
+    np.add(one_minus, minus, out=k[..., 1, 1])  # 4y²
+    np.subtract(one_minus, minus, out=k[..., 2, 2])  # 4z²
+    np.add(one_plus, plus, out=k[..., 3, 3])  # 4w²
+    np.add(m01, m10, out=k[..., 0, 1])  # 4xy
+    np.add(m02, m20, out=k[..., 0, 2])  # 4xz
+    np.add(m12, m21, out=k[..., 1, 2])  # 4yz
+    np.subtract(m21, m12, out=k[..., 0, 3])  # 4wx
+    np.subtract(m02, m20, out=k[..., 1, 3])  # 4wy
+    np.subtract(m10, m01, out=k[..., 2, 3])  # 4wz
+    k[..., 1, 0], k[..., 2, 0], k[..., 2, 1] = k[..., 0, 1], k[..., 0, 2], k[..., 1, 2]
+    k[..., 3, 0], k[..., 3, 1], k[..., 3, 2] = k[..., 0, 3], k[..., 1, 3], k[..., 2, 3]
+    choice = np.argmax(np.diagonal(k, axis1=-2, axis2=-1), axis=-1)
+    row = np.take_along_axis(k, choice[..., None, None], axis=-2)[..., 0, :]
+    scale = 1.0 / np.sqrt(np.einsum("...i,...i->...", row, row))
+    np.multiply(row, np.where(row[..., 3] < 0.0, -scale, scale)[..., None], out=out)
 
 
 # --- Euler angles -----------------------------------------------------------------------------
