@@ -56,7 +56,8 @@ NAN_Q = np.array([0.0, np.nan, 0.0, 1.0])
 
 def test_errors_are_ossa_errors_and_value_errors() -> None:
     assert issubclass(DegenerateInputError, InvalidInputError)
-    assert issubclass(InvalidInputError, OssaError) and issubclass(InvalidInputError, ValueError)
+    assert issubclass(InvalidInputError, OssaError)
+    assert issubclass(InvalidInputError, ValueError)
 
 
 WRONG_SHAPES: list[tuple[Callable[..., Any], tuple[Any, ...], str]] = [
@@ -79,8 +80,16 @@ WRONG_SHAPES: list[tuple[Callable[..., Any], tuple[Any, ...], str]] = [
     (gl_pack, (np.eye(3),), r"m must have shape \(\.\.\., 4, 4\), got \(3, 3\)"),
     (dq_multiply, (Q, DQ), r"a must have shape \(\.\.\., 8\), got \(4,\)"),
     (dq_blend, (np.zeros((2, 4)), [0.5, 0.5]), r"dqs must have shape \(\.\.\., 8\), got \(2, 4\)"),
-    (dq_blend, (np.stack([DQ, DQ]), [1.0]), r"weights must have shape \(\.\.\., N\) for dqs of shape \(\.\.\., N, 8\), got weights \(1,\) and dqs \(2, 8\)"),
-    (dq_blend, (DQ, 1.0), r"weights must have shape \(\.\.\., N\) for dqs of shape \(\.\.\., N, 8\), got weights \(\) and dqs \(8,\)"),
+    (
+        dq_blend,
+        (np.stack([DQ, DQ]), [1.0]),
+        r"weights must have shape \(\.\.\., N\) for dqs of shape \(\.\.\., N, 8\), got weights \(1,\) and dqs \(2, 8\)",
+    ),
+    (
+        dq_blend,
+        (DQ, 1.0),
+        r"weights must have shape \(\.\.\., N\) for dqs of shape \(\.\.\., N, 8\), got weights \(\) and dqs \(8,\)",
+    ),
     (dq_transform_points, (DQ, np.zeros(2)), r"points must have shape \(\.\.\., 3\), got \(2,\)"),
     (vec_cross, (np.zeros(2), V), r"a must have shape \(\.\.\., 3\), got \(2,\)"),
 ]
@@ -140,11 +149,19 @@ DEGENERATE: list[tuple[Callable[..., Any], tuple[Any, ...], str]] = [
     (quat_log, (ZERO,), r"q must be a non-zero quaternion"),
     (euler_from_quat, (ZERO, "XYZ"), r"q must be a non-zero quaternion"),
     (quat_from_axis_angle, (np.zeros(3), 1.0), r"axis must be a non-zero axis, got norm 0"),
-    (quat_from_axis_angle, ([[0, 1, 0], [0, 0, 1e-13]], 1.0), r"axis must be a non-zero axis, got norm 1e-13 at index \(1,\)"),
+    (
+        quat_from_axis_angle,
+        ([[0, 1, 0], [0, 0, 1e-13]], 1.0),
+        r"axis must be a non-zero axis, got norm 1e-13 at index \(1,\)",
+    ),
     (vec_normalize, (np.zeros(3),), r"v must be a non-zero vector, got norm 0"),
     (any_perpendicular, (np.zeros((2, 3)),), r"v must be a non-zero vector, got norm 0 at index \(0,\)"),
     (dq_normalize, (np.zeros(8),), r"dq must be a non-zero dual quaternion \(real part\), got norm 0"),
-    (dq_blend, (np.stack([DQ, DQ]), [0.0, 0.0]), r"weighted sum of dqs must be a non-zero dual quaternion \(real part\)"),
+    (
+        dq_blend,
+        (np.stack([DQ, DQ]), [0.0, 0.0]),
+        r"weighted sum of dqs must be a non-zero dual quaternion \(real part\)",
+    ),
     (trs_from_matrix, (np.diag([1.0, 0.0, 1.0, 1.0]),), r"m has a zero-length basis column: scale 0"),
     (affine_inverse, (np.diag([1.0, 1.0, 0.0, 1.0]),), r"m is singular \(its 3×3 part has determinant 0\)"),
     (check_unit, (2 * Q, "rest"), r"rest must hold unit quaternions, got \|q\|² off by 3"),
@@ -173,14 +190,19 @@ def test_safe_normalize_does_not_raise_on_zero() -> None:
     ],
 )
 def test_perspective_rejects_bad_frusta(args: tuple[float, float, float, float], shown: str) -> None:
-    with pytest.raises(DegenerateInputError, match=r"perspective needs 0 < fov_y < π, aspect > 0 and 0 < near < far, got .*" + shown):
+    with pytest.raises(
+        DegenerateInputError, match=r"perspective needs 0 < fov_y < π, aspect > 0 and 0 < near < far, got .*" + shown
+    ):
         perspective(*args)
 
 
 @pytest.mark.parametrize(
     ("order", "message"),
     [
-        ("XYZW", r"order must be 3 letters from xyz, all uppercase \(intrinsic\) or all lowercase \(extrinsic\), got 'XYZW'"),
+        (
+            "XYZW",
+            r"order must be 3 letters from xyz, all uppercase \(intrinsic\) or all lowercase \(extrinsic\), got 'XYZW'",
+        ),
         ("XyZ", r"all uppercase \(intrinsic\) or all lowercase \(extrinsic\), got 'XyZ'"),
         (123, r"order must be 3 letters .* got 123"),
         ("XXY", r"order must name axes like 'XYZ' or 'ZXZ' \(no axis twice in a row\), got 'XXY'"),

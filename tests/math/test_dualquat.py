@@ -125,7 +125,11 @@ def test_blend_is_rigid_and_between_its_inputs(rng: np.random.Generator) -> None
     weights = rng.dirichlet(np.ones(3), size=20)
     m = matrix_from_dq(dq_blend(dqs, weights))
     assert m.shape == (20, 4, 4)
-    np.testing.assert_allclose(m[:, :3, :3] @ np.swapaxes(m[:, :3, :3], -1, -2), np.broadcast_to(np.eye(3), (20, 3, 3)), atol=1e-13)
+    np.testing.assert_allclose(
+        m[:, :3, :3] @ np.swapaxes(m[:, :3, :3], -1, -2), np.broadcast_to(np.eye(3), (20, 3, 3)), atol=1e-13
+    )
     np.testing.assert_allclose(np.linalg.det(m[:, :3, :3]), 1.0, atol=1e-13)
     corner = dq_blend(dqs, np.broadcast_to([1.0, 0.0, 0.0], (20, 3)))
-    np.testing.assert_allclose(matrix_from_dq(corner), np.broadcast_to(rigid_matrix(q[0], t[0]), (20, 4, 4)), atol=1e-13)
+    np.testing.assert_allclose(
+        matrix_from_dq(corner), np.broadcast_to(rigid_matrix(q[0], t[0]), (20, 4, 4)), atol=1e-13
+    )

@@ -67,16 +67,31 @@ def test_euler_from_quat_matches_scipy(rng: np.random.Generator, order: str) -> 
     np.testing.assert_allclose(euler_from_quat(q, order), angles, atol=1e-12)
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@given(q=unit_quaternions())
-def test_euler_round_trip_any_rotation(order: str, q: np.ndarray) -> None:
+def check_round_trip(q: np.ndarray, order: str) -> None:
+    """Angles in range, and back to the same rotation (within the gimbal-lock tolerance)."""
     angles = euler_from_quat(q, order)
     assert np.all(np.abs(angles) <= np.pi)
     if order[0].lower() == order[2].lower():
-        assert 0.0 <= angles[1] <= np.pi
+        assert np.all((angles[..., 1] >= 0.0) & (angles[..., 1] <= np.pi))
     else:
-        assert -0.5 * np.pi <= angles[1] <= 0.5 * np.pi
+        assert np.all(np.abs(angles[..., 1]) <= 0.5 * np.pi)
     assert_quat_allclose(quat_from_euler(angles, order), q, atol=1e-7)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_euler_round_trip_batch_with_locks(rng: np.random.Generator, order: str) -> None:
+    """Random rotations of both signs, plus rotations at and within 1e-9 rad of gimbal lock."""
+    q = rng.normal(size=(300, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    lock = 0.5 * np.pi if order[0].lower() != order[2].lower() else np.pi
+    near = rng.uniform(-np.pi, np.pi, (40, 3))
+    near[:, 1] = rng.choice([lock, -lock, 0.0, lock - 1e-9, 1e-9], size=40)
+    check_round_trip(np.concatenate((q, quat_from_euler(near, order))), order)
+
+
+@given(st.sampled_from(ORDERS), unit_quaternions())
+def test_euler_round_trip_any_rotation(order: str, q: np.ndarray) -> None:
+    check_round_trip(q, order)
 
 
 @pytest.mark.parametrize("order", ["XYZ", "zyx"])

@@ -76,7 +76,7 @@ def test_trs_round_trip_of_mirrored_matrices(t: np.ndarray, q: np.ndarray, s: np
 def test_trs_from_matrix_batch(rng: np.random.Generator) -> None:
     t, q, s = rng.normal(size=(4, 3, 3)), random_quats(rng, 12).reshape(4, 3, 4), rng.uniform(0.5, 2, (4, 3, 3))
     t2, q2, s2 = trs_from_matrix(matrix_from_trs(t, q, s))
-    assert t2.shape == (4, 3, 3) and q2.shape == (4, 3, 4) and s2.shape == (4, 3, 3)
+    assert (t2.shape, q2.shape, s2.shape) == ((4, 3, 3), (4, 3, 4), (4, 3, 3))
     np.testing.assert_allclose(s2, s, rtol=1e-13)
 
 
@@ -129,9 +129,10 @@ def test_perspective_is_glu_perspective(fovy: float, aspect: float, near: float,
 def test_gl_pack_is_column_major_float32(rng: np.random.Generator) -> None:
     m = matrix_from_trs(rng.normal(size=(3, 3)), random_quats(rng, 3), rng.uniform(0.5, 2, (3, 3)))
     packed = gl_pack(m)
-    assert packed.dtype == np.float32 and packed.flags.c_contiguous
+    assert packed.dtype == np.float32
+    assert packed.flags.c_contiguous
     assert packed.shape == (3, 4, 4)
     flat = packed.reshape(3, 16)
     np.testing.assert_array_equal(flat[:, 12:15], m[:, :3, 3].astype(np.float32))  # translation is the 4th column
-    np.testing.assert_array_equal(flat[:, 3::4], np.zeros((3, 4), np.float32) + [0, 0, 0, 1])  # the bottom row
+    np.testing.assert_array_equal(flat[:, 3::4], np.tile(np.float32([0, 0, 0, 1]), (3, 1)))  # the bottom row
     np.testing.assert_array_equal(flat[1], m[1].ravel(order="F").astype(np.float32))

@@ -355,3 +355,27 @@ def test_check_unit_accepts_unit_and_rejects_scaled(rng: np.random.Generator) ->
     np.testing.assert_array_equal(check_unit(q), q)
     with pytest.raises(DegenerateInputError, match=r"rot must hold unit quaternions, got \|q\|² off by 0\.21"):
         check_unit(q * 1.1, "rot")
+
+
+@pytest.mark.parametrize("block", [7, 64])
+def test_blocked_kernels_match_scipy_with_broadcasting(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """Large batches run block by block (``engine.math._blocks``); a small block exercises that path."""
+    monkeypatch.setattr("engine.math._blocks.BLOCK", block)
+    q = random_quats(rng, 30).reshape(5, 6, 4)
+    v = rng.normal(size=(5, 6, 3))
+    scipy_rotation = Rotation.from_quat(q.reshape(-1, 4))
+    expected_matrix = scipy_rotation.as_matrix().reshape(5, 6, 3, 3)
+    np.testing.assert_allclose(matrix_from_quat(q), expected_matrix, atol=1e-14)
+    expected_rotated = scipy_rotation.apply(v.reshape(-1, 3)).reshape(5, 6, 3)
+    np.testing.assert_allclose(quat_rotate(q, v), expected_rotated, atol=1e-13)
+    np.testing.assert_allclose(
+        quat_rotate(q[:, :1], v), np.einsum("aij,abj->abi", expected_matrix[:, 0], v), atol=1e-13
+    )
+    np.testing.assert_allclose(quat_rotate(q[0, 0], v), v @ expected_matrix[0, 0].T, atol=1e-13)
+    affine = np.zeros((5, 6, 4, 4))
+    affine[..., :3, :3] = expected_matrix
+    affine[..., 3, 3] = 1.0
+    assert_quat_allclose(quat_from_matrix(affine), q, atol=1e-14)
+    assert np.all(quat_from_matrix(affine)[..., 3] >= 0)

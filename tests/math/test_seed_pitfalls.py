@@ -45,7 +45,9 @@ def test_seed000_mul_is_the_hamilton_product_not_swapped() -> None:
     np.testing.assert_array_equal(quat_multiply(i, j), k)
     a = quat_from_axis_angle(Z, 0.5 * np.pi)
     b = quat_from_axis_angle(X, 0.5 * np.pi)
-    np.testing.assert_allclose(matrix_from_quat(quat_multiply(a, b)), matrix_from_quat(a) @ matrix_from_quat(b), atol=1e-15)
+    np.testing.assert_allclose(
+        matrix_from_quat(quat_multiply(a, b)), matrix_from_quat(a) @ matrix_from_quat(b), atol=1e-15
+    )
     # b first (x stays x), then a (x → y); the swapped product would give x → z.
     np.testing.assert_allclose(quat_rotate(quat_multiply(a, b), X), Y, atol=1e-15)
 
@@ -89,7 +91,8 @@ def test_seed000_euler_extraction_at_sin_pitch_one_plus_minus_epsilon() -> None:
     q = quat_from_yaw_pitch_roll(0.4, pitches, -0.3)
     q = np.concatenate((q, q * (1.0 + 4e-16), q * (1.0 - 4e-16)))
     sp = 2.0 * (q[:, 3] * q[:, 0] - q[:, 1] * q[:, 2])
-    assert np.any(sp > 1.0) and np.any(sp < 1.0)  # both sides of 1 are exercised
+    assert np.any(sp > 1.0)  # both sides of 1 are exercised
+    assert np.any(sp < 1.0)
     with np.errstate(invalid="ignore"):
         assert np.any(np.isnan(np.arcsin(sp)))  # the seed's asin would give NaN here
     ypr = yaw_pitch_roll_from_quat(q)
@@ -164,7 +167,9 @@ def test_seed002_blend_aligns_hemispheres_before_summing() -> None:
 
     Dual-quaternion blending is that sum; ``-dq`` is the same transform and must blend the same.
     """
-    dqs = dq_from_rotation_translation(quat_from_axis_angle(Y, np.array([0.1, 0.3])), [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]])
+    dqs = dq_from_rotation_translation(
+        quat_from_axis_angle(Y, np.array([0.1, 0.3])), [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]]
+    )
     weights = np.array([0.5, 0.5])
     expected = dq_from_rotation_translation(quat_from_axis_angle(Y, 0.2), [0.0, 1.5, 0.0])
     np.testing.assert_allclose(matrix_from_dq(dq_blend(dqs, weights)), matrix_from_dq(expected), atol=1e-14)

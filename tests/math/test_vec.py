@@ -68,9 +68,7 @@ def test_angle_between_is_accurate_near_0_and_180(angle: float) -> None:
 
 def test_angle_between_broadcasts(rng: np.random.Generator) -> None:
     a, b = rng.normal(size=(4, 1, 3)), rng.normal(size=(1, 5, 3))
-    expected = np.arccos(
-        np.sum(a * b, -1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
-    )
+    expected = np.arccos(np.sum(a * b, -1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)))
     np.testing.assert_allclose(angle_between(a, b), expected, atol=1e-12)
 
 
