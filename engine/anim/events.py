@@ -43,12 +43,20 @@ class Loop(IntEnum):
 def _count(lo: FloatArray, hi: FloatArray, point: Any, period: float, closed_lo: Any, closed_hi: Any) -> IntArray:
     """How many of ``point + k·period`` (all integers ``k``) lie between ``lo <= hi``.
 
-    ``closed_lo`` / ``closed_hi`` say whether each end belongs to the interval.
+    ``closed_lo`` / ``closed_hi`` say whether each end belongs to the interval. The quotients
+    give ``k`` to within one; a comparison of the positions themselves settles the last step, so
+    a time a hair beyond a marker is never counted on the wrong side.
     """
-    upper = (hi - point) / period
-    lower = (lo - point) / period
-    top = np.where(closed_hi, np.floor(upper), np.ceil(upper) - 1.0)
-    bottom = np.where(closed_lo, np.ceil(lower), np.floor(lower) + 1.0)
+    top = np.floor((hi - point) / period)
+    above = point + (top + 1.0) * period
+    top = np.where(np.where(closed_hi, above <= hi, above < hi), top + 1.0, top)
+    at = point + top * period
+    top = np.where(np.where(closed_hi, at > hi, at >= hi), top - 1.0, top)
+    bottom = np.ceil((lo - point) / period)
+    below = point + (bottom - 1.0) * period
+    bottom = np.where(np.where(closed_lo, below >= lo, below > lo), bottom - 1.0, bottom)
+    at = point + bottom * period
+    bottom = np.where(np.where(closed_lo, at < lo, at <= lo), bottom + 1.0, bottom)
     return np.maximum(top - bottom + 1.0, 0.0).astype(np.intp)
 
 
