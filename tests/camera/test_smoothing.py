@@ -229,14 +229,15 @@ def test_spring_rotation_about_one_axis_is_the_scalar_spring(angle, rate, omega,
     np.testing.assert_allclose(w, v_ref[0] * axis, atol=1e-6)
 
 
-@given(unit_quaternions(), vectors(max_norm=3.0), unit_quaternions(), half_lives, frame_times)
+@given(unit_quaternions(), vectors(max_norm=1.0), unit_quaternions(), half_lives, frame_times)
 def test_spring_rotation_steps_compose_for_a_held_target(q0, w0, target, half_life, dts):
-    q, w, errors = q0, w0, [rotvec_from_quat(quat_multiply(q0, quat_conjugate(target)))]
+    # the log/exp round trip is exact while the error stays under a half turn: with |e0| <= 2 rad,
+    # |ω0| <= √3 rad/s and stiffness >= 0.84/s the error never exceeds 2 + 1.2·√3/(0.84·e) < 2.95 rad
+    assume(float(quat_angle(q0, target)) <= 2.0)
+    q, w = q0, w0
     for dt in dts:
         q, w = spring_rotation(q, w, target, dt, half_life=half_life)
-        errors.append(rotvec_from_quat(quat_multiply(q, quat_conjugate(target))))
     q_one, w_one = spring_rotation(q0, w0, target, sum(dts), half_life=half_life)
-    assume(np.linalg.norm(errors, axis=-1).max() < np.pi - 1e-3)  # log/exp round trip exact below a half turn
     assert_quat_allclose(q, q_one, atol=1e-9)
     np.testing.assert_allclose(w, w_one, atol=1e-8)
 
