@@ -7,8 +7,12 @@ A program is an object with ``setup(ctx, size)``, ``update(dt, controls)`` and
 - ``--headless``: render offscreen through EGL, no window (CI, servers);
 - ``--frames N``: stop after N frames; ``--screenshot FILE``: save the last frame as PNG;
 - ``--script FILE``: replay recorded input, one ``FRAME ACTION [ARGS]`` line each
-  (``0 down w``, ``90 up w``, ``30 press space``, ``10 mouse 40 -5``; ``#`` starts a comment).
+  (``0 down w``, ``90 up w``, ``30 press space``, ``10 mouse 40 -5``, ``0 down left shift``: key
+  names are pygame's, spaces included; ``#`` starts a comment).
   Scripted and headless runs advance exactly one fixed step per frame, so they are repeatable.
+
+The exit status is 0, 2 when no OpenGL context could be made (or an :class:`OssaError` stopped
+the program), and 3 when the context holds a GL error at the end of the run (``ctx.error``).
 """
 
 from __future__ import annotations
@@ -85,10 +89,12 @@ def read_script(path: Path) -> list[ScriptEvent]:
             raise InvalidInputError(
                 f"{where}: expected 'FRAME ACTION [ARGS]' with ACTION in {SCRIPT_ACTIONS}, got {raw!r}"
             )
-        expected_args = 2 if line[1] == "mouse" else 1
-        if len(line) - 2 != expected_args:
-            raise InvalidInputError(f"{where}: {line[1]!r} takes {expected_args} argument(s), got {raw!r}")
-        events.append(ScriptEvent(int(line[0]), line[1], tuple(line[2:])))
+        if line[1] == "mouse" and len(line) != 4:
+            raise InvalidInputError(f"{where}: 'mouse' takes 2 arguments (DX DY), got {raw!r}")
+        if line[1] != "mouse" and len(line) < 3:
+            raise InvalidInputError(f"{where}: {line[1]!r} takes a key name, got {raw!r}")
+        args = tuple(line[2:]) if line[1] == "mouse" else (" ".join(line[2:]),)  # "left shift"
+        events.append(ScriptEvent(int(line[0]), line[1], args))
     return sorted(events, key=lambda e: e.frame)
 
 
@@ -200,8 +206,10 @@ def run(program: Program, args: argparse.Namespace) -> int:
         print(f"{program.title}: {exc}", file=sys.stderr)
         pygame.quit()
         return 2
+    _ = ctx.error  # reading clears what the window system left pending: not the program's error
     program.setup(ctx, size)
     controls = Controls()
+    status = 0
     deterministic = args.headless or bool(script)
     frame, lag, last = 0, 0.0, time.perf_counter()
     screenshot_dir = Path("screenshots")
@@ -228,9 +236,13 @@ def run(program: Program, args: argparse.Namespace) -> int:
             frame += 1
         if args.screenshot:
             print(f"saved {save_png(target, args.screenshot)}")
+        error = ctx.error
+        if error != "GL_NO_ERROR":
+            print(f"{program.title}: OpenGL error at the end of the run: {error}", file=sys.stderr)
+            status = 3
     finally:
         pygame.quit()
-    return 0
+    return status
 
 
 def _pump_events(controls: Controls) -> bool:
