@@ -69,6 +69,36 @@ class Overlay:
             y += r.get_height() + 2
         return surface
 
+    def bars(
+        self,
+        rows: Sequence[tuple[str, float]],
+        width: int = 320,
+        selected: int | None = None,
+        value_range: tuple[float, float] = (0.0, 1.0),
+    ) -> pygame.Surface:
+        """A panel of labelled value bars (sliders), one row per ``(label, value)``.
+
+        Row ``k``'s bar has the colour of plot series ``k`` (so a slider and its plot line match);
+        the ``selected`` row is marked with ``>`` and drawn in the accent colour. The value is
+        printed after the bar and the bar clipped to ``value_range``.
+        """
+        low, high = value_range
+        line = self.font.get_linesize() + 2
+        surface = pygame.Surface((width, 8 + line * len(rows)), pygame.SRCALPHA)
+        surface.fill(PANEL)
+        bar_width = width // 3
+        bar_x = width - bar_width - 52
+        for k, (label, value) in enumerate(rows):
+            y = 4 + k * line
+            mark = "> " if k == selected else "  "
+            surface.blit(self.font.render(mark + label, True, ACCENT if k == selected else TEXT), (8, y))
+            fraction = (min(max(value, low), high) - low) / (high - low)
+            color = SERIES_COLORS[k % len(SERIES_COLORS)]
+            pygame.draw.rect(surface, DIM, (bar_x, y + 3, bar_width, line - 8), 1)
+            pygame.draw.rect(surface, color, (bar_x, y + 3, round(bar_width * fraction), line - 8))
+            surface.blit(self.font.render(f"{value:.2f}", True, TEXT), (bar_x + bar_width + 8, y))
+        return surface
+
     def plot(
         self,
         series: Sequence[np.ndarray],

@@ -1,0 +1,524 @@
+"""Animation-blending testbed: weights, crossfades, sync, masks and additive layers on one character.
+
+Run ``python -m game.blend_testbed`` (the generated mannequin) or add ``--model PATH`` for any
+skinned glTF, e.g. the Fox (Survey / Walk / Run) or CesiumMan from ``../shared/assets``.
+
+What to look at
+---------------
+- **The sliders** (top left) are each clip's *effective* weight, user weight × fade factor,
+  one colour per clip; **the plot strip** (bottom left) draws the same weights over the last
+  four seconds. A crossfade (X) is two straight ramps of the chosen duration crossing at ½.
+- **Blends.** Raise two clips at once (idle and walk): the pose is their per-joint
+  weighted blend; while the total is below 1 the rest pose fills in (the animator's rest
+  threshold), so a lone clip at 0.3 is three tenths of the way out of the rest pose.
+- **Sync (S).** Blend walk and run 50/50 with sync off: their cycles (1 s and 0.7 s) drift
+  apart and the feet shuffle. With sync on they share one normalised phase, stepping together
+  at a cycle length between the two. Warp (W) makes crossfades ramp the speeds too.
+- **Masks (M)** restrict the selected clip to the upper or lower body: walk on the legs and
+  wave on the arms. **Additive (A)** adds the lean/look clip on top of whatever is blended.
+- **Side by side (Tab)** draws the same blend computed three ways: our hemisphere-aligned
+  weighted sum, a slerp chain, and the seed's naive unaligned sum (the bug, implemented here
+  only). With aligned inputs the three agree (the slerp chain within a fraction of a degree).
+  **F** feeds the last weighted layer with its quaternions negated, the same rotations: ours
+  and the slerp chain do not move, the naive sum twists joints or collapses them; the labels
+  show each method's largest per-joint angle from ours.
+- ``--report DIR`` writes the effective weights and the per-joint angular error of the slerp
+  chain and the naive sum from ours, every step, as CSV files and a matplotlib PNG.
+
+Keys (every control has one, so ``--script`` files can drive it)
+----------------------------------------------------------------
+=================  ==========================================================================
+1–9, Up/Down       select a clip
+Right/+ , Left/-   selected clip's weight ± 0.1 (stops a fade on it)
+X                  crossfade from the heaviest other clip to the selected one
+[ and ]            crossfade duration ∓ 0.1 s
+W                  warp speeds during crossfades on/off
+S                  sync group (walk/run, or ``--sync``) on/off
+M                  selected clip's mask: full → upper body → lower body
+A                  additive layer on/off
+, and .            time scale down/up;  Space pause;  N single step (pauses)
+Tab                side-by-side comparison of the three blend methods
+F                  negate the last weighted layer's quaternions (comparison inputs)
+B                  bones;  R reset;  mouse drag orbit;  F12 screenshot;  Esc quit
+=================  ==========================================================================
+
+Engine functions exercised
+--------------------------
+:func:`engine.io.load_character`; :class:`engine.animator.Animator` (``action``, ``play``,
+``set_effective_weight``, ``stop``, ``crossfade_to`` with warp, ``set_mask``, ``sync_group``,
+``update``, additive actions); :func:`engine.anim.blending.blend`, ``slerp_chain`` and
+``subtree_mask``; :func:`engine.anim.additive.apply_additive` and ``identity_skeleton``;
+:func:`engine.anim.sampling.sample`; :func:`engine.anim.rootmotion.remove_planar`;
+``model_from_pose`` and ``skinning_palette``; :class:`engine.render.SkinnedMesh`,
+``PaletteBuffer`` and ``DebugDraw``; :class:`engine.camera.Camera` and ``orbit_orientation``;
+:func:`engine.math.quat_angle`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+
+import moderngl
+import numpy as np
+
+from engine.anim import (
+    CompiledClip,
+    Pose,
+    Skeleton,
+    apply_additive,
+    compile_clip,
+    identity_skeleton,
+    model_from_pose,
+    sample,
+    skinning_palette,
+    subtree_mask,
+)
+from engine.anim.rootmotion import remove_planar
+from engine.animator import Action, Animator
+from engine.camera import Camera, camera_axes, orbit_orientation
+from engine.errors import GLContextError, InvalidInputError
+from engine.io import Character, load_character
+from engine.math._checks import FloatArray
+from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
+from game import app
+from game.blend_testbed.methods import LABELS, METHODS, angular_errors, blend_three_ways, flip_layer
+from game.blend_testbed.report import Recorder, write_report
+from game.ui import ACCENT, Overlay
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "assets" / "mannequin.glb"
+WEIGHT_STEP = 0.1
+DURATION_STEP = 0.1
+DURATION_RANGE = (0.1, 5.0)
+TIME_SCALES = (0.1, 0.25, 0.5, 1.0, 1.5, 2.0)
+MASK_MODES = ("full", "upper", "lower")
+PLOT_SECONDS = 4.0
+PANEL_WIDTH = 340
+BACKGROUND = (0.12, 0.13, 0.16, 1.0)
+METHOD_COLORS = {"ours": (0.4, 0.9, 0.5, 1.0), "slerp": (0.4, 0.7, 1.0, 1.0), "naive": (1.0, 0.4, 0.3, 1.0)}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The testbed's options: the common ones (game/app.py) plus model, layers and report."""
+    parser = app.common_parser("Ossa animation-blending testbed: weights, crossfades, sync, masks, additive layers.")
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="skinned glTF/GLB (default: the mannequin)")
+    parser.add_argument(
+        "--additive", default=None, help="clip played as the additive layer (default: lean_look if present; 'none')"
+    )
+    parser.add_argument("--sync", default=None, help="comma-separated clips of the sync group (default: walk, run)")
+    parser.add_argument("--compare", action="store_true", help="start in the side-by-side comparison view")
+    parser.add_argument("--report", type=Path, help="write weights and method errors (CSV + PNG) to this folder")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the testbed (``python -m game.blend_testbed``), then write the ``--report`` files."""
+    testbeds: list[BlendTestbed] = []
+
+    def factory(args: argparse.Namespace) -> BlendTestbed:
+        testbeds.append(BlendTestbed(args))
+        return testbeds[-1]
+
+    code = app.main(factory, build_parser(), argv)
+    if code == 0 and testbeds and testbeds[0].recorder is not None:
+        for path in write_report(testbeds[0].recorder, testbeds[0].report_dir):
+            print(f"wrote {path}")
+    return code
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+def choose_clips(
+    character: Character, additive: str | None, sync: str | None
+) -> tuple[list[str], str | None, list[str]]:
+    """Override clip names, the additive clip (or ``None``) and the sync group's clips.
+
+    Raises :class:`InvalidInputError` for a named clip the model lacks.
+    """
+    names = list(character.clips)
+    if not names:
+        raise InvalidInputError(f"the model has no animation clips; the testbed needs at least one, got {names}")
+    wanted = ["lean_look"] if additive is None else [] if additive.lower() == "none" else [additive]
+    if additive is not None and wanted and wanted[0] not in names:
+        raise InvalidInputError(f"--additive names clip {additive!r}, but the model's clips are {names}")
+    additive_name = next((n for n in wanted if n in names), None)
+    overrides = [n for n in names if n != additive_name]
+    if not overrides:
+        raise InvalidInputError(f"--additive {additive_name!r} leaves no clip to blend; the clips are {names}")
+    if sync is None:
+        group = [n for n in overrides if any(key in n.lower() for key in ("walk", "run"))]
+    else:
+        group = [n.strip() for n in sync.split(",") if n.strip()]
+        unknown = [n for n in group if n not in overrides]
+        if unknown or len(group) < 2:
+            raise InvalidInputError(f"--sync needs at least two of the blended clips {overrides}, got {group}")
+    return overrides, additive_name, group if len(group) >= 2 else []
+
+
+def body_masks(skeleton: Skeleton) -> dict[str, FloatArray | None]:
+    """Masks ``(J,)`` per :data:`MASK_MODES` (``None`` = every joint).
+
+    The upper body is the subtree of the first joint named like a spine; without one, the
+    largest child subtree of the first joint that branches (hips: spine versus legs).
+    """
+    spine = next((j for j, name in enumerate(skeleton.names) if "spine" in name.lower()), None)
+    if spine is None:
+        counts = np.bincount(skeleton.parents[skeleton.parents >= 0], minlength=skeleton.num_joints)
+        branch = int(np.argmax(counts >= 2))
+        children = np.nonzero(skeleton.parents == branch)[0]
+        spine = int(max(children, key=lambda c: skeleton.subtree(int(c)).size))
+    upper = subtree_mask(skeleton, spine)
+    return {"full": None, "upper": upper, "lower": 1.0 - upper}
+
+
+class Playback:
+    """The clips as actions of two animators that get every command, one per sync setting.
+
+    ``animators[0]`` plays freely; in ``animators[1]`` the sync clips form a
+    :class:`~engine.animator.SyncGroup`. Toggling sync switches which one is shown; running both
+    keeps the switch seamless in weights (the :class:`Animator` cannot dissolve a sync group).
+    Row ``k`` of :attr:`actions` is clip ``k``; the additive clip, if any, is the last row.
+    """
+
+    def __init__(
+        self, character: Character, overrides: list[str], additive: str | None, sync: list[str], root: int | None
+    ) -> None:
+        self.animators = tuple(Animator(character.skeleton, root_motion=root) for _ in range(2))
+        self.actions: tuple[list[Action], ...] = tuple(
+            [animator.action(character.clips[n]) for n in overrides]
+            + ([animator.action(character.clips[additive], additive=True)] if additive else [])
+            for animator in self.animators
+        )
+        if sync:
+            self.animators[1].sync_group(*(self.actions[1][overrides.index(n)] for n in sync))
+        self.additive_row = len(overrides) if additive else None
+        self.reset()
+
+    def reset(self) -> None:
+        """Every clip playing from its start: the first at weight 1, the others (and the additive) at 0."""
+        for actions in self.actions:
+            for k, action in enumerate(actions):
+                action.reset().set_effective_weight(1.0 if k == 0 else 0.0)
+
+    def set_weight(self, row: int, weight: float) -> None:
+        """Play clip ``row`` at user weight ``weight`` (no fade)."""
+        for actions in self.actions:
+            actions[row].play().set_effective_weight(weight)
+
+    def crossfade(self, source: int, target: int, duration: float, warp: bool) -> None:
+        """Fade ``target`` in from its start to ``source``'s weight while ``source`` fades out."""
+        for actions in self.actions:
+            weight = float(actions[source].effective_weight[0])
+            actions[target].stop().set_effective_weight(weight)
+            actions[source].crossfade_to(actions[target], duration, warp=warp)
+
+    def fade_in(self, target: int, duration: float) -> None:
+        """Fade ``target`` in from its start to weight 1 (nothing to crossfade from)."""
+        for actions in self.actions:
+            actions[target].stop().set_effective_weight(1.0).fade_in(duration)
+
+    def set_mask(self, row: int, mask: FloatArray | None) -> None:
+        """Restrict clip ``row`` to the joints of ``mask`` (``None``: all joints)."""
+        for actions in self.actions:
+            actions[row].set_mask(mask)
+
+    def update(self, dt: float) -> None:
+        """Advance both animators by ``dt`` seconds of animation time."""
+        for animator in self.animators:
+            animator.update(dt)
+
+
+# --- the program ------------------------------------------------------------------------------
+
+
+class BlendTestbed:
+    """The testbed as an :class:`app.Program`: keys → animator commands, then one or three characters."""
+
+    title = "Ossa blend testbed"
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.character = load_character(args.model)
+        self.skeleton = self.character.skeleton
+        overrides, additive, sync = choose_clips(self.character, args.additive, args.sync)
+        self.names = overrides + ([f"{additive} (additive)"] if additive else [])
+        self.sync_names = sync
+        # Play in place: the root's ground-plane motion is removed when its parent space is the Y-up world.
+        root = 0 if np.allclose(self.character.root_transform, np.eye(4)) else None
+        self.playback = Playback(self.character, overrides, additive, sync, root)
+        self.masks = body_masks(self.skeleton)
+        self.compiled = [compile_clip(a.clip) for a in self.playback.actions[0]]
+        self.delta_skeleton = identity_skeleton(self.skeleton)
+        self.selected, self.duration, self.warp, self.sync = 0, 0.5, True, bool(sync)
+        self.time_scale, self.paused, self.compare, self.flip = TIME_SCALES.index(1.0), False, args.compare, False
+        self.show_bones, self.mask_modes = False, ["full"] * len(self.names)
+        self.message = f"loaded {args.model.name}: {len(self.skeleton.names)} joints, {len(self.names)} clips"
+        self.time, self.yaw, self.pitch = 0.0, 0.45, -0.12
+        self.weights_history: deque[FloatArray] = deque(maxlen=round(PLOT_SECONDS / app.FIXED_DT))
+        self.report_dir: Path | None = args.report
+        self.recorder = Recorder(self.names, list(self.skeleton.names)) if args.report else None
+        self.finished = False
+        self._evaluate()
+
+    # --- setup: GL resources and framing ---------------------------------------------------
+
+    def setup(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
+        """Meshes, one palette buffer for up to three characters, debug lines, overlays, framing."""
+        self.ctx, self.size = ctx, size
+        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.character.meshes]
+        self.palette = PaletteBuffer(ctx, self.skeleton.num_joints)
+        self.debug = DebugDraw(ctx)
+        self.overlay = Overlay(ctx, size)
+        points = np.concatenate([mesh.positions for mesh in self.character.meshes])
+        world = points @ self.character.root_transform[:3, :3].T + self.character.root_transform[:3, 3]
+        low, high = world.min(axis=0), world.max(axis=0)
+        self.center, self.extent = (low + high) / 2.0, high - low
+        self.floor = float(low[1])
+        self.spacing = 1.15 * max(self.extent[0], self.extent[2], 0.5 * self.extent[1])
+
+    # --- update: input, then animation -------------------------------------------------------
+
+    def update(self, dt: float, controls: app.Controls) -> None:
+        """Apply this step's keys, advance the animators (scaled, paused, stepped), record."""
+        single_step = self._handle_keys(controls.pressed)
+        self.yaw -= 0.01 * float(controls.mouse[0])
+        self.pitch = float(np.clip(self.pitch - 0.01 * controls.mouse[1], -1.2, 1.2))
+        running = not self.paused or single_step
+        self.playback.update(dt * TIME_SCALES[self.time_scale] if running else 0.0)
+        self.time += dt
+        self._evaluate()
+        if self.recorder is not None:
+            self.recorder.record(self.time, self.weights, angular_errors(self.methods))
+
+    def _handle_keys(self, pressed: set[str]) -> bool:
+        """Turn this step's key presses into commands; ``True`` when a single step was asked for."""
+        rows = len(self.names)
+        for k in range(min(rows, 9)):
+            if str(k + 1) in pressed:
+                self.selected = k
+        self.selected = (self.selected + ("down" in pressed) - ("up" in pressed)) % rows
+        change = len(pressed & {"right", "=", "+", "[+]"}) - len(pressed & {"left", "-", "[-]"})
+        if change:
+            weight = round(min(max(self.weights[self.selected] + WEIGHT_STEP * np.sign(change), 0.0), 1.0), 6)
+            self.playback.set_weight(self.selected, weight)
+            self.message = f"{self.names[self.selected]} weight {weight:.1f}"
+        if "[" in pressed or "]" in pressed:
+            step = DURATION_STEP * (("]" in pressed) - ("[" in pressed))
+            self.duration = round(float(np.clip(self.duration + step, *DURATION_RANGE)), 6)
+        if "x" in pressed:
+            self._crossfade()
+        toggles = {"w": "warp", "tab": "compare", "f": "flip", "b": "show_bones", "space": "paused"}
+        for key, name in toggles.items():
+            if key in pressed:
+                setattr(self, name, not getattr(self, name))
+        if "s" in pressed:
+            self.sync = bool(self.sync_names) and not self.sync
+            self.message = f"sync {'on' if self.sync else 'off'}" if self.sync_names else "no sync group: use --sync"
+        if "m" in pressed:
+            self._cycle_mask()
+        if "a" in pressed:
+            self._toggle_additive()
+        self.time_scale = int(np.clip(self.time_scale + ("." in pressed) - ("," in pressed), 0, len(TIME_SCALES) - 1))
+        if "r" in pressed:
+            self.playback.reset()
+            self.mask_modes = ["full"] * rows
+            for row in range(rows):
+                self.playback.set_mask(row, None)
+            self.message = "reset"
+        if "escape" in pressed:
+            self.finished = True
+        if "n" in pressed:
+            self.paused = True
+        return "n" in pressed
+
+    def _crossfade(self) -> None:
+        target = self.selected
+        if target == self.playback.additive_row:
+            self.message = "crossfade: select a blended clip, not the additive one"
+            return
+        others = [k for k in range(len(self.names)) if k not in (target, self.playback.additive_row)]
+        source = max(others, key=lambda k: self.weights[k], default=None)
+        if source is None or self.weights[source] <= 0.0:
+            self.playback.fade_in(target, self.duration)
+            self.message = f"fade in {self.names[target]} over {self.duration:.1f} s"
+            return
+        self.playback.crossfade(source, target, self.duration, self.warp)
+        self.message = f"crossfade {self.names[source]} -> {self.names[target]} over {self.duration:.1f} s"
+
+    def _cycle_mask(self) -> None:
+        row = self.selected
+        mode = MASK_MODES[(MASK_MODES.index(self.mask_modes[row]) + 1) % len(MASK_MODES)]
+        self.mask_modes[row] = mode
+        self.playback.set_mask(row, self.masks[mode])
+        self.message = f"{self.names[row]} mask: {mode}"
+
+    def _toggle_additive(self) -> None:
+        row = self.playback.additive_row
+        if row is None:
+            self.message = "no additive clip: use --additive CLIP"
+            return
+        weight = 0.0 if self.weights[row] > 0.0 else 1.0
+        self.playback.set_weight(row, weight)
+        self.message = f"additive layer {'on' if weight else 'off'}"
+
+    # --- evaluation: the shown blend and the same blend three ways ----------------------------
+
+    @property
+    def animator(self) -> Animator:
+        """The animator shown: the one with the sync group while sync is on."""
+        return self.playback.animators[int(self.sync)]
+
+    def _evaluate(self) -> None:
+        """Read the effective weights and compute the shown blend by the three methods."""
+        actions = self.playback.actions[int(self.sync)]
+        self.weights = np.array([a.effective_weight[0] for a in actions])
+        self.weights_history.append(self.weights)
+        self.methods = self._three_ways(actions)
+
+    def _three_ways(self, actions: list[Action]) -> Pose:
+        """Sample the weighted override clips as the animator does, blend them by each method, add the additive."""
+        rows = [k for k, a in enumerate(actions) if not a.additive and self.weights[k] > 0.0]
+        layers = sample_layers([self.compiled[k] for k in rows], [actions[k].time[0] for k in rows], self.skeleton)
+        root = self.animator.root_joint
+        if root is not None and rows:
+            layers.translations[:, root], layers.rotations[:, root] = remove_planar(
+                layers.translations[:, root], layers.rotations[:, root]
+            )
+        if self.flip and rows:
+            layers = flip_layer(layers, len(rows) - 1)
+        masks = None
+        if any(actions[k].mask is not None for k in rows):
+            masks = np.stack(
+                [np.ones(self.skeleton.num_joints) if actions[k].mask is None else actions[k].mask for k in rows]
+            )
+        poses = blend_three_ways(layers, self.weights[rows], masks, self.skeleton, self.animator.rest_threshold)
+        row = self.playback.additive_row
+        if row is not None and self.weights[row] > 0.0:
+            delta = sample(self.compiled[row], self.delta_skeleton, actions[row].time[0])
+            poses = apply_additive(poses, delta, self.weights[row], actions[row].mask)
+        return poses
+
+    # --- render: characters, lines, overlays -------------------------------------------------
+
+    def render(self, ctx: moderngl.Context, framebuffer: moderngl.Framebuffer) -> None:
+        """Draw one character (or three side by side), the floor, the overlays; check ``ctx.error``."""
+        framebuffer.clear(*BACKGROUND, depth=1.0)
+        camera, right = self._camera()
+        view, projection = camera.view_matrix(), camera.projection_matrix(self.size[0] / self.size[1])
+        if self.compare:
+            model = model_from_pose(self.skeleton, self.methods)
+            palettes = skinning_palette(self.skeleton, model)
+            offsets = np.outer(np.arange(len(METHODS)) - 1.0, self.spacing * right)
+        else:
+            model, palettes, offsets = self.animator.model, self.animator.palette, np.zeros((1, 3))
+        worlds = np.repeat(np.eye(4)[None], len(offsets), axis=0)
+        worlds[:, :3, 3] = offsets
+        worlds = worlds @ self.character.root_transform
+        self.palette.upload(palettes)
+        for mesh in self.meshes:
+            mesh.draw(self.palette, view, projection, worlds)
+        self._draw_lines(worlds, model, offsets, view, projection)
+        self._draw_overlays(camera, projection @ view, offsets)
+        error = ctx.error
+        if error != "GL_NO_ERROR":
+            raise GLContextError(f"OpenGL reported {error} while drawing the blend testbed")
+
+    def _camera(self) -> tuple[Camera, FloatArray]:
+        """Orbit camera framing the character (or the three), shifted right of the panels; its right axis."""
+        orientation = orbit_orientation(self.yaw, self.pitch)
+        right, _, forward = camera_axes(orientation)
+        flat_right = np.array([right[0], 0.0, right[2]]) / max(float(np.hypot(right[0], right[2])), 1e-9)
+        aspect = self.size[0] / self.size[1]
+        width = self.extent[1] * 0.9 + (3.0 * self.spacing if self.compare else 0.0)
+        half_fov = np.radians(30.0)
+        distance = 1.25 * max(0.5 * self.extent[1] / np.tan(half_fov), 0.5 * width / (np.tan(half_fov) * aspect))
+        panel = min(PANEL_WIDTH / self.size[0], 0.5)
+        pivot = self.center - flat_right * panel * distance * np.tan(half_fov) * aspect
+        camera = Camera(pivot - distance * forward, orientation, near=distance / 100.0, far=distance * 10.0)
+        return camera, flat_right
+
+    def _draw_lines(
+        self, worlds: FloatArray, model: FloatArray, offsets: FloatArray, view: FloatArray, projection: FloatArray
+    ) -> None:
+        """Floor grid, a coloured square under each compared character, and (B) the bones on top."""
+        size = 1.5 * max(self.extent[0], self.extent[2]) + 2.0 * self.spacing
+        ticks = np.linspace(-size, size, 17)
+        zeros, edge = np.zeros_like(ticks), np.full_like(ticks, size)
+        floor = np.array([self.center[0], self.floor, self.center[2]])
+        starts = np.concatenate([np.stack([-edge, zeros, ticks], -1), np.stack([ticks, zeros, -edge], -1)])
+        ends = np.concatenate([np.stack([edge, zeros, ticks], -1), np.stack([ticks, zeros, edge], -1)])
+        self.debug.lines(floor + starts, floor + ends, (0.3, 0.32, 0.36, 1.0))
+        if self.compare:
+            square = (
+                0.4 * self.spacing * np.array([[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]])
+            )
+            for k, name in enumerate(METHODS):  # three squares
+                corners = floor + offsets[k] + square
+                self.debug.lines(corners, np.roll(corners, -1, axis=0), METHOD_COLORS[name])
+        if self.show_bones:
+            self.debug.bones(self.skeleton, worlds[:, None] @ model)
+        self.debug.flush(view, projection, depth_test=not self.show_bones)
+
+    def _draw_overlays(self, camera: Camera, view_projection: FloatArray, offsets: FloatArray) -> None:
+        """Sliders and status (top left), the weight plot (bottom left), method labels (side by side)."""
+        rows = [
+            (f"{k + 1} {name}" + ("" if mode == "full" else f" [{mode}]"), float(weight))
+            for k, (name, mode, weight) in enumerate(zip(self.names, self.mask_modes, self.weights, strict=True))
+        ]
+        sliders = self.overlay.bars(rows, PANEL_WIDTH, self.selected)
+        self.overlay.draw(sliders, (10, 10))
+        self.overlay.draw(self.overlay.text_panel(self._status_lines(), PANEL_WIDTH), (10, 18 + sliders.get_height()))
+        history = np.array(self.weights_history)
+        plot = self.overlay.plot(list(history.T), [], (PANEL_WIDTH, 110), title="effective weights, last 4 s")
+        self.overlay.draw(plot, (10, self.size[1] - 120))
+        if not self.compare:
+            return
+        largest = angular_errors(self.methods).max(axis=1)
+        notes = ["the reference", f"max {largest[0]:.2f} deg off", f"max {largest[1]:.1f} deg off"]
+        floor = np.array([self.center[0], self.floor, self.center[2]])
+        toward = (camera.position - floor) * np.array([1.0, 0.0, 1.0])
+        front = floor + 0.4 * self.spacing * toward / max(float(np.linalg.norm(toward)), 1e-9)
+        for k, name in enumerate(METHODS):  # three labels, under the characters
+            color = tuple(round(255 * c) for c in METHOD_COLORS[name][:3])
+            label = self.overlay.text_panel([(LABELS[name][0], color), LABELS[name][1], notes[k]])
+            x, y = screen_position(view_projection, front + offsets[k], self.size)
+            x = int(np.clip(x - label.get_width() / 2, 0, max(self.size[0] - label.get_width(), 0)))
+            self.overlay.draw(label, (x, int(np.clip(y + 4, 0, max(self.size[1] - label.get_height(), 0)))))
+
+    def _status_lines(self) -> list[str | tuple[str, tuple[int, int, int]]]:
+        on = {True: "on", False: "off"}
+        group = "+".join(self.sync_names) or "no group"
+        return [
+            f"X crossfade -> {self.names[self.selected]} in {self.duration:.1f} s ([ ])  warp (W) {on[self.warp]}",
+            f"sync (S) {on[self.sync]}: {group}",
+            f"time scale (, .) {TIME_SCALES[self.time_scale]:g}x  {'paused' if self.paused else 'playing'} (Space, N)",
+            f"side by side (Tab) {on[self.compare]}  flip last layer (F) {on[self.flip]}",
+            "1-9 Up/Down select  Left/Right +/- weight",
+            "M mask  A additive  B bones  R reset  Esc quit",
+            (self.message, ACCENT),
+        ]
+
+
+def sample_layers(clips: Sequence[CompiledClip], times: Sequence[float], skeleton: Skeleton) -> Pose:
+    """Local poses ``(N, J)`` of ``clips`` sampled at their own ``times``."""
+    poses = [sample(clip, skeleton, time) for clip, time in zip(clips, times, strict=True)]
+    if not poses:
+        return Pose(
+            np.zeros((0, skeleton.num_joints, 3)),
+            np.zeros((0, skeleton.num_joints, 4)),
+            np.zeros((0, skeleton.num_joints, 3)),
+        )
+    return Pose(
+        np.stack([p.translations for p in poses]),
+        np.stack([p.rotations for p in poses]),
+        np.stack([p.scales for p in poses]),
+    )
+
+
+def screen_position(view_projection: FloatArray, point: FloatArray, size: tuple[int, int]) -> tuple[float, float]:
+    """Pixel position (origin top left) of world ``point`` ``(3,)``."""
+    clip = view_projection @ np.append(point, 1.0)
+    ndc = clip[:2] / max(abs(clip[3]), 1e-9)
+    return (ndc[0] + 1.0) / 2.0 * size[0], (1.0 - ndc[1]) / 2.0 * size[1]
