@@ -163,10 +163,10 @@ def look_at(
             f"{f' at index {index}' if index else ''}"
         )
     forward = delta / np.where(coincident, 1.0, distance)
-    right_up = np.cross(forward, up)
-    sin_up = np.linalg.norm(right_up, axis=-1, keepdims=True)
 
     if previous is None:
+        right_up = np.cross(forward, up)
+        sin_up = np.linalg.norm(right_up, axis=-1, keepdims=True)
         at_pole = sin_up <= POLE_TOLERANCE
         right = right_up / np.maximum(sin_up, POLE_TOLERANCE)
         if np.any(at_pole):  # rare: only then pay for the fallback
