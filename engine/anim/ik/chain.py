@@ -58,28 +58,35 @@ _Y_AXIS = np.array([0.0, 1.0, 0.0])
 
 
 class _Limits:
-    """Rest-relative swing/twist limits of the rotating joints of a chain."""
+    """Rest-relative swing/twist limits of the rotating joints of a chain, and their local rotations."""
 
     def __init__(
         self,
-        initial_locals: FloatArray,
+        local_rotations: FloatArray,
         rest: FloatArray,
         axes: FloatArray,
         max_swing: FloatArray,
         max_twist: FloatArray,
     ) -> None:
-        self.initial_locals = initial_locals  # (..., N-1, 4) local rotations of the input pose
+        self.local_rotations = local_rotations  # (..., N-1, 4) current local rotations, updated
         self.rest = rest  # (N-1, 4) rest local rotations
         self.axes = axes  # (..., N-1, 3) bone axes in each joint's own frame
         self.max_swing = max_swing  # (N-1,)
         self.max_twist = max_twist  # (N-1,)
 
-    def clamp(self, link: int, local: FloatArray, correction: FloatArray) -> FloatArray:
-        """The part of the local ``correction`` on top of rotation ``local`` that keeps within limits."""
+    def limit(self, link: int, frame: FloatArray, rotation: FloatArray, frozen: BoolArray) -> FloatArray:
+        """The part of model-space ``rotation`` of joint ``link`` (orientation ``frame``) within limits.
+
+        Records the joint's new local rotation (unchanged where ``frozen``).
+        """
+        local = self.local_rotations[..., link, :]
         rest = self.rest[link]
-        deviation = qmul(qconj(rest), qmul(local, correction))
-        allowed = swing_twist_clamp(deviation, self.axes[..., link, :], self.max_swing[link], self.max_twist[link])
-        return qmul(qconj(local), qmul(rest, allowed))
+        wanted = qmul(qconj(rest), qmul(local, in_frame(frame, rotation)))
+        clamped = swing_twist_clamp(wanted, self.axes[..., link, :], self.max_swing[link], self.max_twist[link])
+        allowed = np.where(frozen[..., None], local, qmul(rest, clamped))
+        self.local_rotations[..., link, :] = allowed
+        correction = qmul(qconj(local), allowed)
+        return qmul(frame, qmul(correction, qconj(frame)))
 
 
 class _Chain:
@@ -98,14 +105,6 @@ class _Chain:
         self.initial = frames.copy()
         self.limits = limits
 
-    def correction(self, link: int) -> FloatArray:
-        """Local correction ``(..., 4)`` of joint ``link`` so far."""
-        moved = self.frames[..., link, :]
-        if link > 0:
-            parent_motion = qmul(self.initial[..., link - 1, :], qconj(self.frames[..., link - 1, :]))
-            moved = qmul(parent_motion, moved)
-        return qmul(qconj(self.initial[..., link, :]), moved)
-
     def corrections(self) -> FloatArray:
         """Local corrections ``(..., N − 1, 4)`` of every rotating joint."""
         parent_motion = qmul(self.initial[..., :-2, :], qconj(self.frames[..., :-2, :]))
@@ -115,11 +114,8 @@ class _Chain:
     def turn(self, link: int, rotation: FloatArray, frozen: BoolArray) -> None:
         """Rotate joint ``link`` by the model-space ``rotation`` about itself (within limits)."""
         if self.limits is not None:
-            frame = self.frames[..., link, :]
-            local = qmul(self.limits.initial_locals[..., link, :], self.correction(link))
-            correction = self.limits.clamp(link, local, in_frame(frame, rotation))
-            rotation = qmul(frame, qmul(correction, qconj(frame)))
-        if frozen.any():
+            rotation = self.limits.limit(link, self.frames[..., link, :], rotation, frozen)
+        elif frozen.any():
             rotation = np.where(frozen[..., None], IDENTITY, rotation)
         # Many joints turned by one rotation each: a matmul per array (rows are vectors).
         pivot = self.positions[..., link : link + 1, :]
@@ -130,6 +126,8 @@ class _Chain:
     def renormalize(self) -> None:
         """Remove the rounding drift of many quaternion products."""
         self.frames = qnormalize(self.frames)
+        if self.limits is not None:
+            self.limits.local_rotations = qnormalize(self.limits.local_rotations)
 
 
 def _check_limit(value: Any | None, name: str, links: int) -> FloatArray:
@@ -174,11 +172,11 @@ def _setup(
         parents = skeleton.parents[joints[:-1]]
         parent_model = gather_model(skeleton, model, np.maximum(parents, 0))
         parent_frames = np.where((parents >= 0)[:, None], frame_rotations(parent_model), IDENTITY)
-        initial_locals = qmul(qconj(parent_frames), frames[..., :-1, :])
+        local_rotations = qmul(qconj(parent_frames), frames[..., :-1, :])
         bones = qrot(qconj(frames[..., :-1, :]), positions[..., 1:, :] - positions[..., :-1, :])
         axes, axes_ok = unit(bones)
         axes = choose(axes_ok, axes, _Y_AXIS)
-        limits = _Limits(initial_locals, skeleton.rest_rotations[joints[:-1]], axes, swing, twist)
+        limits = _Limits(local_rotations, skeleton.rest_rotations[joints[:-1]], axes, swing, twist)
     lengths = norm(positions[..., 1:, :] - positions[..., :-1, :])
     return joints, _Chain(positions, frames, limits), np.broadcast_to(target, (*batch, 3)), weight, lengths
 
