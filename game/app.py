@@ -194,7 +194,9 @@ def run(program: Program, args: argparse.Namespace) -> int:
     """Run ``program`` until it finishes, the window closes or ``--frames`` is reached."""
     size = parse_size(args.size)
     script = read_script(args.script) if args.script else []
-    pygame.init()
+    pygame.font.init()  # only what is used: pygame.init() would also open the audio device
+    if not args.headless:
+        pygame.display.init()
     try:
         if args.headless:
             ctx = create_context(standalone=True)
@@ -207,6 +209,8 @@ def run(program: Program, args: argparse.Namespace) -> int:
         pygame.quit()
         return 2
     _ = ctx.error  # reading clears what the window system left pending: not the program's error
+    # Screenshots are rendered offscreen: reading a window's default framebuffer back is a GL error.
+    capture = target if args.headless else ctx.simple_framebuffer(size)
     program.setup(ctx, size)
     controls = Controls()
     status = 0
@@ -219,9 +223,9 @@ def run(program: Program, args: argparse.Namespace) -> int:
                 break
             apply_script(script, frame, controls)
             if "f12" in controls.pressed:
-                target.use()
-                program.render(ctx, target)
-                print(f"saved {save_png(target, screenshot_dir / f'{program.title}-{frame:05d}.png')}")
+                capture.use()
+                program.render(ctx, capture)
+                print(f"saved {save_png(capture, screenshot_dir / f'{program.title}-{frame:05d}.png')}")
             now = time.perf_counter()
             lag = FIXED_DT if deterministic else min(lag + now - last, MAX_STEPS_PER_FRAME * FIXED_DT)
             last = now
@@ -235,7 +239,10 @@ def run(program: Program, args: argparse.Namespace) -> int:
                 pygame.display.flip()
             frame += 1
         if args.screenshot:
-            print(f"saved {save_png(target, args.screenshot)}")
+            if capture is not target:  # the last frame again, offscreen
+                capture.use()
+                program.render(ctx, capture)
+            print(f"saved {save_png(capture, args.screenshot)}")
         error = ctx.error
         if error != "GL_NO_ERROR":
             print(f"{program.title}: OpenGL error at the end of the run: {error}", file=sys.stderr)
