@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import posixpath
 import struct
 import warnings
@@ -31,6 +32,7 @@ from engine.io.accessors import (
     element_layout,
     read_elements,
 )
+from engine.io.gltf_schema import check_types
 from engine.math._checks import FloatArray
 
 #: Extensions that may appear in ``extensionsRequired``: Ossa decodes what they require.
@@ -55,7 +57,8 @@ class GltfDocument:
     Parameters
     ----------
     path
-        A ``.gltf`` or ``.glb`` file. GLB is recognised by its magic bytes, not its suffix.
+        A ``.gltf`` or ``.glb`` file. GLB is recognised by its magic bytes, not its suffix (a
+        ``.glb`` file that is neither GLB nor JSON is reported as a bad GLB header).
 
     Attributes
     ----------
@@ -79,22 +82,26 @@ class GltfDocument:
             raise AssetError(f"cannot read the file: {exc.strerror or exc}", file=self.file) from None
         self._glb_blob: bytes | None = None
         if raw[:4] == _GLB_MAGIC:
-            self._check_glb_container(raw)
-            gltf = self._parse(lambda: pygltflib.GLTF2.load_from_bytes(raw))
-            blob = gltf.binary_blob() if gltf is not None else None
-            self._glb_blob = bytes(blob) if blob is not None else None
+            json_chunk, self._glb_blob = self._glb_chunks(raw)
+            try:
+                text = json_chunk.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise self.error(
+                    f"the JSON chunk is not UTF-8 (byte {exc.start} of the chunk)", "GLB chunk 0"
+                ) from None
+            self._json(text, "JSON chunk")
         else:
+            if self.path.suffix.lower() == ".glb" and raw.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"{":
+                raise self.error(f"GLB magic must be b'glTF', got {raw[:4]!r}", "GLB header")
             try:
                 text = raw.decode("utf-8-sig")
             except UnicodeDecodeError as exc:
-                raise AssetError(
+                raise self.error(
                     f"expected a glTF JSON document (UTF-8) or a GLB file, got undecodable bytes at offset {exc.start}",
-                    file=self.file,
+                    f"byte {exc.start}",
                 ) from None
-            gltf = self._parse(lambda: pygltflib.GLTF2.gltf_from_json(text))
-        if gltf is None:
-            raise AssetError("the GLB file has no JSON chunk", file=self.file)
-        self.gltf: pygltflib.GLTF2 = gltf
+            self._json(text, "JSON")
+        self.gltf: pygltflib.GLTF2 = self._parse(lambda: pygltflib.GLTF2.gltf_from_json(text))
         self._check_asset()
 
     # ----------------------------------------------------------------------------------------
@@ -125,37 +132,73 @@ class GltfDocument:
     # ----------------------------------------------------------------------------------------
     # container
 
+    def _json(self, text: str, where: str) -> None:
+        """Parse ``text`` (``where``: ``"JSON"`` or ``"JSON chunk"``) and check the JSON types of its properties.
+
+        Runs before pygltflib parses the text, which converts values of the wrong type silently.
+        """
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise self.error(f"not valid JSON: {exc.msg}", f"{where} line {exc.lineno} column {exc.colno}") from None
+        except RecursionError:
+            raise self.error("not valid JSON: arrays or objects nested too deeply", where) from None
+        check_types(document, self.error)
+
     def _parse(self, parse: Any) -> Any:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return parse()
-        except Exception as exc:  # pygltflib reports malformed JSON with whatever it hits
+        except Exception as exc:  # pygltflib reports what it cannot convert with whatever it hits
             raise AssetError(f"not a valid glTF document: {type(exc).__name__}: {exc}", file=self.file) from None
 
-    def _check_glb_container(self, raw: bytes) -> None:
-        """Header and chunk bounds of a GLB file (pygltflib trusts them silently)."""
+    def _glb_chunks(self, raw: bytes) -> tuple[bytes, bytes | None]:
+        """The JSON chunk and the BIN chunk (if any) of a GLB file, header and chunk bounds checked.
+
+        pygltflib trusts the lengths, and a second JSON or BIN chunk silently replaces the first.
+        """
+        header = "GLB header"
         if len(raw) < 20:
-            raise self.error(f"GLB file is truncated: {len(raw)} bytes, expected at least 20")
+            raise self.error(f"GLB file is truncated: {len(raw)} bytes, expected at least 20", header)
         version, length = struct.unpack_from("<II", raw, 4)
         if version != 2:
-            raise self.error(f"GLB version must be 2, got {version}")
+            raise self.error(f"GLB version must be 2, got {version}", header)
         if length > len(raw):
-            raise self.error(f"GLB header claims {length} bytes but the file has {len(raw)}")
-        offset, first = 12, True
+            raise self.error(f"GLB header claims {length} bytes but the file has {len(raw)}", header)
+        if length < 20:
+            raise self.error(f"GLB header length {length} is less than the 20 bytes of a header and a chunk", header)
+        json_chunk: bytes | None = None
+        bin_chunk: bytes | None = None
+        offset, k = 12, 0
         while offset < length:
+            where = f"GLB chunk {k}"
             if offset + 8 > length:
-                raise self.error(f"GLB chunk header at byte {offset} runs past the end ({length} bytes)")
+                raise self.error(f"GLB chunk header at byte {offset} runs past the end ({length} bytes)", where)
             chunk_length, chunk_type = struct.unpack_from("<II", raw, offset)
             if offset + 8 + chunk_length > length:
                 raise self.error(
                     f"GLB chunk at byte {offset} claims {chunk_length} bytes but only "
-                    f"{length - offset - 8} remain in the file"
+                    f"{length - offset - 8} remain in the file",
+                    where,
                 )
-            if first and chunk_type != _CHUNK_JSON:
-                raise self.error(f"the first GLB chunk must be JSON (0x{_CHUNK_JSON:08X}), got 0x{chunk_type:08X}")
-            first = False
+            data = raw[offset + 8 : offset + 8 + chunk_length]
+            if k == 0 and chunk_type != _CHUNK_JSON:
+                raise self.error(
+                    f"the first GLB chunk must be JSON (0x{_CHUNK_JSON:08X}), got 0x{chunk_type:08X}", where
+                )
+            if chunk_type == _CHUNK_JSON:
+                if json_chunk is not None:
+                    raise self.error("a GLB file holds one JSON chunk; this is a second JSON chunk", where)
+                json_chunk = data
+            elif chunk_type == _CHUNK_BIN:
+                if bin_chunk is not None:
+                    raise self.error("a GLB file holds at most one BIN chunk; this is a second BIN chunk", where)
+                bin_chunk = data
             offset += 8 + chunk_length
+            k += 1
+        assert json_chunk is not None  # the first chunk is JSON and length >= 20 means there is one
+        return json_chunk, bin_chunk
 
     def _check_asset(self) -> None:
         asset = self.gltf.asset

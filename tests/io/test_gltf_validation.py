@@ -421,8 +421,8 @@ def test_missing_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"{not json", "not a valid glTF document: JSONDecodeError"),
-        (b"[1, 2]", "not a valid glTF document"),
+        (b"{not json", "JSON line 1 column 2: not valid JSON: Expecting property name"),
+        (b"[1, 2]", "document: expected an object, got array of 2 items"),
         (b"\xff\xfe\x00garbage", r"expected a glTF JSON document \(UTF-8\) or a GLB file"),
         (b'{"asset": {"version": "3.0"}}', "expected a glTF 2.x asset, got asset.version = '3.0'"),
     ],
