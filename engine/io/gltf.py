@@ -234,6 +234,8 @@ class GltfDocument:
             except (binascii.Error, ValueError) as exc:
                 raise self.error(f"invalid base64 in data: URI: {exc}", where) from None
         relative = unquote(uri)
+        if "\0" in relative:
+            raise self.error(f"URI {uri!r} contains a NUL byte", where)
         scheme = relative.split(":", 1)[0] if ":" in relative.split("/", 1)[0] else ""
         normal = posixpath.normpath(relative.replace("\\", "/"))
         if scheme or relative.startswith(("/", "\\")) or normal == ".." or normal.startswith("../"):
