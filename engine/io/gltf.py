@@ -38,8 +38,8 @@ from engine.math._checks import FloatArray
 #: Extensions that may appear in ``extensionsRequired``: Ossa decodes what they require.
 SUPPORTED_REQUIRED_EXTENSIONS = frozenset({"KHR_mesh_quantization"})
 
-#: Accessors without a buffer view are zero-filled; refuse to allocate more elements than this.
-MAX_ZERO_FILLED_ELEMENTS = 1 << 26
+#: Accessors without a buffer view are zero-filled; refuse to allocate more bytes than this (64 MiB).
+MAX_ZERO_FILLED_BYTES = 1 << 26
 
 _GLB_MAGIC = b"glTF"
 _CHUNK_JSON = 0x4E4F534A
@@ -339,10 +339,10 @@ class GltfDocument:
         if not isinstance(offset, int) or offset < 0:
             raise self.error(f"byteOffset must be a non-negative integer, got {offset!r}", f"{where}.byteOffset")
         if accessor.bufferView is None:
-            if accessor.count > MAX_ZERO_FILLED_ELEMENTS:
+            if accessor.count * layout.size > MAX_ZERO_FILLED_BYTES:
                 raise self.error(
-                    f"count {accessor.count} without a bufferView would zero-fill more than "
-                    f"{MAX_ZERO_FILLED_ELEMENTS} elements",
+                    f"count {accessor.count} without a bufferView would zero-fill {accessor.count * layout.size} "
+                    f"bytes, more than {MAX_ZERO_FILLED_BYTES}",
                     f"{where}.count",
                 )
             values = np.zeros((accessor.count, *layout.shape), dtype=COMPONENT_DTYPES[accessor.componentType])
