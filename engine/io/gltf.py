@@ -294,8 +294,11 @@ class GltfDocument:
                 view_where,
             )
         stride = view.byteStride
-        if stride is not None and (not isinstance(stride, int) or not 4 <= stride <= 252):
-            raise self.error(f"byteStride must be an integer in [4, 252], got {stride!r}", f"{view_where}.byteStride")
+        if stride is not None and (not isinstance(stride, int) or not 4 <= stride <= 252 or stride % 4):
+            raise self.error(
+                f"byteStride must be an integer in [4, 252] and a multiple of 4, got {stride!r}",
+                f"{view_where}.byteStride",
+            )
         return memoryview(data)[offset : offset + length], stride
 
     # ----------------------------------------------------------------------------------------
