@@ -344,8 +344,8 @@ class GltfDocument:
         if accessor.bufferView is None:
             if accessor.count * layout.size > MAX_ZERO_FILLED_BYTES:
                 raise self.error(
-                    f"count {accessor.count} without a bufferView would zero-fill {accessor.count * layout.size} "
-                    f"bytes, more than {MAX_ZERO_FILLED_BYTES}",
+                    f"count {accessor.count} without a bufferView would zero-fill more than {MAX_ZERO_FILLED_BYTES} "
+                    f"bytes ({accessor.count * layout.size})",
                     f"{where}.count",
                 )
             values = np.zeros((accessor.count, *layout.shape), dtype=COMPONENT_DTYPES[accessor.componentType])
