@@ -34,7 +34,7 @@ from engine.anim.local_to_model import local_to_model
 from engine.anim.mesh import MeshData
 from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError, DegenerateInputError
-from engine.io.gltf import GltfDocument, _items
+from engine.io.gltf import GltfDocument, UnreadableFileError, _items
 from engine.io.images import decode_image
 from engine.math._checks import FloatArray, IntArray
 from engine.math.mat import matrix_from_trs, trs_from_matrix
@@ -870,7 +870,7 @@ class _Builder:
         doc = self.doc
         try:
             data, origin = doc.image_bytes(image)
-        except AssetError as exc:
+        except UnreadableFileError as exc:  # a missing texture warns; a malformed reference raised above
             doc.warn(f"{exc.problem}; texture skipped", exc.where)
             return None
         try:

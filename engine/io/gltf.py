@@ -46,6 +46,13 @@ _CHUNK_JSON = 0x4E4F534A
 _CHUNK_BIN = 0x004E4942
 
 
+class UnreadableFileError(AssetError):
+    """A file that a URI names (inside the model's folder) is missing or cannot be read.
+
+    Loaders may treat it as a warning (a missing texture) where a malformed document is an error.
+    """
+
+
 def _items(value: Any) -> list[Any]:
     """A JSON array property as a list (``None`` → empty)."""
     return list(value) if value else []
@@ -250,7 +257,9 @@ class GltfDocument:
                 raise self.error(f"{uri!r} has {size} bytes but byteLength claims {expected_length}", where)
             return target.read_bytes()
         except OSError as exc:
-            raise self.error(f"cannot read {uri!r}: {exc.strerror or exc}", where) from None
+            raise UnreadableFileError(
+                f"cannot read {uri!r}: {exc.strerror or exc}", file=self.file, where=where
+            ) from None
 
     def buffer(self, index: int) -> bytes:
         """Bytes of buffer ``index`` (exactly ``byteLength`` of them)."""
