@@ -41,6 +41,9 @@ from engine.math.mat import matrix_from_trs, trs_from_matrix
 
 #: A quaternion whose norm is further than this from 1 is normalised with a warning.
 QUAT_NORM_TOLERANCE = 1e-3
+#: An inverse bind matrix whose |det| is below this times the product of its basis column lengths is
+#: singular (the columns are, to this tolerance, coplanar or zero).
+SINGULAR_TOLERANCE = 1e-9
 #: Weights whose per-vertex sum is further than this from 1 (beyond quantisation) are reported.
 WEIGHT_SUM_TOLERANCE = 1e-3
 
@@ -636,6 +639,19 @@ class _Builder:
         matrices = doc.floats(accessor, where)[:count]
         if not np.isfinite(matrices).all():
             raise doc.error("inverse bind matrices must be finite", where)
+        projective = np.abs(matrices[:, 3] - [0.0, 0.0, 0.0, 1.0]).max(axis=1) > 1e-6
+        if projective.any():
+            k = int(np.argmax(projective))
+            raise doc.error(f"matrix {k} is not affine (last row {matrices[k, 3].tolist()}, expected 0 0 0 1)", where)
+        basis = matrices[:, :3, :3]
+        determinants = np.linalg.det(basis)
+        singular = np.abs(determinants) <= SINGULAR_TOLERANCE * np.prod(np.linalg.norm(basis, axis=1), axis=1)
+        if singular.any():
+            k = int(np.argmax(singular))
+            raise doc.error(
+                f"matrix {k} is singular (determinant {determinants[k]:.3g}); inverse bind matrices must be invertible",
+                where,
+            )
         return matrices
 
     # --------------------------------------------------------------------------------- meshes
