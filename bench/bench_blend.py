@@ -85,17 +85,23 @@ def keyed_clip(name: str, joints: np.ndarray, num_joints: int, seed: int, durati
     return Clip(name, tuple(channels), num_joints)
 
 
-def median_ms(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Median wall time of each function; runs are interleaved so load spikes hit all rows alike."""
-    times: list[list[float]] = [[] for _ in fns]
+def median_ms(fns: list[Callable[[], object]], repeat: int) -> tuple[list[float], list[float]]:
+    """Median wall and CPU (process) time of each function in ms, runs interleaved.
+
+    The machine is shared: CPU time is what a call costs when it has a core to itself, wall time
+    what it cost today; interleaving makes load spikes hit every row alike.
+    """
+    wall: list[list[float]] = [[] for _ in fns]
+    cpu: list[list[float]] = [[] for _ in fns]
     for fn in fns:
         fn()
     for _ in range(repeat):
-        for fn, bucket in zip(fns, times, strict=True):
-            start = time.perf_counter()
+        for fn, w, c in zip(fns, wall, cpu, strict=True):
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
-            bucket.append(time.perf_counter() - start)
-    return [1e3 * statistics.median(bucket) for bucket in times]
+            c.append(time.process_time() - start_cpu)
+            w.append(time.perf_counter() - start)
+    return [1e3 * statistics.median(b) for b in wall], [1e3 * statistics.median(b) for b in cpu]
 
 
 def main() -> None:
@@ -153,24 +159,25 @@ def main() -> None:
     rows = [
         ("sample walk (all joints)", lambda: sample(walk, skeleton, t_walk)),
         ("sample wave (upper body)", lambda: sample(wave, skeleton, t_wave)),
-        ("blend 2 layers + masks", lambda: blend(stacked, weights, masks, rest=skeleton, threshold=1.0)),
+        ("blend 2 layers + masks", lambda: blend(stacked, weights, masks, rest=skeleton, threshold=1.0, out=base)),
         (f"sample additive ({moved.size} joints)", lambda: sample(lean_delta, deltas, t_lean)),
         ("apply_additive + write back", add_lean),
         ("model_from_pose", lambda: model_from_pose(skeleton, local)),
         ("skinning_palette", lambda: skinning_palette(skeleton, model)),
         ("Animator.update(dt)", lambda: animator.update(1 / 60)),
     ]
-    medians = median_ms([trusted_call(fn) for _, fn in rows], args.repeat)
-    bare = sum(medians[:-1])
+    wall, cpu = median_ms([trusted_call(fn) for _, fn in rows], args.repeat)
     print(
         f"{count} characters × {joints} joints ({len(skeleton.levels)} depth levels), 3 layers "
         f"(2 clips + 1 additive, masks), median of {args.repeat} interleaved runs"
     )
-    print(f"{'what':<30}{'median ms':>10}")
-    for (name, _), ms in zip(rows[:-1], medians[:-1], strict=True):
-        print(f"{name:<30}{ms:>10.2f}")
-    print(f"{'sum of bare functions':<30}{bare:>10.2f}")
-    print(f"{'Animator.update (full frame)':<30}{medians[-1]:>10.2f}   × bare sum {medians[-1] / bare:.2f}")
+    print(f"{'what':<30}{'wall ms':>10}{'CPU ms':>10}")
+    for (name, _), w, c in zip(rows[:-1], wall[:-1], cpu[:-1], strict=True):
+        print(f"{name:<30}{w:>10.2f}{c:>10.2f}")
+    bare_wall, bare_cpu = sum(wall[:-1]), sum(cpu[:-1])
+    print(f"{'sum of bare functions':<30}{bare_wall:>10.2f}{bare_cpu:>10.2f}")
+    print(f"{'Animator.update (full frame)':<30}{wall[-1]:>10.2f}{cpu[-1]:>10.2f}")
+    print(f"{'update / bare sum':<30}{wall[-1] / bare_wall:>10.2f}{cpu[-1] / bare_cpu:>10.2f}")
 
 
 if __name__ == "__main__":

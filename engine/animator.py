@@ -535,7 +535,8 @@ class Animator:
         Each character's animator time ``(C,)``, seconds (fades and warps run on it).
     local_pose, model, palette
         Outputs of the last :meth:`update`: :class:`~engine.anim.pose.Pose` ``(C, J)``, model
-        matrices ``(C, J, 4, 4)`` and skinning palette ``(C, J, 4, 4)``.
+        matrices ``(C, J, 4, 4)`` and skinning palette ``(C, J, 4, 4)``. The local pose's arrays
+        are written in place by every update (no allocation per frame): copy them to keep them.
     root_motion
         :class:`RootMotion` of the last update (zeros without a root-motion joint).
     """
@@ -810,9 +811,14 @@ class Animator:
             if any(a.mask is not None for a in active):
                 masks = np.stack([np.ones(self.skeleton.num_joints) if a.mask is None else a.mask for a in active])
             stacked = Pose(self._buffers[0][:n], self._buffers[1][:n], self._buffers[2][:n])
-            local = blend(stacked, effective[rows], masks, rest=self.skeleton, threshold=self.rest_threshold)
+            local = blend(
+                stacked, effective[rows], masks, rest=self.skeleton, threshold=self.rest_threshold, out=self.local_pose
+            )
         else:
-            local = self.skeleton.rest_pose().broadcast_to((self.num_characters,))
+            local = self.local_pose
+            local.translations[:] = self.skeleton.rest_translations
+            local.rotations[:] = self.skeleton.rest_rotations
+            local.scales[:] = self.skeleton.rest_scales
         for action in self._actions:  # additive layers, in creation order
             if action.additive and action._joints is not None and action._joints.size and effective[action._row].any():
                 joints, skeleton = action._joints, action._delta_skeleton
@@ -829,7 +835,6 @@ class Animator:
                 local.scales[:, joints] = moved.scales
         norm = np.maximum(root_weight, self.rest_threshold)
         self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
-        self.local_pose = local
         self.model = model_from_pose(self.skeleton, local)
         self.palette = skinning_palette(self.skeleton, self.model)
 

@@ -141,6 +141,7 @@ def blend(
     *,
     rest: Pose | Skeleton,
     threshold: float = REST_THRESHOLD,
+    out: Pose | None = None,
 ) -> Pose:
     """Weighted blend of ``N`` pose layers, per joint and per character.
 
@@ -172,6 +173,9 @@ def blend(
     threshold
         Positive total weight below which the rest pose fills in (default
         :data:`REST_THRESHOLD` = 0.1).
+    out
+        Optional pose ``(..., J)`` to write the result into (and return), not one of the
+        layers; saves allocating the three output arrays every frame.
 
     Returns
     -------
@@ -202,6 +206,8 @@ def blend(
     t, r, s = _stack_layers(poses)
     num_layers, batch, num_joints = r.shape[0], r.shape[1:-2], r.shape[-2]
     rest_t, rest_r, rest_s = _rest_arrays(rest, num_joints)
+    if out is not None and out.shape != (*batch, num_joints):
+        raise InvalidInputError(f"out must be a Pose shaped {(*batch, num_joints)}, got {out.shape}")
     w = _layer_weights(weights, num_layers, batch)[..., None]  # (N, *batch, 1)
     masks = _joint_weights(joint_weights, num_layers, num_joints)
     if masks is not None:
@@ -218,9 +224,10 @@ def blend(
         reference = r[n] if positive.all() else np.where(positive[..., None], r[n], reference)
     # w · sign(dot(q, reference)): every layer moved into the reference's hemisphere before the sum.
     signed = np.copysign(w, np.einsum("n...k,...k->n...", r, reference))
-    rotations = np.einsum("n...,n...k->...k", signed, r)
-    translations = np.einsum("n...,n...k->...k", w, t)
-    scales = np.einsum("n...,n...k->...k", w, s)
+    targets = (None, None, None) if out is None else (out.rotations, out.translations, out.scales)
+    rotations = np.einsum("n...,n...k->...k", signed, r, out=targets[0])
+    translations = np.einsum("n...,n...k->...k", w, t, out=targets[1])
+    scales = np.einsum("n...,n...k->...k", w, s, out=targets[2])
     if use_rest:
         rest_sign = np.copysign(rest_w, np.einsum("...k,...k->...", rest_r, reference))
         rotations += rest_sign[..., None] * rest_r
@@ -230,7 +237,7 @@ def blend(
     rotations *= (1.0 / np.sqrt(np.einsum("...k,...k->...", rotations, rotations)))[..., None]
     translations *= inverse_total
     scales *= inverse_total
-    return Pose(translations, rotations, scales)
+    return Pose(translations, rotations, scales) if out is None else out
 
 
 def subtree_mask(

@@ -224,6 +224,20 @@ def test_stacked_pose_equals_list_of_poses(rng):
     np.testing.assert_array_equal(a.rotations, b.rotations)
 
 
+def test_blend_into_out(rng):
+    layers = [random_pose(rng, (3, 4)) for _ in range(2)]
+    rest = Skeleton(list("abcd"), [-1, 0, 1, 2])
+    out = random_pose(rng, (3, 4))
+    result = blend(layers, [[1, 0, 0.05], [1, 1, 0.0]], rest=rest, out=out)
+    assert result is out
+    expected = blend(layers, [[1, 0, 0.05], [1, 1, 0.0]], rest=rest)
+    np.testing.assert_array_equal(out.rotations, expected.rotations)
+    np.testing.assert_array_equal(out.translations, expected.translations)
+    np.testing.assert_array_equal(out.scales, expected.scales)
+    with pytest.raises(InvalidInputError, match=r"out must be a Pose shaped \(3, 4\), got \(4,\)"):
+        blend(layers, [1, 1], rest=rest, out=random_pose(rng, (4,)))
+
+
 # --- masks ---------------------------------------------------------------------------------------
 
 
