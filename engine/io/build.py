@@ -15,8 +15,8 @@
 
 Everything a runtime function would otherwise have to check is checked here, and every
 failure raises :class:`~engine.errors.AssetError` naming the file, the JSON path (e.g.
-``animations[0].samplers[2].input``) and what was wrong. Suspicious but legal data (weights
-that do not sum to 1, non-unit quaternions, morph targets) emits an
+``animations[0].samplers[2].input``) and what was wrong. Suspicious but readable data (weights
+that do not sum to 1, non-unit quaternions, repeated key times, morph targets) emits an
 :class:`~engine.errors.OssaWarning` and is recorded in :attr:`GltfAsset.warnings`.
 """
 
@@ -503,6 +503,16 @@ class _Builder:
             raise doc.error(
                 f"key times must be non-decreasing, got times[{k}] = {times[k]:.9g} > "
                 f"times[{k + 1}] = {times[k + 1]:.9g}",
+                f"{where}.input",
+            )
+        if times[0] < 0:
+            raise doc.error(f"key times must be ≥ 0, got times[0] = {times[0]:.9g}", f"{where}.input")
+        repeated = np.nonzero(np.diff(times) == 0)[0]
+        if repeated.size:
+            k = int(repeated[0])
+            doc.warn(
+                f"key times should be strictly increasing, got times[{k}] = times[{k + 1}] = {times[k]:.9g} "
+                f"({repeated.size} repeated); the value jumps there",
                 f"{where}.input",
             )
         width = PATH_WIDTHS[path]
