@@ -848,13 +848,12 @@ class _Builder:
         sums = weights_all.sum(axis=1)
         zero = sums <= 0
         if zero.any():
-            doc.warn(
+            raise doc.error(
                 f"{int(zero.sum())} of {count} vertices have all weights 0 (first: vertex {int(np.argmax(zero))}); "
-                "they follow no joint",
+                "a skinned vertex needs a positive weight",
                 f"{where}.attributes.WEIGHTS_0",
             )
         off = np.abs(sums - 1.0) > tolerance
-        off &= ~zero
         if off.any():
             v = int(np.argmax(np.where(off, np.abs(sums - 1.0), -1.0)))
             doc.warn(
@@ -862,7 +861,7 @@ class _Builder:
                 f"sum {sums[v]:.6g}); L1-normalised",
                 f"{where}.attributes.WEIGHTS_0",
             )
-        weights_all = weights_all / np.where(zero, 1.0, sums)[:, None]
+        weights_all = weights_all / sums[:, None]
         return joints_all, weights_all
 
     # ------------------------------------------------------------------------------ materials

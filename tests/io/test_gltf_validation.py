@@ -366,11 +366,12 @@ def test_weight_sums_off_are_normalised_with_a_warning(tmp_path: Path) -> None:
     np.testing.assert_allclose(weights[1, :2], [0.5, 0.5])
 
 
-def test_all_zero_weights_warn(tmp_path: Path) -> None:
+def test_all_zero_weights_raise(tmp_path: Path) -> None:
     b = skinned_document()
     attribute(b, "WEIGHTS_0", [[0.0] * 4] * 4, 5126, "VEC4")
     attribute(b, "WEIGHTS_1", [[0.0] * 4] * 4, 5126, "VEC4")
-    load_warning(b, tmp_path, "4 of 4 vertices have all weights 0")
+    with pytest.raises(AssetError, match=r"WEIGHTS_0: 4 of 4 vertices have all weights 0"):
+        load_gltf(b.write(tmp_path / "zero.gltf"))
 
 
 def test_quantized_weights_within_one_step_do_not_warn(tmp_path: Path) -> None:
