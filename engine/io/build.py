@@ -708,7 +708,8 @@ class _Builder:
         if mode < 4:
             doc.warn(f"{_MODES[mode]} primitives are not drawn by Ossa; skipped", f"{where}.mode")
             return None
-        attributes = {k: v for k, v in vars(primitive.attributes).items() if v is not None}
+        raw = primitive.attributes  # pygltflib leaves an empty object as a dict
+        attributes = {k: v for k, v in (raw if isinstance(raw, dict) else vars(raw)).items() if v is not None}
         if "POSITION" not in attributes:
             raise doc.error("a primitive needs a POSITION attribute", f"{where}.attributes")
         if primitive.targets:
