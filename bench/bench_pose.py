@@ -156,14 +156,58 @@ class Baseline:
 # --- timing --------------------------------------------------------------------------------------
 
 
-def median_ms(fn: Callable[[], object], repeats: int) -> float:
+def medians_ms(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median wall-clock and median CPU (this thread) milliseconds of ``fn`` over ``repeats`` runs."""
     fn()
-    samples = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start_wall, start_cpu = time.perf_counter(), time.thread_time()
         fn()
-        samples.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(samples))
+        cpu.append(time.thread_time() - start_cpu)
+        wall.append(time.perf_counter() - start_wall)
+    return 1e3 * float(np.median(wall)), 1e3 * float(np.median(cpu))
+
+
+def measure(
+    count: int, skeleton: Skeleton, clips: list[Clip], baseline: Baseline, repeats: int
+) -> dict[str, tuple[float, float]]:
+    """Every stage for ``count`` characters, half on each clip, each at its own time."""
+    compiled = [compile_clip(c) for c in clips]
+    times = np.random.default_rng(count).uniform(-0.1, 2.1, count)
+    half = (count + 1) // 2
+    pose = sample(compiled[0], skeleton, times)  # the frame's buffers, allocated once
+    parts, spans = [pose[:half], pose[half:]], [times[:half], times[half:]]
+    model = model_from_pose(skeleton, pose)
+    palette = skinning_palette(skeleton, model)
+
+    def run_sample() -> Pose:
+        for clip, part, span in zip(compiled, parts, spans, strict=True):
+            if span.size:
+                sample(clip, skeleton, span, out=part)
+        return pose
+
+    def frame() -> np.ndarray:
+        return skinning_palette(skeleton, model_from_pose(skeleton, run_sample(), out=model), out=palette)
+
+    def fresh_frame() -> np.ndarray:
+        fresh = [sample(clip, skeleton, span) for clip, span in zip(compiled, spans, strict=True) if span.size]
+        merged = Pose(
+            *(np.concatenate([getattr(p, name) for p in fresh]) for name in ("translations", "rotations", "scales"))
+        )
+        return skinning_palette(skeleton, model_from_pose(skeleton, merged))
+
+    clip_of = [0] * half + [1] * (count - half)
+    with trusted():
+        result = {
+            "sample": medians_ms(run_sample, repeats),
+            "model_from_pose": medians_ms(lambda: model_from_pose(skeleton, pose, out=model), repeats),
+            "palette": medians_ms(lambda: skinning_palette(skeleton, model, out=palette), repeats),
+            "frame (out=)": medians_ms(frame, repeats),
+            "frame (new arrays)": medians_ms(fresh_frame, repeats),
+            "pose.matrices + local_to_model": medians_ms(lambda: local_to_model(skeleton, pose.matrices()), repeats),
+        }
+    result["per-joint py loop"] = medians_ms(lambda: baseline.frame(clip_of, times.tolist()), 3 if count < 1000 else 1)
+    return result
 
 
 def main() -> None:
@@ -172,52 +216,29 @@ def main() -> None:
     args = parser.parse_args()
     skeleton = humanoid()
     clips = [make_clip("walk", 2.0, 1), make_clip("wave", 1.5, 2)]
-    compiled = [compile_clip(c) for c in clips]
     baseline = Baseline(skeleton, clips)
-    rng = np.random.default_rng(3)
-    rows = []
-    for count in (1, 10, 100, 1000):
-        repeats = (20 if args.quick else 200) if count < 1000 else (10 if args.quick else 60)
-        times = rng.uniform(-0.1, 2.1, count)
-        half = (count + 1) // 2
-        pose = Pose(
-            np.zeros((count, JOINTS, 3)), np.tile([0.0, 0, 0, 1], (count, JOINTS, 1)), np.ones((count, JOINTS, 3))
+    counts = (1, 10, 100, 1000)
+    rows = {
+        count: measure(
+            count,
+            skeleton,
+            clips,
+            baseline,
+            (15 if args.quick else 150) if count < 1000 else (10 if args.quick else 60),
         )
-        parts = [pose[:half], pose[half:]]
-        spans = [times[:half], times[half:]]
-
-        def run_sample(pose: Pose = pose, parts: list[Pose] = parts, spans: list[np.ndarray] = spans) -> Pose:
-            for clip, part, span in zip(compiled, parts, spans, strict=True):
-                if span.size:
-                    sample(clip, skeleton, span, out=part)
-            return pose
-
-        run_sample()
-        model = model_from_pose(skeleton, pose)
-        with trusted():
-            t_sample = median_ms(run_sample, repeats)
-            t_model = median_ms(lambda pose=pose: model_from_pose(skeleton, pose), repeats)
-            t_l2m = median_ms(lambda pose=pose: local_to_model(skeleton, pose.matrices()), repeats)
-            t_palette = median_ms(lambda model=model: skinning_palette(skeleton, model), repeats)
-
-            def whole(run_sample: Callable[[], Pose] = run_sample) -> np.ndarray:
-                return skinning_palette(skeleton, model_from_pose(skeleton, run_sample()))
-
-            t_total = median_ms(whole, repeats)
-        clip_of = [0] * half + [1] * (count - half)
-        loop_repeats = 5 if count < 1000 else 1
-        t_loop = median_ms(lambda t=times.tolist(), c=clip_of: baseline.frame(c, t), loop_repeats)
-        rows.append((count, t_sample, t_model, t_l2m, t_palette, t_total, t_loop))
-    print(
-        f"{JOINTS} joints, 2 clips × 30 keys/s, LINEAR rotations + translations; medians (ms per frame / ns per joint)"
-    )
-    header = ("C", "sample", "model_from_pose", "pose.matrices+l2m", "palette", "total", "py loop", "ratio")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for count, *cols in rows:
-        cells = [f"{ms:.3f} / {1e6 * ms / (count * JOINTS):.0f}" for ms in cols]
-        ratio = cols[-1] / cols[-2]
-        print(f"| {count} | " + " | ".join(cells) + f" | {ratio:.0f}× |")
+        for count in counts
+    }
+    print(f"{JOINTS} joints, 2 clips × 30 keys/s (LINEAR rotations + translations), half the characters on each.")
+    print("Medians, wall clock then CPU time of this thread (the machine is shared): ms per frame / ns per joint.")
+    stages = list(rows[1])
+    for which, label in ((0, "wall"), (1, "CPU")):
+        print(f"\n{label}:\n")
+        print("| C | " + " | ".join(stages) + " | loop / frame |")
+        print("|---" * (len(stages) + 2) + "|")
+        for count, row in rows.items():
+            cells = [f"{row[s][which]:.3f} / {1e6 * row[s][which] / (count * JOINTS):.0f}" for s in stages]
+            ratio = row["per-joint py loop"][which] / row["frame (out=)"][which]
+            print(f"| {count} | " + " | ".join(cells) + f" | {ratio:.0f}× |")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ speed of component-wise arithmetic differs (long contiguous runs instead of 3- o
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -69,3 +70,28 @@ def matrices_out(out: FloatArray | None, batch: tuple[int, ...], joints: int) ->
         got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
         raise InvalidInputError(f"out must be a float64 array shaped {(*batch, joints, 4, 4)}, got {got}")
     return out, storage_view(out, joints, (4, 4), "out")
+
+
+class _Workspace(threading.local):
+    """Per-thread scratch memory, kept between calls (see :func:`scratch`)."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, FloatArray] = {}
+
+
+_WORKSPACE = _Workspace()
+
+
+def scratch(name: str, shape: tuple[int, ...]) -> FloatArray:
+    """An uninitialised float64 array of ``shape`` for temporaries, reused by later calls.
+
+    Fresh multi-megabyte arrays cost page faults on every call (several milliseconds per frame at
+    1000 characters); these buffers are allocated once per thread and grow to the largest size
+    asked for under ``name``. A job must never return scratch memory, and two arrays alive at
+    the same time need two names.
+    """
+    size = math.prod(shape)
+    buffer = _WORKSPACE.buffers.get(name)
+    if buffer is None or buffer.size < size:
+        buffer = _WORKSPACE.buffers[name] = np.empty(size)
+    return buffer[:size].reshape(shape)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.anim._layout import as_slice, components, matrices_out
+from engine.anim._layout import as_slice, components, matrices_out, scratch
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -63,19 +63,28 @@ def _compose(m: FloatArray, plan: tuple[_Level, ...], affine: bool) -> None:
     """
     rows = 3 if affine else 4
     terms = 3 if affine else 4
-    widest = max((_size(level.joints) for level in plan), default=0)
-    scratch = np.empty((2, rows, 4, widest, m.shape[-1]))
+    characters = m.shape[-1]
     for level in plan:
         count = _size(level.joints)
-        parent = m[:rows, :, level.parents]  # (rows, 4, count or 1, B): a view, or a gather copy
-        local = m[:terms, :, level.joints]  # read fully before the level is overwritten below
-        child, product = scratch[:, :, :, :count]
-        np.multiply(parent[:, 0, None], local[None, 0], out=child)
-        for k in range(1, terms):
-            child += np.multiply(parent[:, k, None], local[None, k], out=product)
+        if isinstance(level.parents, slice):
+            parent = m[:rows, :, level.parents]  # a view (one shared parent broadcasts over the level)
+        else:
+            parent = np.take(
+                m[:rows], level.parents, axis=2, out=scratch("parent", (rows, 4, count, characters)), mode="clip"
+            )
+        local = scratch("local", (terms, 4, count, characters))  # read fully before the level is written
+        if isinstance(level.joints, slice):
+            np.copyto(local, m[:terms, :, level.joints])
+            child = m[:rows, :, level.joints]
+        else:
+            np.take(m[:terms], level.joints, axis=2, out=local, mode="clip")
+            child = scratch("child", (rows, 4, count, characters))
+        # child[i, k] = Σ_m parent[i, m] · local[m, k], one pass without temporaries
+        np.einsum("imnc,mknc->iknc", parent[:, :terms], local, out=child)
         if affine:
             child[:, 3] += parent[:, 3]
-        m[:rows, :, level.joints] = child
+        if not isinstance(level.joints, slice):
+            m[:rows, :, level.joints] = child
 
 
 def _size(indices: slice | IntArray) -> int:
@@ -150,8 +159,7 @@ def _trs_into(m: FloatArray, t: FloatArray, q: FloatArray, s: FloatArray) -> Non
     """
     x, y, z, w = q
     r = m[:3, :3]
-    scratch = np.empty((2, *x.shape))
-    a, b = scratch
+    a, b = scratch("trs", (2, *x.shape))
     for (i, k), (p, q1, u, v) in (((0, 1), (x, y, z, w)), ((0, 2), (x, z, y, w)), ((1, 2), (y, z, x, w))):
         # r[i, k] = p·q1 - sign·u·v and r[k, i] = p·q1 + sign·u·v, sign = +1 except for (0, 2)
         np.multiply(p, q1, out=r[i, k])
@@ -168,7 +176,7 @@ def _trs_into(m: FloatArray, t: FloatArray, q: FloatArray, s: FloatArray) -> Non
     np.multiply(z, z, out=r[0, 0])
     np.add(a, r[0, 0], out=r[1, 1])  # xx + zz
     r[0, 0] += b  # yy + zz
-    twice_s = s * 2.0
+    twice_s = np.multiply(s, 2.0, out=scratch("trs_scale", s.shape))
     r *= twice_s[None]  # off the diagonal: 2(...)·s_k; on it: 2·d·s_k
     for k in range(3):
         np.subtract(s[k], r[k, k], out=r[k, k])  # (1 - 2d)·s_k = s_k - 2·d·s_k

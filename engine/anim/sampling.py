@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.anim._layout import as_slice, batch_last_empty, storage_view
+from engine.anim._layout import as_slice, batch_last_empty, scratch, storage_view
 from engine.anim.clip import PATH_WIDTHS, Channel, Clip
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
@@ -224,7 +224,7 @@ def compile_clip(clip: Clip) -> CompiledClip:
         else:
             group = _Group(path, kind, as_slice(targets), rows, terms, width, count, path == "rotation" and terms > 1)
         groups.append(group)
-    table = np.concatenate(blocks) if blocks else np.zeros((0, timeline.size))
+    table = np.ascontiguousarray(np.concatenate(blocks)) if blocks else np.zeros((0, timeline.size))
     animated: dict[str, set[int]] = {path: set() for path in PATHS}
     for channel in clip.channels:
         animated[channel.path].add(channel.target)
@@ -255,9 +255,11 @@ def _sin_cos(arc: FloatArray, terms: int) -> tuple[FloatArray, FloatArray]:
     Several times faster than ``np.sin``/``np.cos`` on small arcs and as accurate: the first
     dropped term is below ``2⁻⁵⁶`` (:func:`_sine_terms`).
     """
-    square = arc * arc
-    sine = np.full_like(arc, (-1.0) ** (terms - 1) / math.factorial(2 * terms - 1))
-    cosine = np.full_like(arc, (-1.0) ** (terms - 1) / math.factorial(2 * terms - 2))
+    square = np.multiply(arc, arc, out=scratch("square", arc.shape))
+    sine = scratch("sine", arc.shape)
+    sine.fill((-1.0) ** (terms - 1) / math.factorial(2 * terms - 1))
+    cosine = scratch("cosine", arc.shape)
+    cosine.fill((-1.0) ** (terms - 1) / math.factorial(2 * terms - 2))
     for k in range(terms - 2, -1, -1):
         sine *= square
         sine += (-1.0) ** k / math.factorial(2 * k + 1)
@@ -381,14 +383,16 @@ def _sample_into(compiled_clip: CompiledClip, times: FloatArray, outputs: dict[s
     if not compiled_clip.groups:
         return
     index, u = _segments(compiled_clip, times)
-    gathered = np.take(compiled_clip.table, index, axis=1)  # (R, B) C-ordered: one gather for everything
+    table = compiled_clip.table
+    # (R, B) in C order: every coefficient of every channel for every character, in one gather
+    gathered = np.take(table, index, axis=1, out=scratch("coefficients", (table.shape[0], index.size)), mode="clip")
     count = times.size
     for group in compiled_clip.groups:
         block = gathered[group.rows].reshape(group.terms, group.width, group.count, count)
         if isinstance(group.targets, slice):
             _evaluate_into(group, block, gathered, u, outputs[group.path][:, group.targets])
         else:
-            value = np.empty(block.shape[1:])
+            value = scratch("value", block.shape[1:])
             _evaluate_into(group, block, gathered, u, value)
             outputs[group.path][:, group.targets] = value
 
@@ -397,7 +401,7 @@ def _evaluate_into(group: _Group, block: FloatArray, gathered: FloatArray, u: Fl
     """Evaluate one group into ``dest`` ``(w, N, B)`` from its coefficients ``block`` ``(terms, w, N, B)``."""
     if group.kind == "slerp":
         assert group.angle_rows is not None
-        arc = gathered[group.angle_rows] * u
+        arc = np.multiply(gathered[group.angle_rows], u, out=scratch("arc", (group.count, u.size)))
         sine, cosine = _sin_cos(arc, group.sine_terms)
         np.multiply(block[0], cosine, out=dest)
         dest += np.multiply(block[1], sine, out=block[1])
