@@ -101,7 +101,7 @@ def blend_three_ways(
     full = with_rest(layers, skeleton)
     # slerp_chain weights whole poses: give every joint its own batch entry, (N+1, J, 1).
     columns = Pose(full.translations[:, :, None], full.rotations[:, :, None], full.scales[:, :, None])
-    chain = slerp_chain(columns, per_joint)
+    chain = slerp_chain([columns[n] for n in range(weights.size + 1)], per_joint)
     naive = naive_blend(full, per_joint)
     return Pose(
         np.stack((ours.translations, chain.translations[:, 0], naive.translations)),

@@ -31,8 +31,9 @@ ERROR_COLUMNS = ("slerp_deg", "naive_deg")
 
 @dataclass
 class Recorder:
-    """Weights ``(K,)`` and errors ``(2, J)`` of every update step, in memory until the report."""
+    """Weights ``(K,)`` and errors ``(2, J)`` of every update step, kept until the report goes to ``directory``."""
 
+    directory: Path
     clips: list[str]
     joints: list[str]
     times: list[float] = field(default_factory=list)
@@ -46,8 +47,9 @@ class Recorder:
         self.errors.append(np.array(errors, dtype=np.float64))
 
 
-def write_report(recorder: Recorder, directory: Path) -> list[Path]:
-    """Write the two CSV files and the PNG into ``directory`` (created); return their paths."""
+def write_report(recorder: Recorder) -> list[Path]:
+    """Write the two CSV files and the PNG into the recorder's ``directory`` (created); return their paths."""
+    directory = recorder.directory
     directory.mkdir(parents=True, exist_ok=True)
     times = np.array(recorder.times)
     weights = np.array(recorder.weights).reshape(len(times), len(recorder.clips))
@@ -77,8 +79,7 @@ def plot_report(times: FloatArray, weights: FloatArray, errors: FloatArray, reco
     figure = Figure(figsize=(10, 10), layout="constrained")
     top, middle, bottom = figure.subplots(3, 1)
     for k, name in enumerate(recorder.clips):
-        color = np.array(SERIES_COLORS[k % len(SERIES_COLORS)]) / 255.0
-        top.plot(times, weights[:, k], color=color, label=name)
+        top.plot(times, weights[:, k], color=np.array(SERIES_COLORS[k % len(SERIES_COLORS)]) / 255.0, label=name)
     top.set(title="effective weights (user weight x fade)", xlabel="time (s)", ylabel="weight", ylim=(-0.05, 1.05))
     top.legend(loc="upper right", fontsize="small")
     labels = ("slerp chain", "naive unaligned sum (the seed's bug)")

@@ -63,6 +63,7 @@ from pathlib import Path
 
 import moderngl
 import numpy as np
+import pygame
 
 from engine.anim import (
     CompiledClip,
@@ -79,7 +80,7 @@ from engine.anim import (
 from engine.anim.rootmotion import remove_planar
 from engine.animator import Action, Animator
 from engine.camera import Camera, camera_axes, orbit_orientation
-from engine.errors import GLContextError, InvalidInputError
+from engine.errors import InvalidInputError
 from engine.io import Character, load_character
 from engine.math._checks import FloatArray
 from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
@@ -123,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     code = app.main(factory, build_parser(), argv)
     if code == 0 and testbeds and testbeds[0].recorder is not None:
-        for path in write_report(testbeds[0].recorder, testbeds[0].report_dir):
+        for path in write_report(testbeds[0].recorder):
             print(f"wrote {path}")
     return code
 
@@ -257,26 +258,25 @@ class BlendTestbed:
         self.message = f"loaded {args.model.name}: {len(self.skeleton.names)} joints, {len(self.names)} clips"
         self.time, self.yaw, self.pitch = 0.0, 0.45, -0.12
         self.weights_history: deque[FloatArray] = deque(maxlen=round(PLOT_SECONDS / app.FIXED_DT))
-        self.report_dir: Path | None = args.report
-        self.recorder = Recorder(self.names, list(self.skeleton.names)) if args.report else None
+        self.recorder = Recorder(args.report, self.names, list(self.skeleton.names)) if args.report else None
         self.finished = False
         self._evaluate()
+        # Framing, from the bind-pose mesh's bounding box in world space.
+        points = np.concatenate([mesh.positions for mesh in self.character.meshes])
+        world = points @ self.character.root_transform[:3, :3].T + self.character.root_transform[:3, 3]
+        low, high = world.min(axis=0), world.max(axis=0)
+        self.center, self.extent, self.floor = (low + high) / 2.0, high - low, float(low[1])
+        self.spacing = 1.15 * max(self.extent[0], self.extent[2], 0.5 * self.extent[1])
 
-    # --- setup: GL resources and framing ---------------------------------------------------
+    # --- setup: GL resources ------------------------------------------------------------
 
     def setup(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
-        """Meshes, one palette buffer for up to three characters, debug lines, overlays, framing."""
-        self.ctx, self.size = ctx, size
+        """Meshes, one palette buffer for up to three characters, debug lines, overlays."""
+        self.size = size
         self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.character.meshes]
         self.palette = PaletteBuffer(ctx, self.skeleton.num_joints)
         self.debug = DebugDraw(ctx)
         self.overlay = Overlay(ctx, size)
-        points = np.concatenate([mesh.positions for mesh in self.character.meshes])
-        world = points @ self.character.root_transform[:3, :3].T + self.character.root_transform[:3, 3]
-        low, high = world.min(axis=0), world.max(axis=0)
-        self.center, self.extent = (low + high) / 2.0, high - low
-        self.floor = float(low[1])
-        self.spacing = 1.15 * max(self.extent[0], self.extent[2], 0.5 * self.extent[1])
 
     # --- update: input, then animation -------------------------------------------------------
 
@@ -388,11 +388,10 @@ class BlendTestbed:
             )
         if self.flip and rows:
             layers = flip_layer(layers, len(rows) - 1)
+        chosen = [actions[k].mask for k in rows]
         masks = None
-        if any(actions[k].mask is not None for k in rows):
-            masks = np.stack(
-                [np.ones(self.skeleton.num_joints) if actions[k].mask is None else actions[k].mask for k in rows]
-            )
+        if any(mask is not None for mask in chosen):
+            masks = np.stack([np.ones(self.skeleton.num_joints) if mask is None else mask for mask in chosen])
         poses = blend_three_ways(layers, self.weights[rows], masks, self.skeleton, self.animator.rest_threshold)
         row = self.playback.additive_row
         if row is not None and self.weights[row] > 0.0:
@@ -402,8 +401,8 @@ class BlendTestbed:
 
     # --- render: characters, lines, overlays -------------------------------------------------
 
-    def render(self, ctx: moderngl.Context, framebuffer: moderngl.Framebuffer) -> None:
-        """Draw one character (or three side by side), the floor, the overlays; check ``ctx.error``."""
+    def render(self, ctx: moderngl.Context, framebuffer: moderngl.Framebuffer) -> None:  # noqa: ARG002 (Program)
+        """Draw one character (or three side by side), the floor and the overlays."""
         framebuffer.clear(*BACKGROUND, depth=1.0)
         camera, right = self._camera()
         view, projection = camera.view_matrix(), camera.projection_matrix(self.size[0] / self.size[1])
@@ -421,9 +420,6 @@ class BlendTestbed:
             mesh.draw(self.palette, view, projection, worlds)
         self._draw_lines(worlds, model, offsets, view, projection)
         self._draw_overlays(camera, projection @ view, offsets)
-        error = ctx.error
-        if error != "GL_NO_ERROR":
-            raise GLContextError(f"OpenGL reported {error} while drawing the blend testbed")
 
     def _camera(self) -> tuple[Camera, FloatArray]:
         """Orbit camera framing the character (or the three), shifted right of the panels; its right axis."""
@@ -462,30 +458,34 @@ class BlendTestbed:
         self.debug.flush(view, projection, depth_test=not self.show_bones)
 
     def _draw_overlays(self, camera: Camera, view_projection: FloatArray, offsets: FloatArray) -> None:
-        """Sliders and status (top left), the weight plot (bottom left), method labels (side by side)."""
+        """Sliders and status (top left), the weight plot (bottom left), method labels (side by side).
+
+        The panels are blitted onto one screen-sized surface: one texture upload per frame.
+        """
+        screen = pygame.Surface(self.size, pygame.SRCALPHA)
         rows = [
             (f"{k + 1} {name}" + ("" if mode == "full" else f" [{mode}]"), float(weight))
             for k, (name, mode, weight) in enumerate(zip(self.names, self.mask_modes, self.weights, strict=True))
         ]
         sliders = self.overlay.bars(rows, PANEL_WIDTH, self.selected)
-        self.overlay.draw(sliders, (10, 10))
-        self.overlay.draw(self.overlay.text_panel(self._status_lines(), PANEL_WIDTH), (10, 18 + sliders.get_height()))
+        screen.blit(sliders, (10, 10))
+        screen.blit(self.overlay.text_panel(self._status_lines(), PANEL_WIDTH), (10, 18 + sliders.get_height()))
         history = np.array(self.weights_history)
         plot = self.overlay.plot(list(history.T), [], (PANEL_WIDTH, 110), title="effective weights, last 4 s")
-        self.overlay.draw(plot, (10, self.size[1] - 120))
-        if not self.compare:
-            return
-        largest = angular_errors(self.methods).max(axis=1)
-        notes = ["the reference", f"max {largest[0]:.2f} deg off", f"max {largest[1]:.1f} deg off"]
-        floor = np.array([self.center[0], self.floor, self.center[2]])
-        toward = (camera.position - floor) * np.array([1.0, 0.0, 1.0])
-        front = floor + 0.4 * self.spacing * toward / max(float(np.linalg.norm(toward)), 1e-9)
-        for k, name in enumerate(METHODS):  # three labels, under the characters
-            color = tuple(round(255 * c) for c in METHOD_COLORS[name][:3])
-            label = self.overlay.text_panel([(LABELS[name][0], color), LABELS[name][1], notes[k]])
-            x, y = screen_position(view_projection, front + offsets[k], self.size)
-            x = int(np.clip(x - label.get_width() / 2, 0, max(self.size[0] - label.get_width(), 0)))
-            self.overlay.draw(label, (x, int(np.clip(y + 4, 0, max(self.size[1] - label.get_height(), 0)))))
+        screen.blit(plot, (10, self.size[1] - 120))
+        if self.compare:
+            largest = angular_errors(self.methods).max(axis=1)
+            notes = ["the reference", f"max {largest[0]:.2f} deg off", f"max {largest[1]:.1f} deg off"]
+            floor = np.array([self.center[0], self.floor, self.center[2]])
+            toward = (camera.position - floor) * np.array([1.0, 0.0, 1.0])
+            front = floor + 0.4 * self.spacing * toward / max(float(np.linalg.norm(toward)), 1e-9)
+            for k, name in enumerate(METHODS):  # three labels, under the characters
+                red, green, blue, _ = (round(255 * c) for c in METHOD_COLORS[name])
+                color = (red, green, blue)
+                label = self.overlay.text_panel([(LABELS[name][0], color), LABELS[name][1], notes[k]])
+                x, y = screen_position(view_projection, front + offsets[k], self.size)
+                screen.blit(label, (round(x - label.get_width() / 2), round(y + 4)))
+        self.overlay.draw(screen, (0, 0))
 
     def _status_lines(self) -> list[str | tuple[str, tuple[int, int, int]]]:
         on = {True: "on", False: "off"}
