@@ -56,6 +56,9 @@ _CHANNELS = {
     "yrotation": ("rotation", 1),
     "zrotation": ("rotation", 2),
 }
+#: Deepest joint nesting read (the root is depth 0); the parser recurses once per level.
+MAX_JOINT_DEPTH = 512
+
 _FRAMES = re.compile(r"^\s*frames\s*:\s*(\S*)\s*$", re.IGNORECASE)
 _FRAME_TIME = re.compile(r"^\s*frame\s+time\s*:\s*(\S*)\s*$", re.IGNORECASE)
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -169,7 +172,9 @@ class _Tokens:
         return value
 
 
-def _parse_joint(tokens: _Tokens, name: str, line: int, parent: int, joints: list[_Joint], end_sites: bool) -> None:
+def _parse_joint(
+    tokens: _Tokens, name: str, line: int, parent: int, joints: list[_Joint], end_sites: bool, depth: int = 0
+) -> None:
     """Parse ``{ OFFSET … CHANNELS … children }`` of the joint called ``name`` (declared on ``line``)."""
     tokens.expect("{")
     tokens.expect("OFFSET")
@@ -204,7 +209,9 @@ def _parse_joint(tokens: _Tokens, name: str, line: int, parent: int, joints: lis
             return
         if low == "joint":
             child = " ".join(tokens.rest_of_line("a joint name"))
-            _parse_joint(tokens, child, word_line, index, joints, end_sites)
+            if depth >= MAX_JOINT_DEPTH:
+                raise tokens.error(f"joints nested more than {MAX_JOINT_DEPTH} levels deep", word_line)
+            _parse_joint(tokens, child, word_line, index, joints, end_sites, depth + 1)
         elif low == "end":
             site = tokens.next("'Site'")
             if site.lower() != "site":
@@ -308,7 +315,7 @@ def _raise_motion_error(body: str, frames_line: int, frames: int, num_channels: 
                 where=f"line {n}",
             )
         for column, token in enumerate(tokens, 1):
-            if not _NUMBER.fullmatch(token):
+            if not _NUMBER.fullmatch(token) or not np.isfinite(float(token)):
                 raise AssetError(
                     f"frame value {column} is {token!r}: expected a finite number", file=file, where=f"line {n}"
                 )
@@ -379,7 +386,8 @@ def parse_bvh(
     Raises
     ------
     AssetError
-        With ``where="line N"`` for: missing HIERARCHY or MOTION, bad nesting, a second ROOT,
+        With ``where="line N"`` for: missing HIERARCHY or MOTION, bad nesting (or deeper than
+        :data:`MAX_JOINT_DEPTH`), a second ROOT,
         unknown or repeated channel names, duplicate joint names, a frame count that does not match
         the frame lines, a frame line with the wrong count of numbers, a non-numeric or non-finite
         value, a Frame Time that is not a positive number.
