@@ -307,6 +307,8 @@ class _Builder:
                 child = doc.index(value, self.node_count, where, "nodes")
                 if child == i:
                     raise doc.error(f"node {i} lists itself as a child", where)
+                if parents[child] == i:
+                    raise doc.error(f"node {child} is listed twice in the children of node {i}", where)
                 if parents[child] >= 0:
                     raise doc.error(
                         f"node {child} has two parents (nodes {parents[child]} and {i}); "
