@@ -8,7 +8,7 @@ level and every character at once.
 their memory is *batch-innermost*: they are a transposed view of a ``(4, 4, J, B)`` buffer, so
 each matrix entry of each joint is one contiguous run over the ``B`` characters. Every level
 then costs a few multiply-adds over long contiguous runs instead of ``B·J`` tiny 4×4 products
-(about 10× faster at 1000 characters). Numpy semantics are unchanged; use
+(``bench/bench_pose.py`` measures both). Numpy semantics are unchanged; use
 ``np.ascontiguousarray`` if a C-ordered copy is needed (:func:`engine.math.gl_pack` already makes
 one for the GPU). Every function accepts inputs in any layout and is fastest on this one.
 """
@@ -161,7 +161,7 @@ def _trs_into(m: FloatArray, t: FloatArray, q: FloatArray, s: FloatArray) -> Non
     r = m[:3, :3]
     a, b = scratch("trs", (2, *x.shape))
     for (i, k), (p, q1, u, v) in (((0, 1), (x, y, z, w)), ((0, 2), (x, z, y, w)), ((1, 2), (y, z, x, w))):
-        # r[i, k] = p·q1 - sign·u·v and r[k, i] = p·q1 + sign·u·v, sign = +1 except for (0, 2)
+        # r[i, k] = p·q1 ∓ u·v and r[k, i] = p·q1 ± u·v: xy ∓ zw, xz ± yw, yz ∓ xw (before the factor 2)
         np.multiply(p, q1, out=r[i, k])
         np.multiply(u, v, out=a)
         if (i, k) == (0, 2):

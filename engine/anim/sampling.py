@@ -16,8 +16,13 @@ Speed comes from :func:`compile_clip`, done once per clip. It merges the key tim
 channels into one timeline and re-expresses every channel on it. Re-keying is exact: a step
 holds, a lerp is linear on any sub-interval, a slerp arc restricted to a sub-interval is a
 slerp arc, and a cubic restricted to a sub-interval is a cubic. Sampling is then one
-``searchsorted`` for all joints and characters, one gather per group of channels (same path and
-interpolation) and a few multiply-adds.
+``searchsorted`` and one gather of every coefficient for all joints and characters, then a few
+multiply-adds per group of channels (same path and interpolation). Slerp is evaluated as
+``cos(u·θ)·start + sin(u·θ)·direction`` with the segment's frame precomputed, and the sine and
+cosine come from a Taylor series sized at compile time for the widest arc (several times faster
+than ``np.sin``, exact to double precision). Poses come back stored batch-innermost
+(:mod:`engine.anim._layout`), the order :func:`~engine.anim.local_to_model.model_from_pose` reads
+fastest.
 """
 
 from __future__ import annotations
@@ -317,7 +322,8 @@ def sample(clip: Clip | CompiledClip, skeleton: Skeleton, times: Any, *, out: Po
     times
         A scalar, or an array of any shape ``B`` (usually ``(C,)``, one time per character).
     out
-        Optional pose shaped ``(*B, J, ...)`` to write into (and return); avoids allocating.
+        Optional pose shaped ``(*B, J, ...)`` to write into (and return): reusing one per frame
+        avoids allocating (and page-faulting) fresh arrays. Any memory layout works.
 
     Returns
     -------
