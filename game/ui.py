@@ -79,19 +79,23 @@ class Overlay:
         """A panel of labelled value bars (sliders), one row per ``(label, value)``.
 
         Row ``k``'s bar has the colour of plot series ``k`` (so a slider and its plot line match);
-        the ``selected`` row is marked with ``>`` and drawn in the accent colour. The value is
+        the ``selected`` row is marked with ``>`` and drawn in the accent colour. The bars start
+        after the longest label (labels are cut to leave them at least 48 pixels); the value is
         printed after the bar and the bar clipped to ``value_range``.
         """
         low, high = value_range
         line = self.font.get_linesize() + 2
         surface = pygame.Surface((width, 8 + line * len(rows)), pygame.SRCALPHA)
         surface.fill(PANEL)
-        bar_width = width // 3
-        bar_x = width - bar_width - 52
-        for k, (label, value) in enumerate(rows):
+        labels = [
+            self.font.render(("> " if k == selected else "  ") + label, True, ACCENT if k == selected else TEXT)
+            for k, (label, _) in enumerate(rows)
+        ]
+        bar_x = min(max([label.get_width() for label in labels], default=0) + 16, width - 100)
+        bar_width = width - bar_x - 52
+        for k, ((_, value), label) in enumerate(zip(rows, labels, strict=True)):
             y = 4 + k * line
-            mark = "> " if k == selected else "  "
-            surface.blit(self.font.render(mark + label, True, ACCENT if k == selected else TEXT), (8, y))
+            surface.blit(label, (8, y), (0, 0, bar_x - 12, line))
             fraction = (min(max(value, low), high) - low) / (high - low)
             color = SERIES_COLORS[k % len(SERIES_COLORS)]
             pygame.draw.rect(surface, DIM, (bar_x, y + 3, bar_width, line - 8), 1)

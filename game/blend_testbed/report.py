@@ -81,6 +81,7 @@ def plot_report(times: FloatArray, weights: FloatArray, errors: FloatArray, reco
     for k, name in enumerate(recorder.clips):
         top.plot(times, weights[:, k], color=np.array(SERIES_COLORS[k % len(SERIES_COLORS)]) / 255.0, label=name)
     top.set(title="effective weights (user weight x fade)", xlabel="time (s)", ylabel="weight", ylim=(-0.05, 1.05))
+    top.set_facecolor("#202228")  # the testbed's slider colours, white included, read as on screen
     top.legend(loc="upper right", fontsize="small")
     labels = ("slerp chain", "naive unaligned sum (the seed's bug)")
     colors = ("tab:blue", "tab:red")

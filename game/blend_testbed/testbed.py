@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-# --- loading ----------------------------------------------------------------------------------
+# --- loading --------------------------------------------------------------------------------------
 
 
 def choose_clips(
@@ -163,14 +163,15 @@ def body_masks(skeleton: Skeleton) -> dict[str, FloatArray | None]:
     """Masks ``(J,)`` per :data:`MASK_MODES` (``None`` = every joint).
 
     The upper body is the subtree of the first joint named like a spine; without one, the
-    largest child subtree of the first joint that branches (hips: spine versus legs).
+    largest child subtree of the first joint that branches (hips: spine versus legs); when
+    nothing branches, everything below the root.
     """
     spine = next((j for j, name in enumerate(skeleton.names) if "spine" in name.lower()), None)
     if spine is None:
         counts = np.bincount(skeleton.parents[skeleton.parents >= 0], minlength=skeleton.num_joints)
         branch = int(np.argmax(counts >= 2))
         children = np.nonzero(skeleton.parents == branch)[0]
-        spine = int(max(children, key=lambda c: skeleton.subtree(int(c)).size))
+        spine = int(max(children, key=lambda c: skeleton.subtree(int(c)).size, default=branch))
     upper = subtree_mask(skeleton, spine)
     return {"full": None, "upper": upper, "lower": 1.0 - upper}
 
@@ -232,7 +233,7 @@ class Playback:
             animator.update(dt)
 
 
-# --- the program ------------------------------------------------------------------------------
+# --- the program ----------------------------------------------------------------------------------
 
 
 class BlendTestbed:
@@ -268,7 +269,7 @@ class BlendTestbed:
         self.center, self.extent, self.floor = (low + high) / 2.0, high - low, float(low[1])
         self.spacing = 1.15 * max(self.extent[0], self.extent[2], 0.5 * self.extent[1])
 
-    # --- setup: GL resources ------------------------------------------------------------
+    # --- setup: GL resources ----------------------------------------------------------------------
 
     def setup(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
         """Meshes, one palette buffer for up to three characters, debug lines, overlays."""
@@ -278,7 +279,7 @@ class BlendTestbed:
         self.debug = DebugDraw(ctx)
         self.overlay = Overlay(ctx, size)
 
-    # --- update: input, then animation -------------------------------------------------------
+    # --- update: input, then animation ------------------------------------------------------------
 
     def update(self, dt: float, controls: app.Controls) -> None:
         """Apply this step's keys, advance the animators (scaled, paused, stepped), record."""
@@ -363,7 +364,7 @@ class BlendTestbed:
         self.playback.set_weight(row, weight)
         self.message = f"additive layer {'on' if weight else 'off'}"
 
-    # --- evaluation: the shown blend and the same blend three ways ----------------------------
+    # --- evaluation: the shown blend and the same blend three ways --------------------------------
 
     @property
     def animator(self) -> Animator:
@@ -399,7 +400,7 @@ class BlendTestbed:
             poses = apply_additive(poses, delta, self.weights[row], actions[row].mask)
         return poses
 
-    # --- render: characters, lines, overlays -------------------------------------------------
+    # --- render: characters, lines, overlays ------------------------------------------------------
 
     def render(self, ctx: moderngl.Context, framebuffer: moderngl.Framebuffer) -> None:  # noqa: ARG002 (Program)
         """Draw one character (or three side by side), the floor and the overlays."""
@@ -430,7 +431,7 @@ class BlendTestbed:
         width = self.extent[1] * 0.9 + (3.0 * self.spacing if self.compare else 0.0)
         half_fov = np.radians(30.0)
         distance = 1.25 * max(0.5 * self.extent[1] / np.tan(half_fov), 0.5 * width / (np.tan(half_fov) * aspect))
-        panel = min(PANEL_WIDTH / self.size[0], 0.5)
+        panel = min((PANEL_WIDTH + 40) / self.size[0], 0.5)
         pivot = self.center - flat_right * panel * distance * np.tan(half_fov) * aspect
         camera = Camera(pivot - distance * forward, orientation, near=distance / 100.0, far=distance * 10.0)
         return camera, flat_right
@@ -484,19 +485,20 @@ class BlendTestbed:
                 color = (red, green, blue)
                 label = self.overlay.text_panel([(LABELS[name][0], color), LABELS[name][1], notes[k]])
                 x, y = screen_position(view_projection, front + offsets[k], self.size)
-                screen.blit(label, (round(x - label.get_width() / 2), round(y + 4)))
+                x = min(max(round(x - label.get_width() / 2), 0), self.size[0] - label.get_width())
+                screen.blit(label, (x, round(y + 4)))
         self.overlay.draw(screen, (0, 0))
 
     def _status_lines(self) -> list[str | tuple[str, tuple[int, int, int]]]:
         on = {True: "on", False: "off"}
         group = "+".join(self.sync_names) or "no group"
         return [
-            f"X crossfade -> {self.names[self.selected]} in {self.duration:.1f} s ([ ])  warp (W) {on[self.warp]}",
+            f"X crossfade in {self.duration:.1f} s ([ ])  warp (W) {on[self.warp]}",
             f"sync (S) {on[self.sync]}: {group}",
-            f"time scale (, .) {TIME_SCALES[self.time_scale]:g}x  {'paused' if self.paused else 'playing'} (Space, N)",
-            f"side by side (Tab) {on[self.compare]}  flip last layer (F) {on[self.flip]}",
-            "1-9 Up/Down select  Left/Right +/- weight",
-            "M mask  A additive  B bones  R reset  Esc quit",
+            f"time (, .) {TIME_SCALES[self.time_scale]:g}x  {'paused' if self.paused else 'playing'} (Space, N)",
+            f"side by side (Tab) {on[self.compare]}  flip (F) {on[self.flip]}",
+            "1-9 Up Down select  Left Right weight",
+            "M mask  A additive  B bones  R reset",
             (self.message, ACCENT),
         ]
 

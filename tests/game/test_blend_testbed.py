@@ -28,7 +28,7 @@ from engine.errors import GLContextError, InvalidInputError
 from engine.io import load_character
 from engine.math import quat_angle, quat_from_axis_angle
 from engine.render import create_context
-from game.app import FIXED_DT, Controls
+from game.app import FIXED_DT, Controls, read_script
 from game.blend_testbed import BlendTestbed, build_parser, main
 from game.blend_testbed import testbed as testbed_module
 from game.blend_testbed.methods import angular_errors, blend_three_ways, flip_layer, naive_blend
@@ -364,3 +364,9 @@ def test_masks_and_the_rest_pose_fill_in_the_same_way() -> None:
         Pose(np.zeros((0, 2, 3)), np.zeros((0, 2, 4)), np.zeros((0, 2, 3))), np.zeros(0), None, skeleton, 1.0
     )
     np.testing.assert_array_equal(empty.rotations, np.broadcast_to(skeleton.rest_rotations, (3, 2, 4)))
+
+
+def test_readme_screenshot_script_parses() -> None:
+    events = read_script(ROOT / "game" / "blend_testbed" / "screenshot.txt")
+    assert [e.args[0] for e in events if e.action == "press"][-2:] == ["tab", "f"]
+    assert max(e.frame for e in events) < 150  # the README command runs 150 frames
