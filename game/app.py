@@ -248,6 +248,9 @@ def run(program: Program, args: argparse.Namespace) -> int:
             print(f"{program.title}: OpenGL error at the end of the run: {error}", file=sys.stderr)
             status = 3
     finally:
+        if args.headless:  # unbind, then free: a context left current blocks a later window's (GLX) one
+            ctx.__exit__(None, None, None)
+            ctx.release()
         pygame.quit()
     return status
 
