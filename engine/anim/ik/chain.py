@@ -79,7 +79,7 @@ class _Limits:
 
         Records the joint's new local rotation (unchanged where ``frozen``).
         """
-        local = self.local_rotations[..., link, :]
+        local = self.local_rotations[..., link, :].copy()
         rest = self.rest[link]
         wanted = qmul(qconj(rest), qmul(local, in_frame(frame, rotation)))
         clamped = swing_twist_clamp(wanted, self.axes[..., link, :], self.max_swing[link], self.max_twist[link])
