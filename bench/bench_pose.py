@@ -6,6 +6,11 @@ each clip, each at its own time. Every stage is timed many times and the median 
 per frame and ns per joint, next to a per-joint pure-Python loop that does the same math (binary
 search + slerp/lerp per channel, T·R·S, parent product, inverse-bind product).
 
+Columns: ``sample`` (both clips, into one reused pose), ``model_from_pose`` and ``palette`` (into
+reused buffers), ``frame (out=)`` (the three in a row, buffers reused), ``frame (new arrays)``
+(fresh outputs every frame: their page faults are the difference), ``pose.matrices +
+local_to_model`` (the 4×4 route), the Python loop, and loop time / ``frame (out=)``.
+
 Run: ``python bench/bench_pose.py`` (about a minute; ``--quick`` for a few seconds).
 """
 
