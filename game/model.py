@@ -20,7 +20,7 @@ Examples
 >>> model.roles.walk, round(model.gaits["walk"].speed, 2), model.gaits["walk"].root_motion
 ('walk', 1.2, True)
 >>> round(model.height, 2)
-1.82
+1.87
 """
 
 from __future__ import annotations

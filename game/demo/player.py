@@ -392,7 +392,7 @@ class Player:
         ground = self.terrain.height(ankles[:, 0], ankles[:, 2]) - self.position[1]  # vs the flat ground played
         self._foot_offsets += (weight * ground - self._foot_offsets) * float(smoothing_alpha(dt, half_life=0.05))
         hips = int(self.skeleton.parents[legs[0].start])
-        drop = transform_vectors(to_skeleton, [0.0, float(self._foot_offsets.min()), 0.0])
+        drop: np.ndarray = transform_vectors(to_skeleton, [0.0, float(self._foot_offsets.min()), 0.0])
         parent = int(self.skeleton.parents[hips])
         if parent >= 0:
             drop = np.linalg.solve(model[parent, :3, :3], drop)

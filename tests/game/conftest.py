@@ -4,10 +4,17 @@
 an ``Xvfb`` server started here for the session (``-displayfd`` lets the server pick a free display
 number, so parallel sessions do not collide) and stopped at the end. Without Xvfb the tests skip,
 or fail under ``OSSA_REQUIRE_GL=1`` (CI installs it).
+
+Before each window test it also unbinds any EGL context still current on this thread: a headless
+context left current (``create_context(standalone=True)`` makes it current, ``release()`` does not
+unbind it) makes the window's ``glXMakeCurrent`` fail with ``BadAccess``, and Xlib then ends the
+whole process.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import select
 import shutil
@@ -46,9 +53,29 @@ def _start_xvfb(executable: str) -> tuple[subprocess.Popen[bytes], str]:
     return process, f":{number}"
 
 
+def unbind_egl_context() -> None:
+    """Make no EGL context current on this thread (nothing to do without libEGL or a current context)."""
+    name = ctypes.util.find_library("EGL")
+    if name is None:
+        return
+    egl = ctypes.CDLL(name)
+    egl.eglGetCurrentContext.restype = ctypes.c_void_p
+    egl.eglGetCurrentDisplay.restype = ctypes.c_void_p
+    egl.eglMakeCurrent.argtypes = [ctypes.c_void_p] * 4
+    if egl.eglGetCurrentContext():
+        egl.eglMakeCurrent(egl.eglGetCurrentDisplay(), None, None, None)
+
+
+@pytest.fixture
+def display(x_display: str) -> str:
+    """The X display for a window test (``$DISPLAY`` is set to it), with no EGL context left current."""
+    unbind_egl_context()
+    return x_display
+
+
 @pytest.fixture(scope="session")
-def display() -> Iterator[str]:
-    """The X display the window tests open their windows on (``$DISPLAY`` is set to it meanwhile)."""
+def x_display() -> Iterator[str]:
+    """``$DISPLAY``, or an Xvfb display started for the session (``$DISPLAY`` is set to it meanwhile)."""
     existing = os.environ.get("DISPLAY")
     if existing:
         yield existing
