@@ -80,7 +80,11 @@ class ScriptEvent:
 def read_script(path: Path) -> list[ScriptEvent]:
     """Parse an input script; bad lines raise :class:`InvalidInputError` naming the line."""
     events = []
-    for number, raw in enumerate(path.read_text().splitlines(), start=1):
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the input script {path}: {exc.strerror}") from None
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].split()
         if not line:
             continue
