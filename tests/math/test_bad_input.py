@@ -43,6 +43,7 @@ from engine.math import (
     trs_from_matrix,
     trusted,
     unflip,
+    validating,
     vec_cross,
     vec_normalize,
 )
@@ -127,8 +128,11 @@ def test_nan_and_inf_raise(function: Callable[..., Any], args: tuple[Any, ...], 
 
 
 def test_trusted_skips_the_finiteness_scan_and_restores_it() -> None:
+    assert validating()
     with trusted():
+        assert not validating()
         assert np.isnan(quat_multiply(Q, NAN_Q)).any()
+    assert validating()
     with pytest.raises(InvalidInputError, match="b must be finite"):
         quat_multiply(Q, NAN_Q)
 
@@ -228,3 +232,12 @@ def test_squad_validates_every_key() -> None:
         quat_squad(Q, np.zeros(3), Q, Q, 0.5)
     with pytest.raises(InvalidInputError, match=r"s1 must be finite, got nan"):
         quat_squad(Q, Q, NAN_Q, Q, 0.5)
+
+
+def test_empty_batches_are_valid_input() -> None:
+    empty_q = np.zeros((0, 4))
+    assert matrix_from_quat(empty_q).shape == (0, 3, 3)
+    assert quat_from_matrix(np.zeros((0, 4, 4))).shape == (0, 4)
+    assert quat_rotate(empty_q, V).shape == (0, 3)
+    assert quat_slerp(empty_q, Q, 0.5).shape == (0, 4)
+    assert euler_from_quat(empty_q, "YXZ").shape == (0, 3)
