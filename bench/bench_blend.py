@@ -131,11 +131,19 @@ def main() -> None:
     weights = np.stack([np.ones(count), np.full(count, 0.8)])
     masks = np.stack([1.0 - upper, upper])
     additive_weights = np.linspace(0.0, 1.0, count)
-    a = sample(walk, skeleton, t_walk)
-    b = sample(wave, skeleton, t_wave)
+    # The bare functions get the same buffers as the animator: batch-innermost (see
+    # engine/anim/local_to_model.py), filled in place with out=.
+    with trusted():
+        t_buf, r_buf, s_buf = (np.empty((2, k, joints, count)).transpose(0, 3, 2, 1) for k in (3, 4, 3))
+        stacked = Pose(t_buf, r_buf, s_buf)
+        walk_pose, wave_pose = (Pose(t_buf[n], r_buf[n], s_buf[n]) for n in range(2))
+        base, local = (Pose(*(np.empty((k, joints, count)).transpose(2, 1, 0) for k in (3, 4, 3))) for _ in range(2))
+    sample(walk, skeleton, t_walk, out=walk_pose)
+    sample(wave, skeleton, t_wave, out=wave_pose)
     d = sample(lean_delta, deltas, t_lean)
-    base = blend([a, b], weights, masks, rest=skeleton, threshold=1.0)
-    local = base.copy()
+    blend(stacked, weights, masks, rest=skeleton, threshold=1.0, out=base)
+    for name in ("translations", "rotations", "scales"):
+        getattr(local, name)[:] = getattr(base, name)
 
     def add_lean() -> None:  # the additive layer on the joints it moves, written back into the pose
         out = apply_additive(base[:, moved], d, additive_weights)
@@ -145,9 +153,7 @@ def main() -> None:
 
     add_lean()
     model = model_from_pose(skeleton, local)
-    stacked = Pose(
-        np.stack([a.translations, b.translations]), np.stack([a.rotations, b.rotations]), np.stack([a.scales, b.scales])
-    )
+    palette = skinning_palette(skeleton, model)
 
     def trusted_call(fn: Callable[[], object]) -> Callable[[], object]:
         def run() -> object:
@@ -157,13 +163,13 @@ def main() -> None:
         return run
 
     rows = [
-        ("sample walk (all joints)", lambda: sample(walk, skeleton, t_walk)),
-        ("sample wave (upper body)", lambda: sample(wave, skeleton, t_wave)),
+        ("sample walk (all joints)", lambda: sample(walk, skeleton, t_walk, out=walk_pose)),
+        ("sample wave (upper body)", lambda: sample(wave, skeleton, t_wave, out=wave_pose)),
         ("blend 2 layers + masks", lambda: blend(stacked, weights, masks, rest=skeleton, threshold=1.0, out=base)),
         (f"sample additive ({moved.size} joints)", lambda: sample(lean_delta, deltas, t_lean)),
         ("apply_additive + write back", add_lean),
-        ("model_from_pose", lambda: model_from_pose(skeleton, local)),
-        ("skinning_palette", lambda: skinning_palette(skeleton, model)),
+        ("model_from_pose", lambda: model_from_pose(skeleton, local, out=model)),
+        ("skinning_palette", lambda: skinning_palette(skeleton, model, out=palette)),
         ("Animator.update(dt)", lambda: animator.update(1 / 60)),
     ]
     wall, cpu = median_ms([trusted_call(fn) for _, fn in rows], args.repeat)

@@ -536,7 +536,8 @@ class Animator:
     local_pose, model, palette
         Outputs of the last :meth:`update`: :class:`~engine.anim.pose.Pose` ``(C, J)``, model
         matrices ``(C, J, 4, 4)`` and skinning palette ``(C, J, 4, 4)``. The local pose's arrays
-        are written in place by every update (no allocation per frame): copy them to keep them.
+        and the matrices are written in place by every update (no allocation per frame): copy them
+        to keep them. Their memory is batch-innermost (see :mod:`engine.anim.local_to_model`).
     root_motion
         :class:`RootMotion` of the last update (zeros without a root-motion joint).
     """
@@ -569,7 +570,12 @@ class Animator:
         self._slots: list[Pose] = []
         self._buffers: tuple[FloatArray, FloatArray, FloatArray] | None = None
         self._all = np.arange(self.num_characters)
-        self.local_pose = skeleton.rest_pose().broadcast_to((self.num_characters,))
+        joints, count = skeleton.num_joints, self.num_characters
+        with trusted():  # filled with the rest pose just below
+            self.local_pose = Pose(*(np.empty((k, joints, count)).transpose(2, 1, 0) for k in (3, 4, 3)))
+        self.local_pose.translations[:] = skeleton.rest_translations
+        self.local_pose.rotations[:] = skeleton.rest_rotations
+        self.local_pose.scales[:] = skeleton.rest_scales
         self.model = model_from_pose(skeleton, self.local_pose)
         self.palette = skinning_palette(skeleton, self.model)
         self.root_motion = RootMotion(np.zeros((self.num_characters, 3)), np.zeros(self.num_characters))
@@ -780,10 +786,12 @@ class Animator:
 
     def _layer_slots(self) -> list[Pose]:
         if not self._slots:
-            shape = (len(self._actions), self.num_characters, self.skeleton.num_joints)
-            self._buffers = (np.empty((*shape, 3)), np.empty((*shape, 4)), np.empty((*shape, 3)))
-            t, r, s = self._buffers
-            self._slots = [Pose(t[k], r[k], s[k]) for k in range(len(self._actions))]
+            # Batch-innermost storage (actions, k, J, C), as sample() and blend() prefer it.
+            layers, joints, count = len(self._actions), self.skeleton.num_joints, self.num_characters
+            t, r, s = (np.empty((layers, k, joints, count)).transpose(0, 3, 2, 1) for k in (3, 4, 3))
+            self._buffers = (t, r, s)
+            with trusted():
+                self._slots = [Pose(t[k], r[k], s[k]) for k in range(layers)]
         return self._slots
 
     def _pose(self, state: dict[str, np.ndarray], times: FloatArray, start: FloatArray, wraps: FloatArray) -> None:
@@ -835,8 +843,8 @@ class Animator:
                 local.scales[:, joints] = moved.scales
         norm = np.maximum(root_weight, self.rest_threshold)
         self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
-        self.model = model_from_pose(self.skeleton, local)
-        self.palette = skinning_palette(self.skeleton, self.model)
+        model_from_pose(self.skeleton, local, out=self.model)
+        skinning_palette(self.skeleton, self.model, out=self.palette)
 
     def _root_delta(self, action: Action, start: FloatArray, times: FloatArray, wraps: FloatArray) -> Planar:
         track = action._root

@@ -29,15 +29,17 @@ Conventions (quaternion layout, products) are in ``docs/conventions.md``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from engine.anim._layout import batch_last_empty, components, scratch, storage_view
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, as_array
+from engine.math._checks import FloatArray, as_array, trusted
 from engine.math.quat import quat_nlerp, quat_slerp
 
 #: Default rest threshold of :func:`blend`: when the total weight ``W`` of a joint is below it,
@@ -78,6 +80,36 @@ def _stack_layers(poses: PoseLayers) -> tuple[FloatArray, FloatArray, FloatArray
         np.stack([p.rotations for p in layers]),
         np.stack([p.scales for p in layers]),
     )
+
+
+def _layer_components(poses: PoseLayers) -> tuple[tuple[int, ...], int, list[FloatArray]]:
+    """Batch shape, joint count and the layers' components ``(N, k, J, B)`` for t, r, s.
+
+    A stacked pose gives views (fast when its memory is batch-innermost, as the animator's and
+    :func:`~engine.anim.sampling.sample`'s are); a sequence is copied into that layout.
+    """
+    if isinstance(poses, Pose):
+        t, r, s = _stack_layers(poses)
+        batch, joints = r.shape[1:-2], r.shape[-2]
+        return batch, joints, [a.reshape(a.shape[0], -1, joints, a.shape[-1]).transpose(0, 3, 2, 1) for a in (t, r, s)]
+    _stack_layers(poses)  # validates the sequence
+    layers = list(poses)
+    batch, joints = layers[0].shape[:-1], layers[0].num_joints
+    stacked = []
+    for name, width in (("translations", 3), ("rotations", 4), ("scales", 3)):
+        parts = scratch(f"blend_layers_{name}", (len(layers), width, joints, math.prod(batch)))
+        for n, pose in enumerate(layers):  # one copy per layer
+            parts[n] = components(getattr(pose, name), joints, (width,))
+        stacked.append(parts)
+    return batch, joints, stacked
+
+
+def _rest_components(values: FloatArray, batch: tuple[int, ...], joints: int) -> FloatArray:
+    """Rest values broadcast to the batch, as components ``(k, J, B)`` (or ``(k, J, 1)``)."""
+    if values.ndim == 2:
+        return values.T[:, :, None]
+    full = np.broadcast_to(values, (*batch, joints, values.shape[-1]))
+    return full.reshape(-1, joints, values.shape[-1]).transpose(2, 1, 0)
 
 
 def _rest_arrays(rest: Pose | Skeleton, num_joints: int) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -203,41 +235,69 @@ def blend(
     """
     if not threshold > 0.0:
         raise InvalidInputError(f"threshold must be positive, got {threshold}")
-    t, r, s = _stack_layers(poses)
-    num_layers, batch, num_joints = r.shape[0], r.shape[1:-2], r.shape[-2]
-    rest_t, rest_r, rest_s = _rest_arrays(rest, num_joints)
+    batch, num_joints, (t, r, s) = _layer_components(poses)
+    num_layers, count = r.shape[0], r.shape[-1]
+    rest_t, rest_r, rest_s = (_rest_components(a, batch, num_joints) for a in _rest_arrays(rest, num_joints))
     if out is not None and out.shape != (*batch, num_joints):
         raise InvalidInputError(f"out must be a Pose shaped {(*batch, num_joints)}, got {out.shape}")
-    w = _layer_weights(weights, num_layers, batch)[..., None]  # (N, *batch, 1)
+    # Everything below works on components (k, J, B): long contiguous runs over the characters,
+    # in per-thread scratch buffers (fresh multi-megabyte temporaries page-fault on every call).
+    layer_w = np.broadcast_to(_layer_weights(weights, num_layers, batch), (num_layers, *batch))
     masks = _joint_weights(joint_weights, num_layers, num_joints)
-    if masks is not None:
-        w = w * masks.reshape((num_layers,) + (1,) * len(batch) + (num_joints,))
-    w = np.broadcast_to(w, (num_layers, *batch, num_joints))
-    total = w.sum(axis=0)
-    rest_w = np.maximum(threshold - total, 0.0)
+    w = scratch("blend_w", (num_layers, num_joints, count))
+    np.multiply(layer_w.reshape(num_layers, 1, count), 1.0 if masks is None else masks[:, :, None], out=w)
+    total = np.sum(w, axis=0, out=scratch("blend_total", (num_joints, count)))
+    rest_w = np.subtract(threshold, total, out=scratch("blend_rest_w", (num_joints, count)))
+    np.maximum(rest_w, 0.0, out=rest_w)
     use_rest = bool(np.any(rest_w > 0.0))
 
     # Reference hemisphere per joint: the first layer with weight there, else the rest rotation.
-    reference = np.broadcast_to(rest_r, r.shape[1:])
+    buffer = scratch("blend_reference", r.shape[1:])
+    reference: FloatArray | None = None
     for n in range(num_layers - 1, -1, -1):  # loop over layers, not joints
         positive = w[n] > 0.0
-        reference = r[n] if positive.all() else np.where(positive[..., None], r[n], reference)
+        if positive.all():
+            reference = r[n]  # a view: copied into the buffer before any partial overwrite
+            continue
+        if reference is not buffer:
+            np.copyto(buffer, rest_r if reference is None else reference)
+        np.copyto(buffer, r[n], where=positive)
+        reference = buffer
+    assert reference is not None
     # w · sign(dot(q, reference)): every layer moved into the reference's hemisphere before the sum.
-    signed = np.copysign(w, np.einsum("n...k,...k->n...", r, reference))
-    targets = (None, None, None) if out is None else (out.rotations, out.translations, out.scales)
-    rotations = np.einsum("n...,n...k->...k", signed, r, out=targets[0])
-    translations = np.einsum("n...,n...k->...k", w, t, out=targets[1])
-    scales = np.einsum("n...,n...k->...k", w, s, out=targets[2])
+    signed = np.einsum("nkjb,kjb->njb", r, reference, out=scratch("blend_signed", w.shape))
+    np.copysign(w, signed, out=signed)
+    if out is None:
+        made = [batch_last_empty(batch, num_joints, (k,)) for k in (3, 4, 3)]
+        arrays = [m[0] for m in made]
+        out_t, out_r, out_s = (m[1] for m in made)
+    else:
+        arrays = [out.translations, out.rotations, out.scales]
+        out_t, out_r, out_s = (
+            storage_view(a, num_joints, (k,), f"out.{name}")
+            for a, k, name in zip(arrays, (3, 4, 3), ("translations", "rotations", "scales"), strict=True)
+        )
+    np.einsum("njb,nkjb->kjb", signed, r, out=out_r)
+    np.einsum("njb,nkjb->kjb", w, t, out=out_t)
+    np.einsum("njb,nkjb->kjb", w, s, out=out_s)
     if use_rest:
-        rest_sign = np.copysign(rest_w, np.einsum("...k,...k->...", rest_r, reference))
-        rotations += rest_sign[..., None] * rest_r
-        translations += rest_w[..., None] * rest_t
-        scales += rest_w[..., None] * rest_s
-    inverse_total = (1.0 / np.maximum(total, threshold))[..., None]
-    rotations *= (1.0 / np.sqrt(np.einsum("...k,...k->...", rotations, rotations)))[..., None]
-    translations *= inverse_total
-    scales *= inverse_total
-    return Pose(translations, rotations, scales) if out is None else out
+        rest_sign = scratch("blend_rest_sign", total.shape)
+        np.einsum("kjb,kjb->jb", np.broadcast_to(rest_r, reference.shape), reference, out=rest_sign)
+        np.copysign(rest_w, rest_sign, out=rest_sign)
+        term = scratch("blend_term", reference.shape)
+        out_r += np.multiply(rest_sign, rest_r, out=term)
+        out_t += np.multiply(rest_w, rest_t, out=term[:3])
+        out_s += np.multiply(rest_w, rest_s, out=term[:3])
+    np.maximum(total, threshold, out=total)
+    np.reciprocal(total, out=total)
+    out_t *= total
+    out_s *= total
+    norm = np.einsum("kjb,kjb->jb", out_r, out_r, out=scratch("blend_norm", total.shape))
+    out_r /= np.sqrt(norm, out=norm)
+    if out is not None:
+        return out
+    with trusted():  # finite by construction
+        return Pose(*arrays)
 
 
 def subtree_mask(

@@ -221,7 +221,7 @@ def test_stacked_pose_equals_list_of_poses(rng):
     rest = Skeleton(list("abcd"), [-1, 0, 1, 2])
     a = blend(layers, [1, 2, 3], rest=rest)
     b = blend(stacked, [1, 2, 3], rest=rest)
-    np.testing.assert_array_equal(a.rotations, b.rotations)
+    np.testing.assert_allclose(a.rotations, b.rotations, rtol=0, atol=1e-15)
 
 
 def test_blend_into_out(rng):
@@ -231,9 +231,9 @@ def test_blend_into_out(rng):
     result = blend(layers, [[1, 0, 0.05], [1, 1, 0.0]], rest=rest, out=out)
     assert result is out
     expected = blend(layers, [[1, 0, 0.05], [1, 1, 0.0]], rest=rest)
-    np.testing.assert_array_equal(out.rotations, expected.rotations)
-    np.testing.assert_array_equal(out.translations, expected.translations)
-    np.testing.assert_array_equal(out.scales, expected.scales)
+    np.testing.assert_allclose(out.rotations, expected.rotations, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out.translations, expected.translations, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out.scales, expected.scales, rtol=0, atol=1e-15)
     with pytest.raises(InvalidInputError, match=r"out must be a Pose shaped \(3, 4\), got \(4,\)"):
         blend(layers, [1, 1], rest=rest, out=random_pose(rng, (4,)))
 
