@@ -131,7 +131,7 @@ class Locomotion:
     ``blend`` mode: a :class:`~engine.animator.BlendSpace1D` over idle (speed 0, when the model
     has one), walk and run at their measured ground speeds, walk and run synchronised.
     ``single`` mode (no walk clip): the first clip alone, time-scaled to the speed when it is a
-    gait, else played as is while the character glides.
+    gait, else played as is while the character glides (as the rest pose does without clips).
     """
 
     def __init__(self, model: Model, animator: Animator) -> None:
@@ -158,6 +158,10 @@ class Locomotion:
                 self.notes.append(f"no run clip: '{walk}' plays faster")
             self.actions = tuple(a for _, a in points)
             self.has_idle = bool(roles.idle)
+        elif not clips:
+            self.actions, self.has_idle = (), False
+            self.walk_speed, self.run_speed = GLIDE_SPEEDS
+            self.notes.append("no clips: the rest pose glides")
         else:
             name = next(iter(clips))
             action = animator.action(clips[name]).play()
@@ -175,7 +179,7 @@ class Locomotion:
         """Weight the clips for ``speed`` m/s, all together weighing ``weight``; set time scales."""
         if self.space is not None:
             self.space.set_parameter(speed, weight=weight)
-        else:
+        elif self.actions:
             self.actions[0].set_effective_weight(weight)
         if not self.has_idle and self.gaits:  # nothing stands still: slow the gait down to a stop
             scale = min(speed / self.walk_speed, 1.0) if self.space is not None else speed / self.walk_speed

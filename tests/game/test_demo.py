@@ -12,6 +12,7 @@ Each model file is loaded once (:func:`cached_load` stands in for the demo's ``l
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import os
 import subprocess
@@ -25,8 +26,9 @@ from PIL import Image
 
 from engine.anim.local_to_model import model_from_pose
 from engine.errors import GLContextError, InvalidInputError
+from engine.io.gltf_writer import save_gltf
 from engine.math import quat_from_axis_angle, quat_rotate, transform_points
-from engine.procedural.mannequin import ANKLE_HEIGHT
+from engine.procedural.mannequin import ANKLE_HEIGHT, build_mannequin
 from engine.render import create_context
 from game.app import Controls, read_script
 from game.demo import game as demo_game
@@ -449,3 +451,27 @@ def test_items_are_spaced_and_hover_over_the_ground() -> None:
     np.testing.assert_array_equal(items.collect(items.positions[0] + [0.5, 0, 0], 0.8), [0])
     assert items.transforms(0.0).shape == (11, 4, 4)
     assert not np.allclose(items.nearest([0.0, 0.0, 0.0]), items.positions[0])
+
+
+@pytest.mark.parametrize(
+    ("clips", "notes"),
+    [
+        ({}, ["no clips: the rest pose glides"]),
+        ({"walk": "walk"}, ["no idle clip: the walk slows to a stop", "no run clip: 'walk' plays faster"]),
+        ({"Take 001": "wave"}, ["no walk clip ('Take 001' is not a gait): the character glides"]),
+        ({"Take 001": "run"}, ["no idle/walk/run clips: 'Take 001' plays in place, time-scaled to the speed"]),
+    ],
+)
+def test_models_missing_clips_fall_back(tmp_path: Path, clips: dict[str, str], notes: list[str]) -> None:
+    """The mannequin written again with only some of its clips, renamed: the demo says what it does instead."""
+    mannequin = build_mannequin()
+    renamed = [dataclasses.replace(mannequin.clips[source], name=name) for name, source in clips.items()]
+    model = load_model(save_gltf(tmp_path / "partial.glb", mannequin.skeleton, renamed, [mannequin.mesh]))
+    player = Player(model, Terrain())
+    for note in notes:
+        assert note in player.notes
+    assert "no jump clip: Space does nothing" in player.notes
+    for _ in range(40):
+        player.update(STEP, [0.0, 0.0, 1.0], run=False, jump=True)
+    assert player.position[2] > 0.2  # it still goes where it is steered
+    assert abs(player.position[0]) < 1e-9
