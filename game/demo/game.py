@@ -181,7 +181,7 @@ class DemoGame:
             self.paused = True
             return
         if self.paused:
-            self.paused = not pressed & {"return", "p"}
+            self.paused = "return" not in pressed
             return
         if "f1" in pressed:
             self.show_skeleton = not self.show_skeleton
