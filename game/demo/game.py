@@ -85,6 +85,8 @@ KEY_HELP = (
 def make_parser() -> argparse.ArgumentParser:
     """The demo's options: the common ones (:func:`game.app.common_parser`) and the game's."""
     parser = app.common_parser("Ossa demo: collect the glowing items before the time runs out.")
+    parser.prog = "python -m game.demo"
+    parser.epilog = "keys: " + "; ".join(KEY_HELP) + "; Esc again quits"
     parser.add_argument("--model", type=Path, help="a glTF character (default: assets/mannequin.glb)")
     parser.add_argument("--items", type=int, default=8, help="items to collect (default 8)")
     parser.add_argument("--time", type=float, default=120.0, help="seconds to collect them (default 120)")
