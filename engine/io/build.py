@@ -276,7 +276,7 @@ class _Builder:
         raw_clips = self._animations()
         clip_names = _unique_names([name for name, _ in raw_clips], "animation")
         clips = tuple(
-            self._bind(name, channels, self.hier_of, f"animations[{a}]", warn=True)
+            self._bind(name, channels, self.hier_of, a, warn=True)
             for a, (name, (_, channels)) in enumerate(zip(clip_names, raw_clips, strict=True))
         )
         skins = tuple(self._skin(i, raw_clips, clip_names) for i in range(doc.count("skins")))
@@ -549,10 +549,9 @@ class _Builder:
                 self._unit(values[:, 1], f"{where}.output")  # zero check only: the spline normalises its result
         return interpolation, times, values
 
-    def _bind(
-        self, name: str, channels: Sequence[_RawChannel], targets: dict[int, int], where: str, *, warn: bool
-    ) -> Clip:
+    def _bind(self, name: str, channels: Sequence[_RawChannel], targets: dict[int, int], a: int, *, warn: bool) -> Clip:
         """A Clip of ``channels`` whose glTF nodes map to indices via ``targets`` (others dropped)."""
+        where = f"animations[{a}]"
         bound = []
         for raw in channels:
             index = targets.get(raw.node)
@@ -563,7 +562,33 @@ class _Builder:
                     )
                 continue
             bound.append(Channel(index, raw.path, raw.interpolation, raw.times, raw.values))
-        return Clip(name, tuple(bound), len(targets))
+        return Clip(name, tuple(bound), len(targets), self._markers(a, warn=warn))
+
+    def _markers(self, a: int, *, warn: bool) -> dict[str, tuple[float, ...]]:
+        """Event markers from ``animations[a].extras.markers`` (name → times), as Ossa writes them.
+
+        ``extras`` is application data, so a malformed entry is skipped with a warning, not an error.
+        """
+        extras = self.gltf.animations[a].extras
+        raw = extras.get("markers") if isinstance(extras, dict) else None
+        if raw is None:
+            return {}
+        markers: dict[str, tuple[float, ...]] = {}
+        items = raw.items() if isinstance(raw, dict) else ()
+        for name, times in items:
+            values = times if isinstance(times, list) else [times]
+            if all(isinstance(t, (int, float)) and not isinstance(t, bool) and np.isfinite(t) for t in values):
+                markers[str(name)] = tuple(float(t) for t in values)
+            elif warn:
+                self.doc.warn(
+                    f"marker {name!r} must be a list of finite times, got {times!r}; skipped",
+                    f"animations[{a}].extras.markers",
+                )
+        if not isinstance(raw, dict) and warn:
+            self.doc.warn(
+                f"markers must map names to times, got {type(raw).__name__}; skipped", f"animations[{a}].extras.markers"
+            )
+        return markers
 
     # ---------------------------------------------------------------------------------- skins
 
@@ -619,7 +644,7 @@ class _Builder:
         inverse_bind = self._inverse_bind(i, len(joints))
         skeleton = self._skeleton(order, None if inverse_bind is None else inverse_bind[np.argsort(from_gltf)])
         clips = tuple(
-            self._bind(name, channels, position, f"animations[{a}]", warn=False)
+            self._bind(name, channels, position, a, warn=False)
             for a, (name, (_, channels)) in enumerate(zip(clip_names, raw_clips, strict=True))
         )
         return SkinData(

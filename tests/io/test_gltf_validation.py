@@ -471,3 +471,17 @@ def test_glb_containers(tmp_path: Path) -> None:
     for message, data in cases.items():
         with pytest.raises(AssetError, match=message):
             load_gltf(glb_case(tmp_path, data))
+
+
+def test_markers_in_animation_extras_become_clip_markers(tmp_path: Path) -> None:
+    b = skinned_document()
+    b.doc["animations"][0]["extras"] = {"markers": {"step": [0.25, 0.75], "land": 1.0}}
+    asset = load_gltf(b.write(tmp_path / "markers.gltf"))
+    assert asset.clips[0].markers == {"step": (0.25, 0.75), "land": (1.0,)}
+
+
+def test_malformed_markers_are_skipped_with_a_warning(tmp_path: Path) -> None:
+    b = skinned_document()
+    b.doc["animations"][0]["extras"] = {"markers": {"step": ["soon"], "ok": [0.5]}}
+    asset = load_warning(b, tmp_path, r"marker 'step' must be a list of finite times")
+    assert asset.clips[0].markers == {"ok": (0.5,)}

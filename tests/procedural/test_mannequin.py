@@ -14,6 +14,7 @@ from scipy.spatial.transform import Rotation
 
 from engine.anim.clip import Clip
 from engine.anim.skeleton import Skeleton
+from engine.io.character import load_character
 from engine.io.gltf_writer import save_gltf
 from engine.procedural.commands import DEFAULT_PATH
 from engine.procedural.mannequin import ANKLE_HEIGHT, build_mannequin
@@ -148,3 +149,23 @@ def test_khronos_validator_reports_no_issue() -> None:
     )
     issues = json.loads(out.stdout)
     assert (issues["numErrors"], issues["numWarnings"]) == (0, 0), issues["messages"][:5]
+
+
+def test_the_written_file_loads_back_with_the_same_skeleton_clips_and_markers() -> None:
+    character = load_character(DEFAULT_PATH)
+    assert character.skeleton.names == MANNEQUIN.skeleton.names
+    np.testing.assert_array_equal(character.skeleton.parents, MANNEQUIN.skeleton.parents)
+    np.testing.assert_allclose(
+        character.skeleton.inverse_bind_matrices, MANNEQUIN.skeleton.inverse_bind_matrices, atol=1e-6
+    )
+    assert list(character.clips) == list(MANNEQUIN.clips)
+    for name, clip in MANNEQUIN.clips.items():
+        loaded = character.clips[name]
+        assert loaded.markers == clip.markers
+        assert len(loaded.channels) == len(clip.channels)
+        for a, b in zip(loaded.channels, clip.channels, strict=True):
+            assert (a.target, a.path, a.interpolation) == (b.target, b.path, b.interpolation)
+            np.testing.assert_allclose(a.values, b.values, atol=1e-6)  # float32 in the file
+    (mesh,) = character.meshes
+    assert mesh.num_vertices == MANNEQUIN.mesh.num_vertices
+    np.testing.assert_allclose(mesh.weights, MANNEQUIN.mesh.weights, atol=1e-6)
