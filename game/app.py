@@ -31,7 +31,7 @@ import numpy as np
 import pygame
 
 from engine.errors import GLContextError, InvalidInputError, OssaError
-from engine.render.context import create_context
+from engine.render.context import create_context, release_context
 
 FIXED_DT = 1.0 / 60.0
 MAX_STEPS_PER_FRAME = 5
@@ -253,8 +253,7 @@ def run(program: Program, args: argparse.Namespace) -> int:
             status = 3
     finally:
         if args.headless:  # unbind, then free: a context left current blocks a later window's (GLX) one
-            ctx.__exit__(None, None, None)
-            ctx.release()
+            release_context(ctx)
         pygame.quit()
     return status
 

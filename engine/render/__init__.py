@@ -12,7 +12,7 @@ The only package of ``engine`` that imports moderngl. A frame for ``C`` characte
         target.save("frame.png")
 """
 
-from engine.render.context import check_context, create_context
+from engine.render.context import check_context, create_context, release_context
 from engine.render.debug_draw import DebugDraw, frustum_corners
 from engine.render.screenshot import OffscreenTarget, load_png, read_framebuffer, save_png, save_screenshot
 from engine.render.shaders import load_program, shader_path, shader_source
@@ -30,6 +30,7 @@ __all__ = [
     "load_program",
     "pack_palette",
     "read_framebuffer",
+    "release_context",
     "save_png",
     "save_screenshot",
     "shader_path",

@@ -110,6 +110,16 @@ def _egl(**options: Any) -> dict[str, Any]:
     return {"backend": "egl", **options}
 
 
+def release_context(ctx: moderngl.Context) -> None:
+    """Unbind ``ctx`` from this thread, then free it (for contexts from ``create_context(standalone=True)``).
+
+    ``ctx.release()`` alone leaves a standalone EGL context current; a window opened later in the
+    same process then cannot make its GLX context current (``BadAccess``, and Xlib ends the process).
+    """
+    ctx.__exit__(None, None, None)  # restores "no context" on this thread
+    ctx.release()
+
+
 def _probe_standalone() -> str | None:
     """Describe the EGL context made without a version requirement, or ``None`` if none can be made."""
     try:

@@ -13,7 +13,7 @@ import moderngl
 import pytest
 
 from engine.errors import GLContextError
-from engine.render import create_context
+from engine.render import create_context, release_context
 from tests.conftest import require_or_skip
 
 
@@ -24,7 +24,7 @@ def gl_session() -> Iterator[moderngl.Context]:
     except GLContextError as exc:
         require_or_skip(f"no OpenGL 4.3 context for the GL tests: {exc}", "OSSA_REQUIRE_GL")
     yield context
-    context.release()
+    release_context(context)
 
 
 @pytest.fixture
