@@ -55,7 +55,7 @@ def storage_view(array: FloatArray, joints: int, tail: tuple[int, ...], name: st
 
 def components(array: FloatArray, joints: int, tail: tuple[int, ...]) -> FloatArray:
     """Read-side view (or copy) of ``array`` ``(*batch, joints, *tail)`` as ``(*tail, joints, prod(batch))``."""
-    flat = array.reshape(-1, joints, *tail)
+    flat = array.reshape(math.prod(array.shape[: array.ndim - 1 - len(tail)]), joints, *tail)  # -1 fails for J = 0
     return flat.transpose(*range(2, flat.ndim), 1, 0)
 
 
