@@ -5,9 +5,9 @@ pygltflib (through dataclasses_json) converts whatever it finds instead of refus
 becomes ``50``, ``"translation": [true, "1", 2]`` becomes ``[1.0, 1.0, 2.0]``, and a ``null``
 node crashes later with an ``AttributeError``. :func:`check_types` walks the parsed JSON first
 and reports the first value of the wrong type with its JSON path. It checks types only: ranges,
-counts and references are checked where they are used (:mod:`engine.io.gltf`,
-:mod:`engine.io.build`). Unknown properties (extensions' data, ``extras``) are not checked, and a
-property set to ``null`` counts as absent.
+counts, references and (but for :data:`REQUIRED`) presence are checked where they are used
+(:mod:`engine.io.gltf`, :mod:`engine.io.build`). Unknown properties (extensions' data,
+``extras``) are not checked, and a property set to ``null`` counts as absent.
 """
 
 from __future__ import annotations
@@ -129,6 +129,10 @@ OBJECTS: dict[str, dict[str, Any]] = {
     },
 }
 
+#: Required properties pygltflib cannot do without (it fails on a primitive without attributes);
+#: the loader checks the other required properties where it reads them.
+REQUIRED: dict[str, tuple[str, ...]] = {"primitive": ("attributes",)}
+
 _SCALARS: dict[str, tuple[Callable[[Any], bool], str]] = {
     INTEGER: (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
     NUMBER: (
@@ -204,6 +208,9 @@ def _check(value: Any, kind: Any, where: str, error: Callable[[str, str], Except
             _check(item, inner, f"{prefix}{key}", error)
         return
     properties = OBJECTS[inner]
+    for key in REQUIRED.get(inner, ()):
+        if value.get(key) is None:
+            raise error(f"the required property {key!r} is missing", f"{prefix}{key}")
     for key, item in value.items():
         if item is None:
             continue
