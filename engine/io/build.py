@@ -347,11 +347,14 @@ class _Builder:
                 f"matrix must be affine (last row 0 0 0 1), got last row {m[3].tolist()}", f"{where}.matrix"
             )
         try:
-            t, r, s = trs_from_matrix(m)
+            with np.errstate(over="ignore", invalid="ignore"):
+                t, r, s = trs_from_matrix(m)
         except DegenerateInputError:
             raise doc.error(
                 "matrix has a zero-length basis column; Ossa cannot decompose it into TRS", f"{where}.matrix"
             ) from None
+        if not (np.isfinite(s).all() and np.isfinite(r).all()):
+            raise doc.error("matrix is too large to decompose: its basis column lengths overflow", f"{where}.matrix")
         error = np.abs(matrix_from_trs(t, r, s) - m).max()
         if error > 1e-5 * max(1.0, float(np.abs(m).max())):
             raise doc.error(
@@ -373,7 +376,11 @@ class _Builder:
 
     def _unit(self, q: FloatArray, where: str) -> FloatArray:
         """Quaternions ``(K, 4)`` normalised; zero raises, a norm far from 1 warns."""
-        norms = np.linalg.norm(q, axis=-1)
+        with np.errstate(over="ignore"):
+            norms = np.linalg.norm(q, axis=-1)
+        if not np.isfinite(norms).all():
+            k = int(np.argmin(np.isfinite(norms)))
+            raise self.doc.error(f"quaternion {k} {q[k].tolist()} is too large: its norm overflows", where)
         if np.any(norms < 1e-12):
             k = int(np.argmin(norms))
             raise self.doc.error(f"quaternion {k} is zero {q[k].tolist()}; rotations must be unit quaternions", where)
@@ -390,7 +397,13 @@ class _Builder:
         for n in self._depth_first(roots, lambda n: _items(self.gltf.nodes[n].children)):
             local = matrix_from_trs(*self.rest[n])
             p = int(self.parents[n])
-            world[n] = local if p < 0 else world[p] @ local
+            with np.errstate(over="ignore", invalid="ignore"):
+                world[n] = local if p < 0 else world[p] @ local
+            if not np.isfinite(world[n]).all():
+                raise self.doc.error(
+                    "the node's rest world transform overflows: the translations and scales down to it are too large",
+                    f"nodes[{n}]",
+                )
         return world
 
     def _scene_order(self) -> tuple[int | None, list[int]]:
