@@ -778,12 +778,16 @@ class _Builder:
         if "NORMAL" in attributes:
             _, nwhere = attribute("NORMAL", ("VEC3",))
             normals = doc.floats(attributes["NORMAL"], nwhere)
+            if not np.isfinite(normals).all():
+                raise doc.error("normals must be finite", nwhere)
         material, texcoord = self._material(primitive.material, where)
         uvs = None
         uv_name = f"TEXCOORD_{texcoord}"
         if uv_name in attributes:
             _, uwhere = attribute(uv_name, ("VEC2",))
             uvs = doc.floats(attributes[uv_name], uwhere)
+            if not np.isfinite(uvs).all():
+                raise doc.error("texture coordinates must be finite", uwhere)
         triangles = self._indices(primitive.indices, mode, count, where)
         joints, weights = (None, None) if skin is None else self._influences(attributes, count, skin, where)
         return MeshData(
