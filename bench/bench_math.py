@@ -2,13 +2,13 @@
 
 Run: ``python bench/bench_math.py [N] [REPEATS]`` (defaults 10**6 quaternions, 5 repeats).
 
-Each operation is timed ``REPEATS`` times on the same ``N`` random inputs, round-robin with its
-competitors, and the median is reported in nanoseconds per element. The clock is the process's
-CPU time (``time.process_time``): on a shared, loaded machine it varies far less than wall time,
-and every operation timed here runs on one thread. ``ossa`` runs with input validation on (the default),
-``trusted`` inside :func:`engine.math.trusted` (no NaN/inf scans). scipy's ``Rotation`` objects are
-built outside the timed region, so scipy is timed on the operation alone. scipy has no
-element-wise slerp of pairs; its equivalent is the formula its ``Slerp`` class evaluates,
+Each operation is timed ``REPEATS`` times on the same ``N`` random inputs and the median is
+reported in nanoseconds per element. The clock is the process's CPU time (``time.process_time``):
+on a shared, loaded machine it varies far less than wall time, and every operation timed here
+runs on one thread. ``ossa`` runs with input validation on (the default), ``trusted`` inside
+:func:`engine.math.trusted` (no NaN/inf scans). scipy's ``Rotation`` objects are built outside the
+timed region, so scipy is timed on the operation alone. scipy has no element-wise slerp of pairs;
+its equivalent is the formula its ``Slerp`` class evaluates,
 ``a * Rotation.from_rotvec((a⁻¹ b).as_rotvec() * t)``. ``ratio`` is ossa / scipy (below 1: Ossa
 is faster).
 """
@@ -34,17 +34,19 @@ from engine.math import (
 )
 
 
-def median_seconds(functions: list[Callable[[], Any]], repeats: int) -> list[float]:
-    """Median CPU time of each function, timed round-robin so that load drift hits all alike."""
-    for fn in functions:
-        fn()  # warm-up: first-touch page faults are not the operation's cost
-    times: list[list[float]] = [[] for _ in functions]
+def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
+    """Median CPU time of ``fn`` over ``repeats`` back-to-back calls after one warm-up call.
+
+    Back to back, each function finds the allocator in the state its own previous call left
+    (interleaving with another library's calls would charge it for their page faults).
+    """
+    fn()
+    times = []
     for _ in range(repeats):
-        for fn, samples in zip(functions, times, strict=True):
-            start = time.process_time()
-            fn()
-            samples.append(time.process_time() - start)
-    return [statistics.median(samples) for samples in times]
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
 
 
 def trusted_call(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -80,7 +82,7 @@ def main(n: int = 10**6, repeats: int = 5) -> None:
     print(f"N = {n:,} quaternions, median of {repeats} runs, ns per element")
     print(f"{'operation':<18} {'ossa':>8} {'trusted':>8} {'scipy':>8} {'ratio':>6}")
     for name, ossa, scipy in cases:
-        ossa_s, trusted_s, scipy_s = median_seconds([ossa, trusted_call(ossa), scipy], repeats)
+        ossa_s, trusted_s, scipy_s = (median_seconds(fn, repeats) for fn in (ossa, trusted_call(ossa), scipy))
         print(
             f"{name:<18} {ossa_s * per_element:8.1f} {trusted_s * per_element:8.1f} "
             f"{scipy_s * per_element:8.1f} {ossa_s / scipy_s:6.2f}"
