@@ -109,7 +109,7 @@ def target_heading(t: FloatArray | float) -> FloatArray:
     t = np.asarray(t, dtype=float)
     to_eye = EYE - target_position(t)
     still = np.arctan2(to_eye[..., 0], to_eye[..., 2])
-    running = np.pi - RUN_RATE * (t - RUN_START)  # the circle's tangent (-sin θ, 0, -cos θ)
+    running = RUN_RATE * (t - RUN_START) - np.pi  # along the circle's tangent (-sin θ, 0, -cos θ)
     return np.where(t < RUN_START, still, running)
 
 

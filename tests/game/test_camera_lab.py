@@ -77,6 +77,18 @@ def spread(orientations: list[np.ndarray]) -> float:
     return max(float(quat_angle(a, b)) for a in orientations for b in orientations)
 
 
+def test_target_stands_jumps_and_runs_forwards() -> None:
+    np.testing.assert_array_equal(ex.target_position([0.0, 0.49]), [ex.START, ex.START])
+    np.testing.assert_array_equal(ex.target_position([0.5, 2.4]), [ex.JUMP_TO, ex.JUMP_TO])
+    np.testing.assert_allclose(ex.target_position(ex.DURATION), ex.START, atol=1e-12)  # loops without a jump
+    times = np.linspace(ex.RUN_START, ex.DURATION - 0.01, 7)
+    velocity = (ex.target_position(times + 1e-6) - ex.target_position(times)) / 1e-6
+    np.testing.assert_allclose(np.linalg.norm(velocity, axis=-1), ex.CIRCLE_RADIUS * ex.RUN_RATE, rtol=1e-5)
+    heading = ex.target_heading(times)
+    facing = np.stack((np.sin(heading), 0 * heading, np.cos(heading)), -1)
+    np.testing.assert_allclose(facing, velocity / np.linalg.norm(velocity, axis=-1, keepdims=True), atol=1e-5)
+
+
 def test_exponential_and_spring_agree_across_frame_rates_naive_does_not(runs) -> None:
     final = {m: spread([runs[m, fps].orientations[-1] for fps in ex.FPS]) for m in ex.METHODS}
     settling = {m: spread([runs[m, fps].orientations[runs[m, fps].index(1.0)] for fps in ex.FPS]) for m in ex.METHODS}
