@@ -124,8 +124,6 @@ class Run:
 
     Attributes
     ----------
-    label
-        Name of the method (and frame rate).
     times
         ``(N,)`` seconds, increasing from 0.
     orientations
@@ -134,7 +132,6 @@ class Run:
         ``(N, 3)`` camera positions (metres).
     """
 
-    label: str
     times: FloatArray
     orientations: FloatArray
     positions: FloatArray
@@ -173,7 +170,7 @@ def simulate_smoothing(method: str, fps: int, duration: float = DURATION) -> Smo
     times = np.arange(steps + 1) * dt
     errors = angle_between(camera_axes(orientations)[2], look_point(times) - EYE)
     positions = np.broadcast_to(EYE, (steps + 1, 3))
-    return SmoothingRun(f"{method} {fps} FPS", times, orientations, positions, method, fps, errors)
+    return SmoothingRun(times, orientations, positions, method, fps, errors)
 
 
 def smoothing_runs() -> dict[tuple[str, int], SmoothingRun]:
@@ -359,8 +356,8 @@ def filter_runs() -> FilterRuns:
     outputs = {"raw": noisy, "one-euro": one_euro_filter(noisy, **ONE_EURO), "kalman": kalman_filter(noisy, **KALMAN)}
     positions = np.broadcast_to(HEAD, (len(times), 3))
     return FilterRuns(
-        Run("clean", times, clean, positions),
-        {name: Run(name, times, q, positions) for name, q in outputs.items()},
+        Run(times, clean, positions),
+        {name: Run(times, q, positions) for name, q in outputs.items()},
         {name: quat_angle(q, clean) for name, q in outputs.items()},
         {name: float(jitter(q)) for name, q in outputs.items()},
         {name: float(lag(q, clean)) for name, q in outputs.items()},
@@ -465,9 +462,9 @@ def cone_run(limit: float, twist_limit: float) -> ConeRun:
     return ConeRun(
         limit,
         twist_limit,
-        Run("desired", times, desired, positions),
-        Run("cone_clamp", times, cone, positions),
-        Run("swing_twist_clamp", times, limited, positions),
+        Run(times, desired, positions),
+        Run(times, cone, positions),
+        Run(times, limited, positions),
         {name: np.degrees(a) for name, a in angles.items()},
     )
 
@@ -514,8 +511,8 @@ def overhead_run() -> OverheadRun:
     positions = np.broadcast_to(TRIPOD, (len(times), 3))
     directions = targets - TRIPOD
     return OverheadRun(
-        Run("look_at(previous=...)", times, tracking, positions),
-        Run("look_at()", times, stateless, positions),
+        Run(times, tracking, positions),
+        Run(times, stateless, positions),
         {
             "tracking": np.degrees(quat_angle(tracking[1:], tracking[:-1])),
             "stateless": np.degrees(quat_angle(stateless[1:], stateless[:-1])),
@@ -584,7 +581,7 @@ def transition_runs() -> TransitionRuns:
         sequence = cut_scene(rotation)
         times = np.arange(round(sequence.duration * TRANSITION_RATE) + 1) / TRANSITION_RATE
         positions, orientations = sequence.sample(times)
-        runs[rotation] = Run(rotation, times, orientations, positions)
+        runs[rotation] = Run(times, orientations, positions)
         turns = rotvec_from_quat(quat_multiply(orientations[1:], quat_conjugate(orientations[:-1])))
         velocity = np.degrees(turns) * TRANSITION_RATE
         speeds[rotation] = np.linalg.norm(velocity, axis=-1)

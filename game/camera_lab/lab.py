@@ -73,7 +73,17 @@ from game import app
 from game.app import Controls
 from game.camera_lab import report
 from game.camera_lab.experiments import CIRCLE_RADIUS, FPS, RUN_RATE, run_experiments
-from game.camera_lab.scenes import FRUSTUM_FOV, Figure, LabState, Orbit, Pane, Scene, ground_grid, make_scenes
+from game.camera_lab.scenes import (
+    FRUSTUM_FOV,
+    Figure,
+    LabState,
+    Orbit,
+    Pane,
+    Scene,
+    SmoothingScene,
+    ground_grid,
+    make_scenes,
+)
 from game.model import load_model
 from game.ui import ACCENT, DIM, Overlay
 
@@ -237,7 +247,7 @@ class CameraLab:
         gait = self.model.gaits.get(figure.clip)
         rate = RUN_SPEED / gait.speed if gait is not None and gait.moves else 1.0
         pose = sample(clip, skeleton, np.array([(rate * figure.time) % clip.duration]))
-        pose.translations[:, 0, [0, 2]] = skeleton.rest_translations[0, [0, 2]]
+        pose.translations[:, 0, [0, 2]] = skeleton.rest_translations[0, [0, 2]]  # the root (joint 0) stays put
         self.palette.upload(skinning_palette(skeleton, model_from_pose(skeleton, pose)))
         facing = quat_from_axis_angle([0.0, 1.0, 0.0], figure.heading)
         world = matrix_from_trs(figure.position, facing, np.ones(3)) @ self.model.frame
@@ -267,11 +277,9 @@ class CameraLab:
             for k, scene in enumerate(self.scenes)
         )
         status = "paused" if self.paused else f"x{self.time_scale:g}"
-        view = (
-            f"lens {FPS[self.state.fps_index]} FPS"
-            if self.state.lens and self.scene_index == 0
-            else ("lens" if self.state.lens else "observer")
-        )
+        view = "lens" if self.state.lens else "observer"
+        if self.state.lens and isinstance(self.scene, SmoothingScene):
+            view += f" {FPS[self.state.fps_index]} FPS"
         line = f"{scenes}    t {self.clock:4.2f} s {status}   {view}   H: keys"
         header = overlay.text_panel([(line, ACCENT)], width=width)
         overlay.draw(header, (0, 0))
@@ -299,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.report_only and args.report is None:
+        parser.error("--report-only needs --report DIR")
     if args.report is not None:
         try:
             paths, table = report.write_report(args.report)

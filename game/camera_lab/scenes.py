@@ -32,7 +32,6 @@ FRUSTUM_FOV = np.radians(50.0)
 GRID_COLOR = (0.32, 0.36, 0.42, 1.0)
 DIM = (0.55, 0.55, 0.6, 1.0)
 WHITE = (1.0, 1.0, 1.0, 1.0)
-PANE_COLOR = (0.55, 0.8, 1.0, 1.0)
 TARGET_COLOR = (1.0, 0.55, 0.15, 1.0)
 
 

@@ -132,7 +132,7 @@ def test_time_to_settle_interpolates_exponential_decay_exactly() -> None:
     times = np.arange(0.0, 3.0, 0.07)  # frames that do not fall on the crossing
     rate = 2.3
     run = ex.SmoothingRun(
-        "decay", times, np.zeros((len(times), 4)), np.zeros((len(times), 3)), "x", 1, np.exp(-rate * times)
+        times, np.zeros((len(times), 4)), np.zeros((len(times), 3)), "decay", 1, np.exp(-rate * times)
     )
     assert ex.time_to_settle(run, start=0.0) == pytest.approx(np.log(20.0) / rate, rel=1e-12)
     assert ex.time_to_settle(run, start=0.0, fraction=1e-9) == float("inf")
@@ -365,5 +365,7 @@ def test_parser_and_readme_screenshot_script() -> None:
     assert build_parser().parse_args([]).scene == 1
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--scene", "6"])
+    with pytest.raises(SystemExit):
+        main(["--report-only"])
     events = read_script(ROOT / "game" / "camera_lab" / "screenshot.txt")
     assert max(e.frame for e in events) < 40  # the README command runs 40 frames
