@@ -199,8 +199,8 @@ class FollowRig:
         self.smoothing = smoothing
         self.rotation_half_life = float(check_positive(rotation_half_life, "rotation_half_life"))
         self.position_half_life = float(check_positive(position_half_life, "position_half_life"))
-        self.yaw = float(yaw)
-        self.pitch = float(np.clip(pitch, low, high))
+        self.yaw = float(as_array(yaw, "yaw"))
+        self.pitch = float(np.clip(as_array(pitch, "pitch"), low, high))
         self._lens = camera if camera is not None else Camera(np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]))
         self.camera: Camera | None = None
         self._orientation = np.array([0.0, 0.0, 0.0, 1.0])
