@@ -352,6 +352,7 @@ def propose_joint_map(
     ('upper_leg_l', 25)
     """
     names = _name_pairs(source, target)
+    source_up, target_up = _unit(source_up, "source_up"), _unit(target_up, "target_up")
     try:
         found = find_humanoid(source, source_up), find_humanoid(target, target_up)
     except SkeletonMismatchError as exc:
