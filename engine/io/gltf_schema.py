@@ -7,7 +7,8 @@ node crashes later with an ``AttributeError``. :func:`check_types` walks the par
 and reports the first value of the wrong type with its JSON path. It checks types only: ranges,
 counts, references and (but for :data:`REQUIRED`) presence are checked where they are used
 (:mod:`engine.io.gltf`, :mod:`engine.io.build`). Unknown properties (extensions' data,
-``extras``) are not checked, and a property set to ``null`` counts as absent.
+``extras``) are not checked; a known property set to ``null`` is an error, as in the glTF schema
+(pygltflib fails on ``"meshes": null``).
 """
 
 from __future__ import annotations
@@ -212,8 +213,6 @@ def _check(value: Any, kind: Any, where: str, error: Callable[[str, str], Except
         if value.get(key) is None:
             raise error(f"the required property {key!r} is missing", f"{prefix}{key}")
     for key, item in value.items():
-        if item is None:
-            continue
         if key in properties:
             _check(item, properties[key], f"{prefix}{key}", error)
         elif key == "extensions":
