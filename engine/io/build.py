@@ -41,6 +41,9 @@ from engine.math.mat import matrix_from_trs, trs_from_matrix
 
 #: A quaternion whose norm is further than this from 1 is normalised with a warning.
 QUAT_NORM_TOLERANCE = 1e-3
+#: Largest magnitude of a node's translation, rotation, scale or matrix entry: glTF's numeric data
+#: is float32 (accessors) and so is the GPU's, and bigger values overflow the transforms downstream.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: An inverse bind matrix whose |det| is below this times the product of its basis column lengths is
 #: singular (the columns are, to this tolerance, coplanar or zero).
 SINGULAR_TOLERANCE = 1e-9
@@ -347,14 +350,11 @@ class _Builder:
                 f"matrix must be affine (last row 0 0 0 1), got last row {m[3].tolist()}", f"{where}.matrix"
             )
         try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                t, r, s = trs_from_matrix(m)
+            t, r, s = trs_from_matrix(m)
         except DegenerateInputError:
             raise doc.error(
                 "matrix has a zero-length basis column; Ossa cannot decompose it into TRS", f"{where}.matrix"
             ) from None
-        if not (np.isfinite(s).all() and np.isfinite(r).all()):
-            raise doc.error("matrix is too large to decompose: its basis column lengths overflow", f"{where}.matrix")
         error = np.abs(matrix_from_trs(t, r, s) - m).max()
         if error > 1e-5 * max(1.0, float(np.abs(m).max())):
             raise doc.error(
@@ -372,15 +372,13 @@ class _Builder:
             raise self.doc.error(f"expected {n} numbers, got {value!r}", where) from None
         if array.shape != (n,) or not np.isfinite(array).all():
             raise self.doc.error(f"expected {n} finite numbers, got {value!r}", where)
+        if np.abs(array).max() > FLOAT32_MAX:
+            raise self.doc.error(f"{value!r} exceeds the float32 range (±{FLOAT32_MAX:.7g}) of glTF data", where)
         return array
 
     def _unit(self, q: FloatArray, where: str) -> FloatArray:
         """Quaternions ``(K, 4)`` normalised; zero raises, a norm far from 1 warns."""
-        with np.errstate(over="ignore"):
-            norms = np.linalg.norm(q, axis=-1)
-        if not np.isfinite(norms).all():
-            k = int(np.argmin(np.isfinite(norms)))
-            raise self.doc.error(f"quaternion {k} {q[k].tolist()} is too large: its norm overflows", where)
+        norms = np.linalg.norm(q, axis=-1)
         if np.any(norms < 1e-12):
             k = int(np.argmin(norms))
             raise self.doc.error(f"quaternion {k} is zero {q[k].tolist()}; rotations must be unit quaternions", where)
