@@ -1238,6 +1238,13 @@ def nodes_meshes(c: Corpus) -> None:
     positions[17, 1] = np.nan
     normals = c.bases[b].read(1).astype(np.float64)
     normals[3, 0] = np.nan
+
+    def scale_chain(d: Doc) -> None:
+        """Nine nodes under the head, each scaled by 3e38 (within float32): their product overflows."""
+        d.set("nodes[4].children", [5])
+        for k in range(5, 14):
+            d.json["nodes"].append({"scale": [3e38] * 3, **({"children": [k + 1]} if k < 13 else {})})
+
     p = "meshes[0].primitives[0]"
     cases: list[tuple[str, str, Edit, str, str]] = [
         (
@@ -1306,20 +1313,20 @@ def nodes_meshes(c: Corpus) -> None:
             s,
             setting("nodes[2].rotation", [0.0, 0.0, 1e308, 1e308]),
             "nodes[2].rotation",
-            "too large: its norm overflows",
+            "exceeds the float32 range",
         ),
         (
             "matrix-overflow",
             r,
             setting("nodes[3].matrix", [1e308, 0, 0, 0, 1e308, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]),
             "nodes[3].matrix",
-            "too large to decompose",
+            "exceeds the float32 range",
         ),
         (
             "world-overflow",
             s,
-            edits(setting("nodes[0].translation", [1e308, 0, 0]), setting("nodes[1].translation", [1e308, 0, 0])),
-            "nodes[1]",
+            scale_chain,
+            "nodes[13]",
             "rest world transform overflows",
         ),
         ("no-position", r, deleting(f"{p}.attributes.POSITION"), f"{p}.attributes", "needs a POSITION"),
@@ -1513,31 +1520,27 @@ def bvh(c: Corpus) -> None:
 
 def fuzz_regressions(c: Corpus) -> None:
     """Failing examples tests/io/test_fuzz_gltf.py found, replayed as explicit edits."""
-    p = "meshes[1].primitives[0]"
-    c.edit(
-        "fuzz-regressions",
-        "primitive-without-attributes",
-        "box_animated",
-        deleting(f"{p}.attributes"),
-        f"{p}.attributes",
-        "the required property 'attributes' is missing",
-    )
-    c.edit(
-        "fuzz-regressions",
-        "matrix-entry-1e308",
-        "rigged_simple",
-        setting("nodes[3].matrix[10]", 1e308),
-        "nodes[3].matrix",
-        "too large to decompose",
-    )
-    c.edit(
-        "fuzz-regressions",
-        "rotation-component-1e308",
-        "rigged_simple",
-        setting("nodes[4].rotation[3]", 1e308),
-        "nodes[4].rotation",
-        "too large: its norm overflows",
-    )
+    found: list[tuple[str, str, Edit, str, str]] = [
+        (
+            "primitive-without-attributes",
+            "box_animated",
+            deleting("meshes[1].primitives[0].attributes"),
+            "meshes[1].primitives[0].attributes",
+            "the required property 'attributes' is missing",
+        ),
+        ("meshes-null", "rigged_simple", setting("meshes", None), "meshes", "expected an array, got null"),
+        ("matrix-entry-1e308", "rigged_simple", setting("nodes[3].matrix[10]", 1e308), "nodes[3].matrix", "float32"),
+        (
+            "rotation-component-1e308",
+            "rigged_simple",
+            setting("nodes[4].rotation[3]", 1e308),
+            "nodes[4].rotation",
+            "float32",
+        ),
+        ("scale-component-1e308", "skinned", setting("nodes[4].scale[2]", 1e308), "nodes[4].scale", "float32"),
+    ]
+    for name, base, edit, where, problem in found:
+        c.edit("fuzz-regressions", name, base, edit, where, problem)
 
 
 FAMILIES: tuple[Callable[[Corpus], None], ...] = (
