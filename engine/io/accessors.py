@@ -147,7 +147,8 @@ def dequantize(values: np.ndarray, component_type: int, normalized: bool) -> Flo
     >>> dequantize(np.array([0, 51, 255], dtype=np.uint8), 5121, True)
     array([0. , 0.2, 1. ])
     """
-    floats = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # signalling NaNs become quiet ones; callers check finiteness
+        floats = np.asarray(values, dtype=np.float64)
     if not normalized:
         return floats
     decoded = floats / _NORM_DIVISORS[component_type]
