@@ -1586,7 +1586,7 @@ def readme(corpus: Corpus) -> str:
     counts: dict[str, int] = {}
     for case in corpus.cases:
         counts[case.family] = counts.get(case.family, 0) + 1
-    docs = {f.__name__.replace("_", "-"): (f.__doc__ or "").strip() for f in FAMILIES}
+    docs = {f.__name__.replace("_", "-"): (f.__doc__ or "").strip().replace("``", "`") for f in FAMILIES}
     rows = "\n".join(f"| `{name}` | {count} | {docs.get(name, '')} |" for name, count in counts.items())
     return f"""# Malformed-asset corpus
 
@@ -1595,7 +1595,7 @@ hand. Each file breaks one rule of glTF 2.0 or BVH; `manifest.json` lists, for e
 the location the loader must name (a JSON path, a GLB chunk or a BVH line, as a regular expression)
 and a regular expression of the problem. `tests/io/test_malformed_corpus.py` loads every case and
 checks that it raises an `AssetError` naming the file, the location and the problem, within 1 s of
-CPU time and a bounded amount of memory.
+CPU time and 16 MiB of traced memory (so the gigabyte claims are refused before any allocation).
 
 The cases are edits of three valid bases, `gltf/base-*.gltf`, whose buffers are the `.bin` files
 next to them: `skinned` (hand-made, tests/io/gltf_builder.py) and the Khronos sample models
