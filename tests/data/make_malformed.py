@@ -12,7 +12,8 @@ shares (each loads without error or warning):
 - ``skinned``: :func:`tests.io.gltf_builder.skinned_document` (hand-made: 5 nodes, a skin of 3
   joints listed out of order, a skinned triangle strip with two influence sets, two clips);
 - ``rigged_simple`` and ``box_animated``: the Khronos sample models (CC BY 4.0, see the README)
-  from ``../shared/assets/khronos``, JSON as published, the base64 buffer moved to a ``.bin``.
+  from ``../shared/assets/khronos`` (or ``$OSSA_SHARED_ASSETS/khronos``), JSON as published, the
+  base64 buffer moved to a ``.bin``.
 
 Cases that need new binary data (NaN key times, out-of-range joints, …) carry it in an extra
 ``data:`` buffer of their own, so the shared ``.bin`` files stay as published. The output is
@@ -35,11 +36,12 @@ from typing import Any
 
 import numpy as np
 
+from tests.conftest import SHARED_ASSETS
 from tests.io.gltf_builder import FORMATS, WIDTHS, glb_bytes, pack_elements, quat_z, skinned_document
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "malformed"
-KHRONOS = HERE.parents[1].parent / "shared" / "assets" / "khronos"
+KHRONOS = SHARED_ASSETS / "khronos"
 GIB = 1 << 30
 
 # ---------------------------------------------------------------------------------------------
