@@ -9,20 +9,24 @@ which also shows that the gigabyte claims are refused before anything that size 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import pathlib
 import re
 import signal
+import struct
 import time
 import tracemalloc
 import warnings
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import PIL.Image
 import pytest
 
 from engine.anim import sample
@@ -218,3 +222,38 @@ def test_repeated_key_times_warn_and_sample_as_a_jump(tmp_path: Path) -> None:
     before, at = sample(clip, asset.hierarchy, [0.999, 1.0]).translations[:, hip]
     np.testing.assert_allclose(before, [0.0, 0.5, 0.0])  # STEP: the first key holds until t = 1
     np.testing.assert_allclose(at, [1.0, 1.5, 0.0])  # at t = 1 the last of the equal keys wins
+
+
+def png_header_only(width: int, height: int) -> bytes:
+    """A PNG whose header claims ``width × height`` grey pixels, followed by a few bytes of data."""
+
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(64))) + chunk(b"IEND", b"")
+    )
+
+
+def test_a_texture_claiming_81_million_pixels_is_skipped_before_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 300-byte PNG must not make the loader allocate 9000 × 9000 × 4 bytes (Pillow itself warns only past 89 M)."""
+    uri = "data:image/png;base64," + base64.b64encode(png_header_only(9000, 9000)).decode()
+
+    def textured(d: make_malformed.Doc) -> None:
+        d.set("images", [{"uri": uri}])
+        d.set("textures", [{"source": 0}])
+        d.set("materials", [{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}])
+        d.set("meshes[0].primitives[0].material", 0)
+
+    def never(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the image was decoded")
+
+    monkeypatch.setattr(PIL.Image.Image, "load", never)
+    with pytest.warns(
+        OssaWarning, match=r"images\[0\]: .*9000×9000 pixels is more than the 67108864 .*texture skipped"
+    ):
+        asset = load_gltf(edited(tmp_path, textured))
+    assert asset.mesh_nodes[0].primitives[0].texture is None
