@@ -228,13 +228,17 @@ def run_evaluate(args: argparse.Namespace) -> int:
     asset = _load(args.model, textures=False)
     for warning in asset.warnings:
         print(f"ossa evaluate: warning: {warning}", file=sys.stderr)
-    document = evaluate(asset, _pick_clip(asset, args.clip), args.times)
+    return write_json(evaluate(asset, _pick_clip(asset, args.clip), args.times), args.out)
+
+
+def write_json(document: dict[str, Any], out: Path | None) -> int:
+    """Print ``document`` as JSON, or write it to ``out``; the exit status of ``ossa evaluate``."""
     text = json.dumps(document)
-    if args.out is None:
+    if out is None:
         print(text)
-    else:
-        try:
-            args.out.write_text(text + "\n")
-        except OSError as exc:
-            raise InvalidInputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
+        return 0
+    try:
+        out.write_text(text + "\n")
+    except OSError as exc:
+        raise InvalidInputError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
     return 0

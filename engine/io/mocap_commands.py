@@ -37,6 +37,7 @@ from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError, InvalidInputError
 from engine.io.bvh import AXES, BvhAnimation, load_bvh
 from engine.io.character import Character, load_character
+from engine.io.commands import write_json
 from engine.io.gltf_writer import save_gltf
 from engine.math._checks import FloatArray
 from engine.math.mat import trs_from_matrix
@@ -243,12 +244,4 @@ def run_evaluate_bvh(args: argparse.Namespace) -> int:
     anim = load_bvh(args.model)
     if args.clip not in (None, "0", anim.clip.name):
         raise InvalidInputError(f"--clip {args.clip}: a BVH file has one clip, 0 or {anim.clip.name!r}")
-    text = json.dumps(evaluate_bvh(anim, args.times))
-    if args.out is None:
-        print(text)
-    else:
-        try:
-            args.out.write_text(text + "\n")
-        except OSError as exc:
-            raise InvalidInputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
-    return 0
+    return write_json(evaluate_bvh(anim, args.times), args.out)
