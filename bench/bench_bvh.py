@@ -11,29 +11,14 @@ from __future__ import annotations
 
 import argparse
 import io
-import statistics
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _timing import median_ms
 
 from engine.io.bvh import load_bvh, parse_bvh
 
 PIROUETTE = Path(__file__).resolve().parents[2] / "shared" / "assets" / "pirouette_bvh" / "pirouette.bvh"
-
-
-def median_ms(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Median wall time of each function; runs are interleaved so load spikes hit all rows alike."""
-    times: list[list[float]] = [[] for _ in fns]
-    for fn in fns:
-        fn()
-    for _ in range(repeat):
-        for fn, bucket in zip(fns, times, strict=True):
-            start = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - start)
-    return [1e3 * statistics.median(bucket) for bucket in times]
 
 
 def main() -> None:

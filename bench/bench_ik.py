@@ -15,12 +15,11 @@ Run: ``python bench/bench_ik.py [--repeat N]``.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _timing import median_ms
 
 from engine.anim import Skeleton, local_to_model
 from engine.anim.ik import aim_ik, ccd_ik, fabrik_ik, two_bone_ik
@@ -29,19 +28,6 @@ from engine.io import load_character
 from engine.math import quat_from_axis_angle, quat_multiply
 
 MANNEQUIN = Path(__file__).resolve().parents[1] / "assets" / "mannequin.glb"
-
-
-def median_ms(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Median wall time of each function; runs are interleaved so load spikes hit all rows alike."""
-    times: list[list[float]] = [[] for _ in fns]
-    for fn in fns:
-        fn()
-    for _ in range(repeat):
-        for fn, bucket in zip(fns, times, strict=True):
-            start = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - start)
-    return [1e3 * statistics.median(bucket) for bucket in times]
 
 
 def jitter(pose: Pose, rng: np.random.Generator, angle: float) -> Pose:
