@@ -249,24 +249,38 @@ def blend(
     total = np.sum(w, axis=0, out=scratch("blend_total", (num_joints, count)))
     rest_w = np.subtract(threshold, total, out=scratch("blend_rest_w", (num_joints, count)))
     np.maximum(rest_w, 0.0, out=rest_w)
-    use_rest = bool(np.any(rest_w > 0.0))
+    rest_positive = rest_w > 0.0
+    use_rest = bool(rest_positive.any())
 
-    # Reference hemisphere per joint: the first layer with weight there, else the rest rotation.
-    buffer = scratch("blend_reference", r.shape[1:])
-    reference: FloatArray | None = None
-    for n in range(num_layers - 1, -1, -1):  # loop over layers, not joints
-        positive = w[n] > 0.0
-        if positive.all():
-            reference = r[n]  # a view: copied into the buffer before any partial overwrite
-            continue
-        if reference is not buffer:
-            np.copyto(buffer, rest_r if reference is None else reference)
-        np.copyto(buffer, r[n], where=positive)
-        reference = buffer
-    assert reference is not None
-    # w · sign(dot(q, reference)): every layer moved into the reference's hemisphere before the sum.
-    signed = np.einsum("nkjb,kjb->njb", r, reference, out=scratch("blend_signed", w.shape))
-    np.copysign(w, signed, out=signed)
+    # Signs that move every layer (and the rest pose) into the hemisphere of the reference: the
+    # first layer with weight at that joint and character, else the rest rotation. The reference
+    # is not gathered into an array; the dot products with each candidate layer are taken instead.
+    positive = w > 0.0
+    signed = w  # a layer is its own reference, and zero weights need no sign: copied at a first flip
+    dot = scratch("blend_dot", total.shape)
+    rest_sign = scratch("blend_rest_sign", total.shape)
+    np.copyto(rest_sign, rest_w)  # w_rest >= 0: the sign where the rest pose is the reference
+    # dot(rest, q) is q's w component when the rest rotations are the identity (as in BVH files).
+    rest_identity = bool(np.all(rest_r[:3] == 0.0) and np.all(rest_r[3] == 1.0))
+    rest_r_full = np.broadcast_to(rest_r, r.shape[1:])
+    free = np.ones(total.shape, dtype=bool)  # no reference found yet
+    for m in range(num_layers):  # loop over layers, not joints
+        here = np.logical_and(free, positive[m])  # layer m is the reference here
+        if here.any():
+            for n in range(m + 1, num_layers):  # the later layers with weight there, aligned to layer m
+                both = np.logical_and(here, positive[n])
+                if both.any():  # disjoint masks (upper / lower body) need no signs
+                    if signed is w:
+                        signed = scratch("blend_signed", w.shape)
+                        np.copyto(signed, w)
+                    np.einsum("kjb,kjb->jb", r[n], r[m], out=dot)
+                    np.copysign(w[n], dot, out=signed[n], where=both)
+            if use_rest and np.logical_and(here, rest_positive).any():
+                rest_dot = r[m, 3] if rest_identity else np.einsum("kjb,kjb->jb", rest_r_full, r[m], out=dot)
+                np.copysign(rest_w, rest_dot, out=rest_sign, where=here)
+        np.logical_and(free, ~positive[m], out=free)
+        if not free.any():
+            break
     if out is None:
         made = [batch_last_empty(batch, num_joints, (k,)) for k in (3, 4, 3)]
         arrays = [m[0] for m in made]
@@ -278,20 +292,25 @@ def blend(
             for a, k, name in zip(arrays, (3, 4, 3), ("translations", "rotations", "scales"), strict=True)
         )
     np.einsum("njb,nkjb->kjb", signed, r, out=out_r)
-    np.einsum("njb,nkjb->kjb", w, t, out=out_t)
-    np.einsum("njb,nkjb->kjb", w, s, out=out_s)
-    if use_rest:
-        rest_sign = scratch("blend_rest_sign", total.shape)
-        np.einsum("kjb,kjb->jb", np.broadcast_to(rest_r, reference.shape), reference, out=rest_sign)
-        np.copysign(rest_w, rest_sign, out=rest_sign)
-        term = scratch("blend_term", reference.shape)
-        out_r += np.multiply(rest_sign, rest_r, out=term)
-        out_t += np.multiply(rest_w, rest_t, out=term[:3])
-        out_s += np.multiply(rest_w, rest_s, out=term[:3])
+    # Translations and scales: weights divided by W + w_rest = max(W, threshold) before the sums.
     np.maximum(total, threshold, out=total)
     np.reciprocal(total, out=total)
-    out_t *= total
-    out_s *= total
+    np.multiply(w, total, out=w)
+    np.multiply(rest_w, total, out=rest_w)
+    np.einsum("njb,nkjb->kjb", w, t, out=out_t)
+    np.einsum("njb,nkjb->kjb", w, s, out=out_s)
+    if use_rest:  # one component at a time: the temporary stays in cache, zeros and ones are cheap
+        term = scratch("blend_term", total.shape)
+        for values, rest_values, rest_weight in (
+            (out_r, rest_r, rest_sign),
+            (out_t, rest_t, rest_w),
+            (out_s, rest_s, rest_w),
+        ):
+            for component, rest_component in zip(values, rest_values, strict=True):  # 3 or 4 components
+                if np.all(rest_component == 1.0):
+                    np.add(component, rest_weight, out=component)
+                elif np.any(rest_component):
+                    np.add(component, np.multiply(rest_weight, rest_component, out=term), out=component)
     norm = np.einsum("kjb,kjb->jb", out_r, out_r, out=scratch("blend_norm", total.shape))
     out_r /= np.sqrt(norm, out=norm)
     if out is not None:
