@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
@@ -186,6 +186,8 @@ def test_weight_zero_is_the_input_and_one_the_solved_pose(scene, rng):
     distance=st.floats(0.3, 5.0),
     twist=st.floats(-np.pi, np.pi),
 )
+@example(forward=(1.0, 0.0, 0.0), direction=(1.0, 0.0, 0.0), distance=0.3125, twist=-1.5)  # spread swings
+@example(forward=(1.0, 0.0, 0.0), direction=(1.0, 0.0, 0.0), distance=0.34375, twist=-1.875)  # the head too close
 def test_hypothesis_aim_ray_hits_the_target(forward, direction, distance, twist):
     rest = Rotation.from_rotvec([0.3, twist, -0.2]).as_quat()
     skeleton = Skeleton(["neck", "head"], [-1, 0], [[0, 1, 0], [0, 0.2, 0]], [rest, rest], [[2, 2, 2], [1, 1, 1]])

@@ -61,7 +61,9 @@ def aim_ik(
     joint's origin. With ``up`` the joint is also rolled about the joint→target axis so its up
     axis lies in the half-plane of ``pole`` (keeping the target on the ray). With several
     joints (neck, head) the rotation is spread root-most first: joint ``i`` takes the fraction
-    ``chain_weights[i]`` of the aim rotation still needed at that point.
+    ``chain_weights[i]`` of the aim rotation still needed at that point. Where that spread
+    cannot reach the target (the earlier turns swing the last joint too close to it), the
+    last joint aims alone, when that reaches it.
 
     Parameters
     ----------
@@ -210,4 +212,24 @@ def aim_ik(
     ahead = dot(miss, direction)
     off_ray = norm(miss - ahead[..., None] * direction)
     reached = (ahead >= -tolerance) & (off_ray <= tolerance)
-    return IKResult(joints, weighted(corrections, weight), reached)
+    corrections = weighted(corrections, weight)
+    if shares[-1] == 1.0 and np.any(shares[:-1] > 0.0) and not reached.all():
+        # The earlier joints' shares can swing the last joint so close to the target that its
+        # aim ray can no longer pass through it; the last joint alone may still get there.
+        alone = aim_ik(
+            skeleton,
+            model,
+            chain,
+            target,
+            forward,
+            up=up,
+            pole=pole,
+            offset=offset,
+            chain_weights=np.eye(count)[-1],
+            weight=weight,
+            tolerance=float(tolerance),
+        )
+        better = ~reached & alone.reached
+        corrections = np.where(better[..., None, None], alone.corrections, corrections)
+        reached = reached | alone.reached
+    return IKResult(joints, corrections, reached)
