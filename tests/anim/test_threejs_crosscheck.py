@@ -1,7 +1,7 @@
 """Optional cross-check of ``ossa evaluate`` against three.js (GLTFLoader + AnimationMixer).
 
 Runs only where ``OSSA_THREEJS`` names a folder holding ``node_modules/three`` (for instance after
-``npm install --prefix /tmp/three three``) and ``node`` is on the PATH; CI does not need it.
+``npm install --prefix /tmp/three three@0.170.0``) and ``node`` is on the PATH; .ci/run installs it.
 three.js loops clips, samples Float32 tracks and skins with ``JOINTS_0``/``WEIGHTS_0`` only, so the
 comparison stays inside each clip's key range and on files with one influence set.
 """
