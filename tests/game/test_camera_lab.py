@@ -34,6 +34,7 @@ from game.camera_lab import report
 from game.camera_lab.lab import CameraLab, build_parser, main
 from game.model import load_model
 from tests.conftest import ROOT, require_or_skip
+from tests.game.isolation import in_fresh_process
 
 cached_model = functools.cache(load_model)
 SIZE = "480x270"
@@ -347,13 +348,19 @@ def test_without_display_it_says_how_to_run_headless(
 
 
 @pytest.mark.window
-def test_real_window(display: str, tmp_path: Path) -> None:
+def window_session(directory: Path) -> tuple[int, list]:
+    """The real-window run, in a fresh process (see tests/game/isolation.py): exit code, steps."""
     script = "5 press 4\n10 press v\n30 press f12\n60 press 1\n70 press .\n100 press f12\n"
-    run = run_lab(tmp_path, script, "--frames", "120", "--report", str(tmp_path / "report"))
-    assert run.code == 0, "the window run failed (3 = a GL error was left in ctx.error)"
-    assert len(run.steps) == 120
-    assert run.steps[29][:3] == (3, pytest.approx(25 * FIXED_DT), True)
-    assert run.steps[-1][1] == pytest.approx(10 * FIXED_DT + 50 * 2 * FIXED_DT)  # x2 from step 70
+    run = run_lab(directory, script, "--frames", "120", "--report", str(directory / "report"))
+    return run.code, run.steps
+
+
+def test_real_window(display: str, tmp_path: Path) -> None:
+    code, steps = in_fresh_process(window_session, tmp_path)
+    assert code == 0, "the window run failed (3 = a GL error was left in ctx.error)"
+    assert len(steps) == 120
+    assert steps[29][:3] == (3, pytest.approx(25 * FIXED_DT), True)
+    assert steps[-1][1] == pytest.approx(10 * FIXED_DT + 50 * 2 * FIXED_DT)  # x2 from step 70
     first, last = screenshot(tmp_path, 30), screenshot(tmp_path, 100)
     assert first.std() > 10.0
     assert last.std() > 10.0

@@ -37,6 +37,7 @@ from game.demo.player import LOOK_YAW_LIMIT, Player, find_head, find_legs
 from game.demo.world import ITEM_HOVER, Collectibles, Terrain
 from game.model import load_model
 from tests.conftest import ROOT, require_or_skip
+from tests.game.isolation import in_fresh_process
 
 cached_load = functools.cache(load_model)
 STEP = 1.0 / 60.0
@@ -196,11 +197,17 @@ def test_other_models_walk_forward(
 
 
 @pytest.mark.window
+def window_session(directory: Path) -> tuple[int, np.ndarray]:
+    """The real-window run, in a fresh process (see tests/game/isolation.py): exit code, positions."""
+    run = run_demo(directory, "0 down w\n30 press f12\n100 press f12\n", "--frames", "120")
+    return run.code, run.positions
+
+
 def test_real_window(display: str, tmp_path: Path) -> None:
-    run = run_demo(tmp_path, "0 down w\n30 press f12\n100 press f12\n", "--frames", "120")
-    assert run.code == 0, "the window run failed (3 = a GL error was left in ctx.error)"
-    assert len(run.positions) >= 120
-    travel = run.positions[-1] - run.positions[0]
+    code, positions = in_fresh_process(window_session, tmp_path)
+    assert code == 0, "the window run failed (3 = a GL error was left in ctx.error)"
+    assert len(positions) >= 120
+    travel = positions[-1] - positions[0]
     assert travel[2] > 1.0
     first, last = screenshot(tmp_path, 30), screenshot(tmp_path, 100)
     assert first.std() > 10.0
