@@ -8,17 +8,11 @@ from typing import Any
 import numpy as np
 
 from engine.errors import InvalidInputError
-from engine.math._checks import FloatArray, as_array
+from engine.math._checks import FloatArray, as_array, readonly_copy
 
 #: Components per key for each animated property.
 PATH_WIDTHS = {"translation": 3, "rotation": 4, "scale": 3}
 INTERPOLATIONS = ("STEP", "LINEAR", "CUBICSPLINE")
-
-
-def _readonly(array: FloatArray) -> FloatArray:
-    array = np.array(array, dtype=np.float64, copy=True)
-    array.flags.writeable = False
-    return array
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,8 +58,8 @@ class Channel:
             if np.any(np.linalg.norm(keys, axis=-1) < 1e-12):
                 raise InvalidInputError("rotation keys must be non-zero quaternions")
         object.__setattr__(self, "target", int(self.target))
-        object.__setattr__(self, "times", _readonly(times))
-        object.__setattr__(self, "values", _readonly(values))
+        object.__setattr__(self, "times", readonly_copy(times))
+        object.__setattr__(self, "values", readonly_copy(values))
 
     @property
     def start(self) -> float:

@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from engine.errors import InvalidInputError
-from engine.math._checks import FloatArray, IntArray, as_array
-
-
-def _readonly(array: np.ndarray | None) -> Any:
-    if array is None:
-        return None
-    array = np.array(array, copy=True)
-    array.flags.writeable = False
-    return array
+from engine.math._checks import FloatArray, IntArray, as_array, readonly_copy
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,7 +53,7 @@ class MeshData:
                 arr = as_array(value, name, (width,))
                 if arr.shape != (count, width):
                     raise InvalidInputError(f"{name} must have shape ({count}, {width}), got {arr.shape}")
-                object.__setattr__(self, name, _readonly(arr))
+                object.__setattr__(self, name, readonly_copy(arr))
         if (self.joints is None) != (self.weights is None):
             raise InvalidInputError("joints and weights must be given together (both or neither)")
         if self.joints is not None and self.weights is not None:
@@ -74,8 +65,8 @@ class MeshData:
                 )
             if not np.issubdtype(joints.dtype, np.integer) or joints.min(initial=0) < 0:
                 raise InvalidInputError("joints must hold non-negative integer joint indices")
-            object.__setattr__(self, "joints", _readonly(joints.astype(np.intp)))
-            object.__setattr__(self, "weights", _readonly(weights))
+            object.__setattr__(self, "joints", readonly_copy(joints.astype(np.intp)))
+            object.__setattr__(self, "weights", readonly_copy(weights))
         if self.indices is not None:
             indices = np.asarray(self.indices)
             if indices.ndim != 1 or indices.size % 3 or not np.issubdtype(indices.dtype, np.integer):
@@ -84,10 +75,10 @@ class MeshData:
                 raise InvalidInputError(
                     f"indices must lie in [0, {count}), got range [{indices.min()}, {indices.max()}]"
                 )
-            object.__setattr__(self, "indices", _readonly(indices.astype(np.uint32)))
-        object.__setattr__(self, "positions", _readonly(positions))
-        object.__setattr__(self, "base_color", _readonly(as_array(self.base_color, "base_color", (4,))))
-        object.__setattr__(self, "texture", _readonly(self.texture))
+            object.__setattr__(self, "indices", readonly_copy(indices.astype(np.uint32)))
+        object.__setattr__(self, "positions", readonly_copy(positions))
+        object.__setattr__(self, "base_color", readonly_copy(as_array(self.base_color, "base_color", (4,))))
+        object.__setattr__(self, "texture", None if self.texture is None else readonly_copy(self.texture))
 
     @property
     def num_vertices(self) -> int:

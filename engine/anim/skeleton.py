@@ -10,14 +10,8 @@ import numpy as np
 
 from engine.anim.pose import Pose
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, IntArray, as_array
+from engine.math._checks import FloatArray, IntArray, as_array, readonly_copy
 from engine.math.quat import check_unit
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, copy=True)
-    array.flags.writeable = False
-    return array
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,14 +97,14 @@ class Skeleton:
         for j in range(count):  # build time only, once per skeleton
             if parents_arr[j] >= 0:
                 depths[j] = depths[parents_arr[j]] + 1
-        levels = tuple(_readonly(np.nonzero(depths == d)[0]) for d in range(int(depths.max(initial=-1)) + 1))
+        levels = tuple(readonly_copy(np.nonzero(depths == d)[0]) for d in range(int(depths.max(initial=-1)) + 1))
         object.__setattr__(self, "names", names)
-        object.__setattr__(self, "parents", _readonly(parents_arr))
-        object.__setattr__(self, "rest_translations", _readonly(t))
-        object.__setattr__(self, "rest_rotations", _readonly(r))
-        object.__setattr__(self, "rest_scales", _readonly(s))
-        object.__setattr__(self, "inverse_bind_matrices", _readonly(ibm))
-        object.__setattr__(self, "depths", _readonly(depths))
+        object.__setattr__(self, "parents", readonly_copy(parents_arr))
+        object.__setattr__(self, "rest_translations", readonly_copy(t))
+        object.__setattr__(self, "rest_rotations", readonly_copy(r))
+        object.__setattr__(self, "rest_scales", readonly_copy(s))
+        object.__setattr__(self, "inverse_bind_matrices", readonly_copy(ibm))
+        object.__setattr__(self, "depths", readonly_copy(depths))
         object.__setattr__(self, "levels", levels)
 
     @property

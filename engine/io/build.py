@@ -36,7 +36,7 @@ from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError, DegenerateInputError
 from engine.io.gltf import GltfDocument, UnreadableFileError, _items
 from engine.io.images import decode_image
-from engine.math._checks import FloatArray, IntArray
+from engine.math._checks import FloatArray, IntArray, readonly_copy
 from engine.math.mat import matrix_from_trs, trs_from_matrix
 
 #: A quaternion whose norm is further than this from 1 is normalised with a warning.
@@ -59,12 +59,6 @@ _MODES = {
     5: "TRIANGLE_STRIP",
     6: "TRIANGLE_FAN",
 }
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, copy=True)
-    array.flags.writeable = False
-    return array
 
 
 @dataclass(frozen=True, eq=False)
@@ -287,7 +281,7 @@ class _Builder:
         return GltfAsset(
             path=doc.path,
             hierarchy=hierarchy,
-            node_indices=_readonly(np.asarray(order, dtype=np.intp)),
+            node_indices=readonly_copy(np.asarray(order, dtype=np.intp)),
             node_names=tuple(self.gltf.nodes[n].name for n in order),
             clips=clips,
             skins=skins,
@@ -662,10 +656,10 @@ class _Builder:
             index=i,
             name=skin.name or f"skin{i}",
             skeleton=skeleton,
-            joint_nodes=_readonly(np.asarray(order, dtype=np.intp)),
-            from_gltf_order=_readonly(from_gltf),
+            joint_nodes=readonly_copy(np.asarray(order, dtype=np.intp)),
+            from_gltf_order=readonly_copy(from_gltf),
             root_parent=root_parent,
-            root_transform=_readonly(np.eye(4) if root_parent < 0 else self.world[root_parent]),
+            root_transform=readonly_copy(np.eye(4) if root_parent < 0 else self.world[root_parent]),
             clips=clips,
         )
 

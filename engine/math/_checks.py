@@ -65,6 +65,13 @@ def as_array(value: Any, name: str, trailing: tuple[int, ...] = (), *, finite: b
     return array
 
 
+def readonly_copy(array: Any) -> np.ndarray:
+    """A copy of ``array`` that cannot be written: runtime data is shared, so it must stay const."""
+    copy = np.array(array, copy=True)
+    copy.flags.writeable = False
+    return copy
+
+
 def check_finite(array: FloatArray, name: str) -> None:
     """Raise :class:`InvalidInputError` if ``array`` holds NaN or inf (while validating)."""
     if _state["validate"] and not np.isfinite(array).all():
