@@ -123,17 +123,17 @@ def accessor(doc: dict[str, Any], base: Path, index: int) -> np.ndarray:
 
 
 def bvh_reference(path: Path) -> dict[str, Any]:
-    """Joints, End Sites, stated frames, frame lines, frame time and rest Y extent of a BVH, from its text."""
+    """Joint names, End Sites, stated frames, frame lines, frame time and rest Y extent of a BVH, from its text."""
     text = path.read_text(encoding="latin-1")
     head, _, motion = re.split(r"^\s*(MOTION)\s*$", text, maxsplit=1, flags=re.MULTILINE)
     stack: list[np.ndarray] = []  # position of each open block's joint; a child starts at its parent's
-    heights, joints, end_sites = [], 0, 0
+    heights, names, end_sites = [], [], 0
     for line in head.splitlines():
         words = line.split()
         if not words:
             continue
         if words[0] in ("ROOT", "JOINT"):
-            joints += 1
+            names.append(words[1])
         elif words[0] == "End":
             end_sites += 1
         elif words[0] == "{":
@@ -148,7 +148,8 @@ def bvh_reference(path: Path) -> dict[str, Any]:
     frame_time = float(lines[1].split(":")[1])
     frame_lines = sum(1 for line in lines[2:] if line.strip())
     return {
-        "joints": joints,
+        "joints": len(names),
+        "names": names,
         "end_sites": end_sites,
         "frames": frames,
         "frame_lines": frame_lines,
@@ -199,6 +200,7 @@ def test_manifest_covers_match_the_gltf_file(entry: dict[str, Any], corpus: Corp
     assert bool(animated - joints) == covers["node_animation"]
     assert non_joint_between_joints(doc) == covers["non_joint_nodes_in_joint_hierarchy"]
     assert [a.get("name") for a in doc.get("animations", [])] == covers["clips"]
+    assert {j for chain in covers.get("limbs", {}).values() for j in chain} <= joints
 
 
 @pytest.mark.parametrize("entry", params(GLTF, {}))
@@ -310,6 +312,7 @@ def test_manifest_covers_match_the_bvh_file(entry: dict[str, Any], corpus: Corpu
     assert reference["frame_time"] == covers["frame_time"]
     assert round(1.0 / reference["frame_time"]) == covers["fps"]
     assert reference["height"] == pytest.approx(covers["height_file_units"], abs=5e-4)
+    assert {j for chain in covers["limbs"].values() for j in chain} <= set(reference["names"])
     # A standing human is 1.5–2 m: the manifest's unit must make this one so.
     assert 1.2 < reference["height"] * covers["scale_to_metres"] < 2.1
 
