@@ -353,6 +353,18 @@ def json_types(c: Corpus) -> None:
     for name, base, path, value, problem in cases:
         where = {"required-number-item": "extensionsRequired[0]", "matrix-nested": "nodes[0].matrix[0]"}.get(name, path)
         c.edit("json-types", name, base, setting(path, value), where, problem)
+    # required by the schema; pygltflib would invent an asset with version "2.0"
+    c.edit(
+        "json-types", "asset-missing", "skinned", deleting("asset"), "asset", "the required property 'asset' is missing"
+    )
+    c.edit(
+        "json-types",
+        "asset-version-missing",
+        "skinned",
+        deleting("asset.version"),
+        "asset.version",
+        "the required property 'version' is missing",
+    )
 
 
 def glb(c: Corpus) -> None:
@@ -822,25 +834,23 @@ def hierarchy(c: Corpus) -> None:
         ),
         ("scene-node-twice", s, setting("scenes[0].nodes", [0, 0]), "scenes[0].nodes[1]", "listed twice"),
         (
-            "joints-gap",
+            "joints-no-common-root",
             s,
-            edits(setting("skins[0].joints", [4, 1]), ibm_edit(2)),
+            edits(
+                lambda d: d.json["nodes"].append({"name": "loose"}),
+                setting("scenes[0].nodes", [0, 5]),
+                setting("skins[0].joints", [4, 1, 5]),
+                deleting("skins[0].skeleton"),
+            ),
             "skins[0].joints",
-            "joint node 4 hangs from joint node 1 through non-joint node 2",
+            r"joints must have a common root, but they lie in separate trees \(root nodes \[0, 5\]\)",
         ),
         (
-            "joints-separate-roots",
-            s,
-            edits(setting("skins[0].joints", [2, 4, 3]), setting("skins[0].skeleton", 0)),
-            "skins[0].joints",
-            "one tree under a common root",
-        ),
-        (
-            "rigged-joint-above-gap",
+            "rigged-skeleton-below-common-root",
             r,
-            setting("skins[0].joints", [4, 0]),
-            "skins[0].joints",
-            "joint node 4 hangs from joint node 0 through non-joint node 3",
+            setting("skins[0].joints", [4, 0]),  # joint 4 hangs from joint 0 through node 3: allowed
+            "skins[0].skeleton",
+            r"skeleton is node 3, which is not the joints' common root \(node 0\)",
         ),
         (
             "skeleton-below-root",
@@ -1087,9 +1097,60 @@ def animations(c: Corpus) -> None:
             "animations[0].samplers[1].input",
             "FLOAT SCALAR accessor, got componentType 5126 type VEC3",
         ),
+        (
+            "weights-without-morph-targets",
+            s,
+            setting("animations[0].channels[1].target.path", "weights"),
+            "animations[0].channels[1].target",
+            "animates the morph weights of node 1, whose mesh has no morph targets",
+        ),
+        (
+            "weights-output-count",
+            s,
+            edits(
+                two_morph_targets,
+                lambda d: d.json["animations"][0]["channels"].append(
+                    {"sampler": 2, "target": {"node": 3, "path": "weights"}}
+                ),
+                lambda d: d.json["animations"][0]["samplers"].append(
+                    {"input": d.get("animations[0].samplers[0].input"), "output": d.accessor([0.0, 0.5, 1.0])}
+                ),
+            ),
+            "animations[0].samplers[2].output",
+            r"LINEAR needs 1 value\(s\) per key × 2 morph targets: 6 for 3 key times, got 3",
+        ),
+        (
+            "weights-output-vec2",
+            s,
+            edits(
+                two_morph_targets,
+                lambda d: d.json["animations"][0]["channels"].append(
+                    {"sampler": 2, "target": {"node": 3, "path": "weights"}}
+                ),
+                lambda d: d.json["animations"][0]["samplers"].append(
+                    {
+                        "input": d.get("animations[0].samplers[0].input"),
+                        "output": d.accessor([[0.0, 1.0]] * 3, 5126, "VEC2"),
+                    }
+                ),
+            ),
+            "animations[0].samplers[2].output",
+            "weights values must be SCALAR, got VEC2",
+        ),
     ]
     for name, base, edit, where, problem in cases:
         c.edit("animations", name, base, edit, where, problem)
+
+
+def two_morph_targets(d: Doc) -> None:
+    """Give the skinned base's strip two morph targets that move its vertices up and to the side."""
+    d.set(
+        "meshes[0].primitives[0].targets",
+        [
+            {"POSITION": d.accessor([[0.0, 0.1, 0.0]] * 4, 5126, "VEC3")},
+            {"POSITION": d.accessor([[0.2, 0.0, 0.0]] * 4, 5126, "VEC3")},
+        ],
+    )
 
 
 def influences(c: Corpus) -> None:
@@ -1357,6 +1418,80 @@ def nodes_meshes(c: Corpus) -> None:
             "needs at least 3 vertices, got 2",
         ),
         ("indices-float", b, setting("accessors[0].componentType", 5126), f"{p}.indices", "UNSIGNED_BYTE/SHORT/INT"),
+        ("mesh-without-primitives", s, setting("meshes[0].primitives", []), "meshes[0].primitives", "at least one"),
+        (
+            "lines-odd",
+            r,
+            edits(setting(f"{p}.mode", 1), lambda d: d.set(f"{p}.indices", d.accessor([0, 1, 2], 5123, "SCALAR"))),
+            f"{p}.indices",
+            "a line list needs 2·L indices, got 3",
+        ),
+        (
+            "line-strip-of-one",
+            r,
+            edits(setting(f"{p}.mode", 3), lambda d: d.set(f"{p}.indices", d.accessor([0], 5123, "SCALAR"))),
+            p,
+            "a LINE_STRIP needs at least 2 vertices, got 1",
+        ),
+        (
+            "targets-differ-between-primitives",
+            s,
+            edits(
+                two_morph_targets,
+                lambda d: d.json["meshes"][0]["primitives"].append({"attributes": {"POSITION": 0}}),
+            ),
+            "meshes[0].primitives[1].targets",
+            "has 0 morph targets but primitive 0 has 2",
+        ),
+        (
+            "target-attribute-not-in-primitive",
+            s,
+            lambda d: d.set(f"{p}.targets", [{"TANGENT": d.accessor([[0.0, 0.1, 0.0]] * 4, 5126, "VEC3")}]),
+            f"{p}.targets[0].TANGENT",
+            "the primitive has no TANGENT attribute",
+        ),
+        (
+            "target-count",
+            s,
+            lambda d: d.set(f"{p}.targets", [{"POSITION": d.accessor([[0.0, 0.1, 0.0]] * 3, 5126, "VEC3")}]),
+            f"{p}.targets[0].POSITION",
+            "has 3 elements but POSITION has 4",
+        ),
+        (
+            "target-vec4",
+            s,
+            lambda d: d.set(f"{p}.targets", [{"POSITION": d.accessor([[0.0, 0.1, 0.0, 0.0]] * 4, 5126, "VEC4")}]),
+            f"{p}.targets[0].POSITION",
+            "POSITION displacements must be VEC3, got VEC4",
+        ),
+        (
+            "target-nan",
+            s,
+            lambda d: d.set(f"{p}.targets", [{"NORMAL": d.accessor([[0.0, np.nan, 0.0]] * 4, 5126, "VEC3")}]),
+            f"{p}.targets[0].NORMAL",
+            "NORMAL displacements must be finite",
+        ),
+        (
+            "mesh-weights-length",
+            s,
+            edits(two_morph_targets, setting("meshes[0].weights", [0.5])),
+            "meshes[0].weights",
+            "has 1 entries but mesh 0 has 2 morph targets",
+        ),
+        (
+            "node-weights-length",
+            s,
+            edits(two_morph_targets, setting("nodes[3].weights", [0.5, 0.5, 0.5])),
+            "nodes[3].weights",
+            "has 3 entries but mesh 0 has 2 morph targets",
+        ),
+        (
+            "node-weights-without-mesh",
+            s,
+            setting("nodes[1].weights", [0.5]),
+            "nodes[1].weights",
+            "weights need a mesh with morph targets on the same node",
+        ),
     ]
     for name, base, edit, where, problem in cases:
         c.edit("nodes-meshes", name, base, edit, where, problem)

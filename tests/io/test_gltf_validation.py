@@ -179,15 +179,21 @@ CASES: dict[str, tuple[Mutation, str, str]] = {
         "skins[0].joints",
         r"joints must be distinct nodes, got nodes \[1\] more than once",
     ),
-    "gap in the joint tree": (
-        lambda b: (b.doc["skins"][0].update(joints=[4, 1]), ibm(b, 2)),
+    "joints without a common root": (
+        lambda b: (
+            b.add("nodes", {"name": "loose"}),
+            b.doc["scenes"][0].update(nodes=[0, 5]),
+            b.doc["skins"][0].update(joints=[4, 1, 5]),
+            b.doc["skins"][0].pop("skeleton"),
+        ),
         "skins[0].joints",
-        "joint node 4 hangs from joint node 1 through non-joint node 2",
+        r"joints must have a common root, but they lie in separate trees \(root nodes \[0, 5\]\)",
     ),
-    "separate joint roots": (
-        lambda b: b.doc["skins"][0].update(joints=[2, 4, 3], skeleton=0),
-        "skins[0].joints",
-        "one tree under a common root, got separate roots: node 2 under node 1, node 3 under node 0",
+    "missing asset": (lambda b: b.doc.pop("asset"), "asset", "the required property 'asset' is missing"),
+    "missing asset version": (
+        lambda b: b.doc["asset"].pop("version"),
+        "asset.version",
+        "the required property 'version' is missing",
     ),
     "skeleton below the common root": (
         lambda b: b.doc["skins"][0].update(skeleton=2),
@@ -343,11 +349,11 @@ def load_warning(b: DocBuilder, tmp_path: Path, message: str) -> GltfAsset:
     return asset
 
 
-def test_weights_channel_is_skipped_with_a_warning(tmp_path: Path) -> None:
+def test_weights_channel_on_a_node_without_morph_targets_raises(tmp_path: Path) -> None:
     b = skinned_document()
     channel(b, 1)["target"]["path"] = "weights"
-    asset = load_warning(b, tmp_path, r"channels\[1\].target.path: morph-target weights are not supported")
-    assert [c.path for c in asset.clips[0].channels] == ["rotation"]
+    with pytest.raises(AssetError, match=r"channels\[1\].target: animates the morph weights of node 1, whose mesh"):
+        load_gltf(b.write(tmp_path / "w.gltf"))
 
 
 def test_non_unit_rotation_keys_are_normalised_with_a_warning(tmp_path: Path) -> None:
@@ -391,14 +397,14 @@ def test_extra_inverse_binds_warn(tmp_path: Path) -> None:
     load_warning(b, tmp_path, "has 4 matrices for 3 joints; the extra ones are ignored")
 
 
-def test_points_are_skipped_and_morph_targets_warn(tmp_path: Path) -> None:
+def test_morph_targets_of_attributes_ossa_does_not_draw_warn(tmp_path: Path) -> None:
     b = skinned_document()
-    prim(b)["mode"] = 0
-    asset = load_warning(b, tmp_path, "POINTS primitives are not drawn by Ossa; skipped")
-    assert asset.mesh_nodes[0].primitives == ()
-    b = skinned_document()
-    prim(b)["targets"] = [{"POSITION": prim(b)["attributes"]["POSITION"]}]
-    load_warning(b, tmp_path, "morph targets are not supported")
+    prim(b)["attributes"]["TEXCOORD_0"] = b.accessor([[0.0, 0.0]] * 4, 5126, "VEC2")
+    prim(b)["targets"] = [{"TEXCOORD_0": b.accessor([[0.5, 0.0]] * 4, 5126, "VEC2")}]
+    asset = load_warning(b, tmp_path, r"targets\[0\].TEXCOORD_0: morph targets of TEXCOORD_0 are not applied")
+    (primitive,) = asset.mesh_nodes[0].primitives
+    assert primitive.num_targets == 1
+    np.testing.assert_array_equal(primitive.morph_positions, 0.0)
 
 
 def test_channel_outside_the_default_scene_warns(tmp_path: Path) -> None:
