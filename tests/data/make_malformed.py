@@ -11,6 +11,9 @@ shares (each loads without error or warning):
 
 - ``skinned``: :func:`tests.io.gltf_builder.skinned_document` (hand-made: 5 nodes, a skin of 3
   joints listed out of order, a skinned triangle strip with two influence sets, two clips);
+- ``scene``: :func:`tests.io.gltf_builder.scene_document` (hand-made: rigid meshes under a joint
+  and a node, two skins with a non-joint node between joints, skinned points and a line loop,
+  morph targets with animated weights), the base the fuzzer mutates beside the others;
 - ``rigged_simple`` and ``box_animated``: the Khronos sample models (CC BY 4.0, see the README)
   from ``../shared/assets/khronos`` (or ``$OSSA_SHARED_ASSETS/khronos``), JSON as published, the
   base64 buffer moved to a ``.bin``.
@@ -37,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from tests.conftest import SHARED_ASSETS
-from tests.io.gltf_builder import FORMATS, WIDTHS, glb_bytes, pack_elements, quat_z, skinned_document
+from tests.io.gltf_builder import FORMATS, WIDTHS, glb_bytes, pack_elements, quat_z, scene_document, skinned_document
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "malformed"
@@ -194,6 +197,11 @@ def skinned_base() -> Base:
     builder = skinned_document()
     doc = builder.document("skinned.bin")
     return Base("skinned", doc, bytes(builder.blob))
+
+
+def scene_base() -> Base:
+    builder = scene_document()
+    return Base("scene", builder.document("scene.bin"), bytes(builder.blob))
 
 
 def khronos_base(name: str) -> Base:
@@ -1703,7 +1711,9 @@ FAMILIES: tuple[Callable[[Corpus], None], ...] = (
 
 def build() -> Corpus:
     """Every base and case, in memory."""
-    bases = {b.name: b for b in (skinned_base(), khronos_base("rigged_simple"), khronos_base("box_animated"))}
+    bases = {
+        b.name: b for b in (skinned_base(), scene_base(), khronos_base("rigged_simple"), khronos_base("box_animated"))
+    }
     corpus = Corpus(bases)
     for base in bases.values():
         corpus.files[f"gltf/{base.name}.bin"] = base.blob
@@ -1734,8 +1744,8 @@ and a regular expression of the problem. `tests/io/test_malformed_corpus.py` loa
 checks that it raises an `AssetError` naming the file, the location and the problem, within 1 s of
 CPU time and 16 MiB of traced memory (so the gigabyte claims are refused before any allocation).
 
-The cases are edits of three valid bases, `gltf/base-*.gltf`, whose buffers are the `.bin` files
-next to them: `skinned` (hand-made, tests/io/gltf_builder.py) and the Khronos sample models
+The cases are edits of valid bases, `gltf/base-*.gltf`, whose buffers are the `.bin` files
+next to them: `skinned` and `scene` (hand-made, tests/io/gltf_builder.py) and the Khronos sample models
 `rigged_simple` (RiggedSimple) and `box_animated` (BoxAnimated), © Cesium, CC BY 4.0
 (https://github.com/KhronosGroup/glTF-Sample-Models), JSON as published with the base64 buffer
 moved into a `.bin`. Cases needing new binary data carry it in a `data:` buffer of their own.
