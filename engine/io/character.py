@@ -79,7 +79,14 @@ class Character:
 
         ``scene.pose_with_skin(scene_skin, pose)`` turns a pose of :attr:`skeleton` into a pose of
         the whole scene.
+
+        Raises
+        ------
+        AssetError
+            If the skin's joints are not all in the default scene (then the scene has no such skin).
         """
+        if not _in_scene(self.asset, self.skin):
+            raise AssetError(f"skin {self.skin.index} has joints outside the default scene", file=str(self.asset.path))
         return sum(1 for s in self.asset.skins[: self.skin.index] if _in_scene(self.asset, s))
 
 

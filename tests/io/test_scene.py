@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import warnings
 from pathlib import Path
@@ -27,7 +28,7 @@ from engine.io import load_character, load_gltf
 from engine.io.commands import evaluate
 from tests.anim.test_gltf_conformance import Reference, assert_matrices_close, from_column_major, probe_times
 from tests.conftest import require_or_skip
-from tests.io.gltf_builder import scene_document
+from tests.io.gltf_builder import DocBuilder, scene_document
 
 #: Agreement asked for by the issue (relative to the largest coordinate); Ossa is exact to ~1e-14.
 RELATIVE = 1e-6
@@ -407,3 +408,67 @@ def test_morph_weights_on_hand_computed_values(scene_file: Path) -> None:
     lifted = np.linalg.inv(hat_world) @ np.append(positions[3], 1.0)
     np.testing.assert_allclose(lifted[:3], [0.1, 0.4 + 0.25, 0.1], atol=1e-12)
     assert not np.allclose(positions, rest)
+
+
+def test_quantized_and_sparse_morph_targets_like_animated_morph_cube(tmp_path: Path) -> None:
+    """KHR_mesh_quantization as gltfpack writes AnimatedMorphCube: integer positions and displacements,
+    normalized byte normals and weights keys; plus a sparse target (no buffer view) as exporters write."""
+    b = DocBuilder()
+    b.doc["extensionsUsed"] = b.doc["extensionsRequired"] = ["KHR_mesh_quantization"]
+    b.add(
+        "nodes", {"name": "cube", "rotation": [0.0, 0.7071068, -0.7071068, 0.0], "scale": [100.0] * 3, "children": [1]}
+    )
+    b.add("nodes", {"mesh": 0, "translation": [-0.01, -0.03, -0.01], "scale": [3.649e-06] * 3})
+    b.doc["scenes"] = [{"nodes": [0]}]
+    positions = np.array([[0, 5451, 0], [5481, 5451, 0], [0, 10932, 5481], [5481, 10932, 5481]])
+    lift = np.array([[0, 0, 0], [0, 5188, 0], [0, 0, 0], [0, 2000, 0]])
+    normals = np.array([[0, 127, 0], [0, 127, 0], [127, 0, 0], [0, 0, -127]])
+    sparse_values = np.array([[0.0, 300.0, 0.0], [10.0, 0.0, -20.0]])
+    sparse = {
+        "count": 2,
+        "indices": {"bufferView": b.view(struct.pack("<2H", 0, 2)), "componentType": 5123},
+        "values": {"bufferView": b.view(struct.pack("<6f", *sparse_values.reshape(-1)))},
+    }
+    b.add("accessors", {"componentType": 5126, "count": 4, "type": "VEC3", "sparse": sparse})
+    attributes = {
+        "POSITION": b.accessor(positions, 5123, "VEC3"),
+        "NORMAL": b.accessor(normals, 5120, "VEC3", normalized=True),
+    }
+    targets = [
+        {"POSITION": b.accessor(lift, 5122, "VEC3"), "NORMAL": b.accessor(-normals, 5120, "VEC3", normalized=True)},
+        {"POSITION": 0},
+    ]
+    b.add(
+        "meshes",
+        {
+            "primitives": [
+                {"attributes": attributes, "indices": b.accessor([0, 1, 2, 1, 3, 2], 5123), "targets": targets}
+            ],
+            "weights": [0.0, 0.0],
+        },
+    )
+    keys = b.accessor([0.0, 1.0, 2.0], 5126, "SCALAR", min=[0.0], max=[2.0])
+    weight_keys = b.accessor([0, 255, 255, 0, 51, 102], 5121, "SCALAR", normalized=True)
+    b.add(
+        "animations",
+        {
+            "samplers": [{"input": keys, "output": weight_keys}],
+            "channels": [{"sampler": 0, "target": {"node": 1, "path": "weights"}}],
+        },
+    )
+    path = b.write(tmp_path / "morph_cube.glb", "glb")
+    asset = load_gltf(path)
+    (primitive,) = asset.scene.instances[0].primitives
+    dense_sparse = np.zeros((4, 3))
+    dense_sparse[[0, 2]] = sparse_values
+    np.testing.assert_allclose(primitive.morph_positions, [lift, dense_sparse])
+    np.testing.assert_allclose(primitive.morph_normals, [-normals / 127.0, np.zeros((4, 3))])
+    times = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 2.5])
+    result = evaluate(asset, asset.clips[0], times)
+    ref = Reference(path)
+    world = np.stack([ref.world(1, ref.json["animations"][0], t) for t in times])
+    weights = np.array([[0, 1], [0.5, 0.5], [1, 0], [0.6, 0.2], [0.2, 0.4], [0.2, 0.4]])  # keys (0, 1) (1, 0) (.2, .4)
+    np.testing.assert_allclose(result["meshes"][0]["morphWeights"], weights, atol=1e-12)
+    local = positions + np.einsum("ct,tvi->cvi", weights, np.stack([lift, dense_sparse]))
+    expected = np.einsum("cij,cvj->cvi", world[:, :3, :3], local) + world[:, None, :3, 3]
+    assert_close_relative(result["meshes"][0]["skinnedPositions"], expected)
