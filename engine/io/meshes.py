@@ -1,7 +1,11 @@
 """glTF meshes → :class:`~engine.anim.mesh.MeshData` per primitive, for each mesh node of the scene.
 
 Every primitive mode is read: triangle strips and fans become triangle lists, line strips and
-loops become line lists, points stay points (glTF skins and morphs every mode). Skinned
+loops become line lists, points stay points (glTF skins and morphs every mode). What the Khronos
+validator only warns about is read the way a GPU draws it, with an
+:class:`~engine.errors.OssaWarning`: a primitive without ``POSITION`` is skipped (the spec says
+so), and an index or vertex count that does not fill its last triangle or line
+(``MESH_PRIMITIVE_INCOMPATIBLE_MODE``) drops that incomplete element. Skinned
 primitives get all their ``JOINTS_n``/``WEIGHTS_n`` sets, remapped to the skin skeleton's order
 and L1-normalised; morph targets' ``POSITION`` and ``NORMAL`` displacements are kept, and each
 mesh node carries its default morph weights (``node.weights``, else ``mesh.weights``, else 0).
@@ -59,7 +63,8 @@ class MeshNode:
         One :class:`MeshData` per primitive (every mode), in the node's space; skinned
         primitives' joint indices refer to ``skins[skin].skeleton``.
     primitive_indices
-        The glTF primitive index of each entry of ``primitives`` (``0 … P-1``).
+        The glTF primitive index of each entry of ``primitives`` (a primitive without
+        ``POSITION`` is skipped with a warning, so indices may have gaps).
     weights
         ``(T,)`` default morph-target weights of this instance (``node.weights``, else
         ``mesh.weights``, else zeros); ``T`` is 0 for a mesh without morph targets.
@@ -116,7 +121,7 @@ def read_mesh_nodes(
     in_scene = set(order)
     materials = _Materials(doc, textures)
     result = []
-    cache: dict[tuple[int, int | None], tuple[MeshData, ...]] = {}
+    cache: dict[tuple[int, int | None], tuple[tuple[int, MeshData], ...]] = {}
     for h, n in enumerate(order):
         node = doc.gltf.nodes[n]
         if node.mesh is None:
@@ -135,13 +140,14 @@ def read_mesh_nodes(
         if (mesh, skin) not in cache:
             skin_data = None if skin is None else skins[skin]
             primitives = _items(doc.gltf.meshes[mesh].primitives)
-            cache[mesh, skin] = tuple(
-                _primitive(doc, mesh, p, primitive, skin_data, mesh_targets[mesh], materials)
+            read = [
+                (p, _primitive(doc, mesh, p, primitive, skin_data, mesh_targets[mesh], materials))
                 for p, primitive in enumerate(primitives)
-            )
+            ]
+            cache[mesh, skin] = tuple((p, data) for p, data in read if data is not None)
         weights = _default_weights(doc, n, mesh, mesh_targets[mesh])
-        read = cache[mesh, skin]
-        result.append(MeshNode(h, n, mesh, skin, read, tuple(range(len(read))), weights))
+        kept = cache[mesh, skin]
+        result.append(MeshNode(h, n, mesh, skin, tuple(d for _, d in kept), tuple(p for p, _ in kept), weights))
     return tuple(result)
 
 
@@ -168,7 +174,8 @@ def _primitive(
     skin: SkinData | None,
     targets: int,
     materials: _Materials,
-) -> MeshData:
+) -> MeshData | None:
+    """``meshes[m].primitives[p]`` as :class:`MeshData`, or ``None`` (with a warning) without ``POSITION``."""
     where = f"meshes[{m}].primitives[{p}]"
     mode = 4 if primitive.mode is None else primitive.mode
     if mode not in MODE_NAMES:
@@ -176,7 +183,8 @@ def _primitive(
     raw = primitive.attributes  # pygltflib leaves an empty object as a dict
     attributes = {k: v for k, v in (raw if isinstance(raw, dict) else vars(raw)).items() if v is not None}
     if "POSITION" not in attributes:
-        raise doc.error("a primitive needs a POSITION attribute", f"{where}.attributes")
+        doc.warn("the primitive has no POSITION attribute, so nothing to draw; skipped", f"{where}.attributes")
+        return None
 
     def attribute(name: str, types: tuple[str, ...]) -> tuple[Any, str]:
         awhere = f"{where}.attributes.{name}"
@@ -233,17 +241,15 @@ def _primitive(
 
 
 def _indices(doc: GltfDocument, accessor: Any, mode: int, count: int, where: str) -> tuple[str, IntArray | None]:
-    """The primitive's kind (``TRIANGLES``/``LINES``/``POINTS``) and its index list in that kind."""
+    """The primitive's kind (``TRIANGLES``/``LINES``/``POINTS``) and its index list in that kind.
+
+    An incomplete last element (a count that is not a multiple of 3 for triangles, of 2 for lines,
+    or a strip, fan or loop too short for one) is left out with a warning, as a GPU draws it.
+    """
+    iwhere = where if accessor is None else f"{where}.indices"
     if accessor is None:
-        if mode in (0, 1, 4):
-            per = {0: 1, 1: 2, 4: 3}[mode]
-            if count % per:
-                what = "triangle list needs 3·T" if mode == 4 else "line list needs 2·L"
-                raise doc.error(f"a non-indexed {what} vertices, got {count}", f"{where}.attributes")
-            return {0: "POINTS", 1: "LINES", 4: "TRIANGLES"}[mode], None
         indices = np.arange(count, dtype=np.intp)
     else:
-        iwhere = f"{where}.indices"
         meta = doc.accessor_meta(accessor, iwhere)
         if meta.type != "SCALAR" or meta.componentType not in (5121, 5123, 5125) or meta.normalized:
             raise doc.error(
@@ -255,23 +261,26 @@ def _indices(doc: GltfDocument, accessor: Any, mode: int, count: int, where: str
         if indices.max() >= count:
             k = int(np.argmax(indices))
             raise doc.error(f"index {k} is {indices[k]} but the primitive has {count} vertices", iwhere)
-    if mode == 0:
-        return "POINTS", indices
-    if mode == 4:
-        if indices.size % 3:
-            raise doc.error(f"a triangle list needs 3·T indices, got {indices.size}", f"{where}.indices")
-        return "TRIANGLES", indices
-    if mode == 1:
-        if indices.size % 2:
-            raise doc.error(f"a line list needs 2·L indices, got {indices.size}", f"{where}.indices")
-        return "LINES", indices
+    what = "indices" if accessor is not None else "vertices"
+    name = MODE_NAMES[mode]
+    if mode in (0, 1, 4):
+        per = {0: 1, 1: 2, 4: 3}[mode]
+        extra = indices.size % per
+        if extra:
+            doc.warn(
+                f"{indices.size} {what} do not make whole {name.lower()} ({per} each); the last {extra} are not drawn",
+                iwhere,
+            )
+            indices = indices[: indices.size - extra]
+        kind = {0: "POINTS", 1: "LINES", 4: "TRIANGLES"}[mode]
+        return kind, None if accessor is None and not extra else indices
+    least = 2 if mode in (2, 3) else 3
+    if indices.size < least:
+        doc.warn(f"a {name} of {indices.size} {what} draws nothing (it needs {least})", iwhere)
+        return ("LINES" if mode in (2, 3) else "TRIANGLES"), np.zeros(0, dtype=np.intp)
     if mode in (2, 3):
-        if indices.size < 2:
-            raise doc.error(f"a {MODE_NAMES[mode]} needs at least 2 vertices, got {indices.size}", where)
         ends = np.roll(indices, -1) if mode == 2 else indices[1:]  # a loop closes back to its first vertex
         return "LINES", np.stack((indices[: ends.size], ends), axis=1).reshape(-1)
-    if indices.size < 3:
-        raise doc.error(f"a {MODE_NAMES[mode]} needs at least 3 vertices, got {indices.size}", where)
     i = np.arange(indices.size - 2)
     # strip: p_i = (v_i, v_{i+1+i%2}, v_{i+2-i%2}); fan: p_i = (v_{i+1}, v_{i+2}, v_0)
     corners = (i, i + 1 + i % 2, i + 2 - i % 2) if mode == 5 else (i + 1, i + 2, np.zeros_like(i))

@@ -56,7 +56,8 @@ class SceneRenderer:
     weight_offsets
         ``{instance: first weight}`` of each morphed instance in a character's weight block.
     drawn_mesh_nodes, drawn_primitives
-        How many instances (mesh nodes) and primitives the last :meth:`draw` drew.
+        How many instances (mesh nodes) and primitives the last :meth:`draw` drew (a primitive
+        with no whole triangle, line or point to draw does not count).
 
     Examples
     --------
@@ -168,8 +169,9 @@ class SceneRenderer:
                 weight_offset=weight_offset,
                 **lighting,
             )
-            drawn_nodes.add(i)
-            primitives += 1
+            if gpu.mesh.num_elements:
+                drawn_nodes.add(i)
+                primitives += 1
         self.drawn_mesh_nodes = len(drawn_nodes)
         self.drawn_primitives = primitives
 

@@ -416,7 +416,11 @@ class SkinnedMesh:
             columns[f"in_weights{s}"] = (np.ascontiguousarray(weights[:, 4 * s : 4 * s + 4]), "4f")
         self._buffers = {name: (ctx.buffer(np.ascontiguousarray(data)), fmt) for name, (data, fmt) in columns.items()}
         self._instances = ctx.buffer(reserve=64)
-        self._index = None if mesh.indices is None else ctx.buffer(np.asarray(mesh.indices, dtype=np.uint32))
+        self._index = None
+        if mesh.indices is not None:  # an empty list (a strip too short to draw) still needs a buffer
+            self._index = (
+                ctx.buffer(np.asarray(mesh.indices, dtype=np.uint32)) if mesh.indices.size else ctx.buffer(reserve=4)
+            )
         self._morph = None
         if mesh.morph_positions is not None:
             deltas = [mesh.morph_positions] + ([] if mesh.morph_normals is None else [mesh.morph_normals])
@@ -624,7 +628,8 @@ class SkinnedMesh:
             uniform(program, "u_base_color_texture").value = 0
             self._texture.use(0)
         self.ctx.enable(moderngl.DEPTH_TEST)
-        vao.render(_MODES[self.mesh.mode], instances=palette.characters)
+        if self.mesh.num_elements:
+            vao.render(_MODES[self.mesh.mode], instances=palette.characters)
 
     def skin(
         self,

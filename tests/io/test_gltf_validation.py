@@ -213,11 +213,6 @@ CASES: dict[str, tuple[Mutation, str, str]] = {
     # meshes
     "mesh out of range": (lambda b: b.doc["nodes"][3].update(mesh=4), "nodes[3].mesh", "index 4 is out of range"),
     "skin out of range": (lambda b: b.doc["nodes"][3].update(skin=1), "nodes[3].skin", "index 1 is out of range"),
-    "no POSITION": (
-        lambda b: prim(b)["attributes"].pop("POSITION"),
-        "meshes[0].primitives[0].attributes",
-        "a primitive needs a POSITION attribute",
-    ),
     "attribute count": (
         lambda b: attribute(b, "NORMAL", [[0, 0, 1]] * 3, 5126, "VEC3"),
         "meshes[0].primitives[0].attributes.NORMAL",
@@ -228,11 +223,6 @@ CASES: dict[str, tuple[Mutation, str, str]] = {
         lambda b: prim(b).update(mode=4, indices=b.accessor([0, 1, 9], 5123, "SCALAR")),
         "meshes[0].primitives[0].indices",
         "index 2 is 9 but the primitive has 4 vertices",
-    ),
-    "index count": (
-        lambda b: prim(b).update(mode=4, indices=b.accessor([0, 1, 2, 3], 5123, "SCALAR")),
-        "meshes[0].primitives[0].indices",
-        "a triangle list needs 3·T indices, got 4",
     ),
     "float indices": (
         lambda b: prim(b).update(indices=b.accessor([0.0, 1.0, 2.0], 5126, "SCALAR")),
@@ -395,6 +385,42 @@ def test_extra_inverse_binds_warn(tmp_path: Path) -> None:
     b = skinned_document()
     ibm(b, 4)
     load_warning(b, tmp_path, "has 4 matrices for 3 joints; the extra ones are ignored")
+
+
+def test_primitive_without_position_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """glTF 2.0: a client skips a primitive without POSITION (the validator: a warning)."""
+    b = skinned_document()
+    b.doc["meshes"][0]["primitives"].insert(0, {"attributes": {"NORMAL": prim(b)["attributes"]["NORMAL"]}})
+    asset = load_warning(b, tmp_path, r"primitives\[0\].attributes: the primitive has no POSITION attribute")
+    assert asset.mesh_nodes[0].primitive_indices == (1,)
+    assert len(asset.scene.instances[0].primitives) == 1
+
+
+@pytest.mark.parametrize(
+    ("mode", "indices", "message", "kept"),
+    [
+        (4, [0, 1, 2, 3], r"4 indices do not make whole triangles \(3 each\); the last 1 are not drawn", [0, 1, 2]),
+        (1, [0, 1, 2], r"3 indices do not make whole lines \(2 each\); the last 1 are not drawn", [0, 1]),
+        (5, [0, 1], r"a TRIANGLE_STRIP of 2 indices draws nothing \(it needs 3\)", []),
+        (6, [3], r"a TRIANGLE_FAN of 1 indices draws nothing \(it needs 3\)", []),
+        (3, [2], r"a LINE_STRIP of 1 indices draws nothing \(it needs 2\)", []),
+    ],
+)
+def test_incomplete_elements_are_dropped_with_a_warning(
+    tmp_path: Path, mode: int, indices: list[int], message: str, kept: list[int]
+) -> None:
+    """The validator's MESH_PRIMITIVE_INCOMPATIBLE_MODE is a warning: draw the whole elements, as GL does."""
+    b = skinned_document()
+    prim(b).update(mode=mode, indices=b.accessor(indices, 5123, "SCALAR"))
+    asset = load_warning(b, tmp_path, r"primitives\[0\].indices: " + message)
+    assert asset.mesh_nodes[0].primitives[0].indices.tolist() == kept
+
+
+def test_non_indexed_triangles_drop_the_incomplete_last_one(tmp_path: Path) -> None:
+    b = skinned_document()
+    prim(b)["mode"] = 4  # 4 vertices, no indices
+    asset = load_warning(b, tmp_path, r"primitives\[0\]: 4 vertices do not make whole triangles")
+    assert asset.mesh_nodes[0].primitives[0].indices.tolist() == [0, 1, 2]
 
 
 def test_morph_targets_of_attributes_ossa_does_not_draw_warn(tmp_path: Path) -> None:

@@ -231,3 +231,17 @@ def test_normals_of_a_mesh_without_them_and_of_leftover_vertices():
     np.testing.assert_allclose(vertex_normals(positions, None), [[0, 1, 0]] * 4)
     positions[3] = [0.0, 1.0, 0.0]
     np.testing.assert_allclose(vertex_normals(positions, np.array([0, 1, 3]))[[0, 1, 3]], [[0, 0, 1]] * 3)
+
+
+def test_a_primitive_with_nothing_to_draw_is_not_counted(ctx):
+    """A strip too short for a triangle loads with a warning (empty list); it is kept but not drawn."""
+    empty = MeshData(np.zeros((2, 3)), indices=np.zeros(0, dtype=int))
+    line = MeshData(np.zeros((2, 3)), indices=np.array([0, 1]), mode="LINES")
+    scene = Scene(Skeleton(["a", "b"], [-1, -1]), (), (MeshInstance(0, None, (empty,)), MeshInstance(1, None, (line,))))
+    renderer = SceneRenderer(ctx, scene)
+    with OffscreenTarget(ctx, (8, 8)) as target:
+        target.clear()
+        renderer.draw(scene.rest_frame((2,)), np.eye(4), np.eye(4))
+    assert (renderer.drawn_mesh_nodes, renderer.drawn_primitives) == (1, 1)
+    assert renderer.skin(scene.rest_frame((2,)))[0][0][0].shape == (2, 2, 3)
+    renderer.release()
