@@ -247,25 +247,30 @@ class Scene:
                     f"instances[{i}] uses joint {used} but skin {instance.skin} has "
                     f"{self.skins[instance.skin].num_joints}"
                 )
-        clips = dict(self.clips)
-        for name, clip in clips.items():
-            if clip.nodes.num_targets != count:
-                raise SkeletonMismatchError(
-                    f"clip {name!r} animates {clip.nodes.num_targets} targets but the hierarchy has {count} nodes"
-                )
-            for channel in clip.weights:
-                slot = nodes.get(channel.target)
-                if slot is None:
-                    raise InvalidInputError(
-                        f"clip {name!r} animates weights of node {channel.target}, which draws no mesh"
-                    )
-                if channel.values.shape[-1] != self.instances[slot].num_targets:
-                    raise InvalidInputError(
-                        f"clip {name!r} animates {channel.values.shape[-1]} weights of node {channel.target}, "
-                        f"whose mesh has {self.instances[slot].num_targets} morph targets"
-                    )
-        object.__setattr__(self, "clips", MappingProxyType(clips))
         object.__setattr__(self, "instance_of_node", MappingProxyType(nodes))
+        clips = dict(self.clips)
+        for clip in clips.values():
+            self._check_clip(clip)
+        object.__setattr__(self, "clips", MappingProxyType(clips))
+
+    def _check_clip(self, clip: SceneClip) -> None:
+        """Raise unless ``clip`` animates this hierarchy and weights of this scene's morphed instances."""
+        count = self.hierarchy.num_joints
+        if clip.nodes.num_targets != count:
+            raise SkeletonMismatchError(
+                f"clip {clip.name!r} animates {clip.nodes.num_targets} targets but the hierarchy has {count} nodes"
+            )
+        for channel in clip.weights:
+            slot = self.instance_of_node.get(channel.target)
+            if slot is None:
+                raise InvalidInputError(
+                    f"clip {clip.name!r} animates weights of node {channel.target}, which draws no mesh"
+                )
+            if channel.values.shape[-1] != self.instances[slot].num_targets:
+                raise InvalidInputError(
+                    f"clip {clip.name!r} animates {channel.values.shape[-1]} weights of node {channel.target}, "
+                    f"whose mesh has {self.instances[slot].num_targets} morph targets"
+                )
 
     # ------------------------------------------------------------------------------ evaluation
 
@@ -352,11 +357,8 @@ class Scene:
 
     def _clip(self, clip: SceneClip | str) -> SceneClip:
         if isinstance(clip, SceneClip):
-            if clip.nodes.num_targets != self.hierarchy.num_joints:
-                raise SkeletonMismatchError(
-                    f"clip {clip.name!r} animates {clip.nodes.num_targets} targets but the hierarchy has "
-                    f"{self.hierarchy.num_joints} nodes"
-                )
+            if clip is not self.clips.get(clip.name):
+                self._check_clip(clip)
             return clip
         try:
             return self.clips[clip]
@@ -402,3 +404,19 @@ def instance_vertices(
     turned = sign * np.einsum("...ij,...vj->...vi", cofactor, normals)
     length = np.linalg.norm(turned, axis=-1, keepdims=True)
     return placed, turned / np.where(length > 0, length, 1.0)
+
+
+def scene_vertices(scene: Scene, frame: SceneFrame, *, method: str = "lbs") -> FloatArray:
+    """``(*B, P, 3)`` world positions of every vertex of every primitive of every instance.
+
+    The concatenation of :func:`instance_vertices` in instance and primitive order: what a
+    program measures to ground or frame a character from its animated shape.
+    """
+    parts = [
+        instance_vertices(scene, frame, i, p, method=method)[0]
+        for i, instance in enumerate(scene.instances)
+        for p in range(len(instance.primitives))
+    ]
+    if not parts:
+        return np.zeros((*frame.batch, 0, 3))
+    return np.concatenate(parts, axis=-2)

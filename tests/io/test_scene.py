@@ -22,13 +22,13 @@ import numpy as np
 import pytest
 
 from engine.anim import model_from_pose, sample, skinning_palette
-from engine.anim.scene import instance_vertices
+from engine.anim.scene import instance_vertices, scene_vertices
 from engine.errors import InvalidInputError, OssaWarning, SkeletonMismatchError
 from engine.io import load_character, load_gltf
 from engine.io.commands import evaluate
 from tests.anim.test_gltf_conformance import Reference, assert_matrices_close, from_column_major, probe_times
 from tests.conftest import require_or_skip
-from tests.io.gltf_builder import DocBuilder, scene_document
+from tests.io.gltf_builder import DocBuilder, scene_document, skinned_document
 
 #: Agreement asked for by the issue (relative to the largest coordinate); Ossa is exact to ~1e-14.
 RELATIVE = 1e-6
@@ -472,3 +472,20 @@ def test_quantized_and_sparse_morph_targets_like_animated_morph_cube(tmp_path: P
     local = positions + np.einsum("ct,tvi->cvi", weights, np.stack([lift, dense_sparse]))
     expected = np.einsum("cij,cvj->cvi", world[:, :3, :3], local) + world[:, None, :3, 3]
     assert_close_relative(result["meshes"][0]["skinnedPositions"], expected)
+
+
+def test_scene_vertices_gather_every_primitive_for_grounding(scene_file: Path) -> None:
+    scene = load_gltf(scene_file).scene
+    frame = scene.sample("move", np.array([0.2, 1.8]))
+    points = scene_vertices(scene, frame)
+    assert points.shape == (2, 6 + 4 + 3 + 4 + 4, 3)
+    np.testing.assert_array_equal(points[:, 6:10], instance_vertices(scene, frame, 1, 0)[0])
+    lowest = points[..., 1].min(axis=-1)  # e.g. the lowest point of each character's animated shape
+    assert lowest.shape == (2,)
+
+
+def test_a_clip_of_another_scene_is_refused(scene_file: Path, tmp_path: Path) -> None:
+    scene = load_gltf(scene_file).scene
+    other = load_gltf(skinned_document().write(tmp_path / "other.gltf")).scene
+    with pytest.raises(SkeletonMismatchError, match="clip 'wave' animates 5 targets but the hierarchy has 8 nodes"):
+        scene.sample(other.clips["wave"], 0.0)
