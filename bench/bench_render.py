@@ -11,7 +11,14 @@ Upload rows: :func:`engine.render.pack_palette` (float64 → float32 column-majo
 the one ``buffer.write``, synchronised with ``ctx.finish()``; DQS adds its compute pass that
 turns the matrices into dual-quaternion records on the GPU. MB/s counts the bytes sent.
 
-Run: ``python bench/bench_render.py [--repeat N] [--counts 1,10,100,1000] [--size 640x360]``.
+Morph rows: the same frame for ``--morph-characters`` CesiumMen whose mesh carries ``T``
+synthetic morph targets (position and normal displacements), all weights non-zero, plus the
+upload of the ``(C, T)`` weights; ``ms/target`` is ``(frame(T) − frame(0)) / T``, the GPU cost of
+one more target for all those characters, and ``ns/vert·target`` the same per morphed vertex. A
+last row keeps the most targets but only 4 non-zero weights: the shader skips zero weights.
+
+Run: ``python bench/bench_render.py [--repeat N] [--counts 1,10,100,1000] [--size 640x360]
+[--targets 0,1,4,16,64] [--morph-characters 100]``.
 """
 
 from __future__ import annotations
@@ -26,10 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from engine.anim import model_from_pose, sample, skinning_palette
+from engine.anim.mesh import MeshData
 from engine.errors import OssaWarning
 from engine.io import Character, load_character
 from engine.math import perspective
-from engine.render import OffscreenTarget, PaletteBuffer, SkinnedMesh, create_context
+from engine.render import MorphWeightBuffer, OffscreenTarget, PaletteBuffer, SkinnedMesh, create_context
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "assets"
 
@@ -86,6 +94,35 @@ def frame(ctx, target, palette, mesh, palettes, worlds, view, projection) -> Non
     ctx.finish()
 
 
+def morph_frame(ctx, target, palette, weights, mesh, palettes, values, worlds, view, projection) -> None:
+    """One frame of a morphed mesh: clear, palette and weight uploads, one instanced draw, wait."""
+    with target:
+        target.clear((0.1, 0.1, 0.1, 1.0))
+        palette.upload(palettes)
+        if weights is not None:
+            weights.upload(values)
+        mesh.draw(palette, view, projection, worlds, morph_weights=weights)
+    ctx.finish()
+
+
+def with_targets(mesh: MeshData, targets: int, rng: np.random.Generator) -> MeshData:
+    """``mesh`` with ``targets`` random morph targets (positions ±1 cm, normals ±0.1)."""
+    if targets == 0:
+        return mesh
+    shape = (targets, mesh.num_vertices, 3)
+    return MeshData(
+        mesh.positions,
+        indices=mesh.indices,
+        normals=mesh.normals,
+        uvs=mesh.uvs,
+        joints=mesh.joints,
+        weights=mesh.weights,
+        base_color=mesh.base_color,
+        morph_positions=rng.uniform(-0.01, 0.01, shape),
+        morph_normals=rng.uniform(-0.1, 0.1, shape),
+    )
+
+
 def upload(ctx, palette, palettes) -> None:
     """Pack and write all palettes, wait for the GPU."""
     palette.upload(palettes)
@@ -97,6 +134,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--counts", default="1,10,100,1000")
     parser.add_argument("--size", default="640x360")
+    parser.add_argument("--targets", default="0,1,4,16,64")
+    parser.add_argument("--morph-characters", type=int, default=100)
     args = parser.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     width, height = (int(v) for v in args.size.split("x"))
@@ -136,6 +175,34 @@ def main() -> None:
             megabytes = count * joints * 64 / 1e6
             print(f"{method:<7}{count:>11}{megabytes:>9.3f}{ms:>9.3f}{megabytes / (ms / 1e3):>9.0f}")
         palette.release()
+
+    count = args.morph_characters
+    print(f"\n{'morph':<7}{'targets':>12}{'characters':>11}{'frame ms':>10}{'ms/target':>11}{'ns/vert·target':>16}")
+    rng = np.random.default_rng(0)
+    palette = PaletteBuffer(ctx, joints)
+    palettes = palettes_at(character, np.linspace(0.0, 2.0, count, endpoint=False))
+    worlds = grid(count)
+    view, projection = camera(count, width / height)
+    baseline = None
+    rows = [(int(t), int(t)) for t in args.targets.split(",")]
+    rows.append((rows[-1][0], 4))  # a face rig at rest: most weights 0, which the shader skips
+    for targets, active in rows:
+        morphed = SkinnedMesh(ctx, with_targets(character.meshes[0], targets, rng))
+        weights = MorphWeightBuffer(ctx, targets) if targets else None
+        values = rng.uniform(0.1, 1.0, (count, targets))
+        values[:, active:] = 0.0
+        ms = median_ms(
+            morph_frame, args.repeat, ctx, target, palette, weights, morphed, palettes, values, worlds, view, projection
+        )
+        baseline = ms if targets == 0 or baseline is None else baseline
+        per_target = (ms - baseline) / targets if targets else 0.0
+        per_vertex = per_target * 1e6 / (count * morphed.num_vertices)
+        label = f"{targets}" if active == targets else f"{targets} ({active} ≠ 0)"
+        print(f"{'lbs':<7}{label:>12}{count:>11}{ms:>10.2f}{per_target:>11.3f}{per_vertex:>16.2f}")
+        morphed.release()
+        if weights is not None:
+            weights.release()
+    palette.release()
 
 
 if __name__ == "__main__":

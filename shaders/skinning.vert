@@ -1,5 +1,5 @@
 #version 430 core
-// Linear blend skinning: position = sum_i w_i * palette[j_i] * bind_position.
+// Linear blend skinning: position = sum_i w_i * palette[j_i] * bind_position (morphed first).
 // Normals use the cofactor (inverse transpose) of the blended matrix. Matches
 // engine.anim.skinning.skin_vertices on the CPU.
 #include "skin_common.glsl"
@@ -17,14 +17,16 @@ mat4 blend(uvec4 joints, vec4 weights, int base) {
 }
 
 void main() {
+    vec3 position, normal;
+    bind_vertex(position, normal);
     if (unweighted()) {
-        emit(in_position, in_normal);
+        emit(position, normal);
         return;
     }
-    int base = gl_InstanceID * u_joint_count;
+    int base = palette_base();
     mat4 skin = blend(in_joints0, in_weights0, base);
 #if INFLUENCE_SETS > 1
     skin += blend(in_joints1, in_weights1, base);
 #endif
-    emit((skin * vec4(in_position, 1.0)).xyz, normal_matrix(mat3(skin)) * in_normal);
+    emit((skin * vec4(position, 1.0)).xyz, normal_matrix(mat3(skin)) * normal);
 }

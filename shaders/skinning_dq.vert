@@ -25,7 +25,9 @@ vec3 quat_rotate(vec4 q, vec3 v) {
 }
 
 void main() {
-    int base = gl_InstanceID * u_joint_count;
+    vec3 bind_position, bind_normal;
+    bind_vertex(bind_position, bind_normal);
+    int base = palette_base();
     int index[INFLUENCES];
     float weight[INFLUENCES];
     for (int k = 0; k < 4; ++k) {
@@ -37,7 +39,7 @@ void main() {
 #endif
     }
     if (unweighted()) {
-        emit(in_position, in_normal);
+        emit(bind_position, bind_normal);
         return;
     }
 
@@ -59,6 +61,6 @@ void main() {
     // translation = 2 * vector part of (dual * conjugate(real)) for a unit real part; the part
     // of dual along real cancels in this expression, so no further normalisation is needed.
     vec3 translation = 2.0 * (real.w * dual.xyz - dual.w * real.xyz + cross(real.xyz, dual.xyz));
-    vec3 position = quat_rotate(real, stretch * in_position) + translation;
-    emit(position, quat_rotate(real, normal_matrix(stretch) * in_normal));
+    vec3 position = quat_rotate(real, stretch * bind_position) + translation;
+    emit(position, quat_rotate(real, normal_matrix(stretch) * bind_normal));
 }

@@ -10,8 +10,12 @@ import numpy as np
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, as_array, readonly_copy
 
-#: Components per key for each animated property.
+#: Components per key for each animated property of a pose.
 PATH_WIDTHS = {"translation": 3, "rotation": 4, "scale": 3}
+#: glTF's morph-target weights path: one component per morph target of the node's mesh. Pose
+#: sampling (:func:`~engine.anim.sampling.sample`) ignores such channels;
+#: :func:`~engine.anim.sampling.sample_channel` evaluates them.
+WEIGHTS_PATH = "weights"
 INTERPOLATIONS = ("STEP", "LINEAR", "CUBICSPLINE")
 
 
@@ -21,7 +25,8 @@ class Channel:
 
     ``times`` ``(K,)`` in seconds, finite and non-decreasing. ``values`` is ``(K, n)`` for STEP
     and LINEAR, or ``(K, 3, n)`` for CUBICSPLINE holding (in-tangent, value, out-tangent) per key,
-    as glTF stores them; ``n`` is 3 for translation/scale and 4 for rotation (x, y, z, w).
+    as glTF stores them; ``n`` is 3 for translation/scale, 4 for rotation (x, y, z, w) and the
+    number of morph targets (≥ 1) for ``"weights"``.
     """
 
     target: int
@@ -31,8 +36,8 @@ class Channel:
     values: FloatArray
 
     def __post_init__(self) -> None:
-        if self.path not in PATH_WIDTHS:
-            raise InvalidInputError(f"path must be one of {sorted(PATH_WIDTHS)}, got {self.path!r}")
+        if self.path not in PATH_WIDTHS and self.path != WEIGHTS_PATH:
+            raise InvalidInputError(f"path must be one of {[*sorted(PATH_WIDTHS), WEIGHTS_PATH]}, got {self.path!r}")
         if self.interpolation not in INTERPOLATIONS:
             raise InvalidInputError(f"interpolation must be one of {INTERPOLATIONS}, got {self.interpolation!r}")
         if int(self.target) < 0:
@@ -45,9 +50,11 @@ class Channel:
             raise InvalidInputError(
                 f"times must be non-decreasing, got times[{k}] = {times[k]} > times[{k + 1}] = {times[k + 1]}"
             )
-        width = PATH_WIDTHS[self.path]
-        expected = (times.size, 3, width) if self.interpolation == "CUBICSPLINE" else (times.size, width)
         values = as_array(self.values, "values")
+        width = PATH_WIDTHS.get(self.path, values.shape[-1] if values.ndim else 0)
+        if width < 1:
+            raise InvalidInputError(f"weights values need one column per morph target, got shape {values.shape}")
+        expected = (times.size, 3, width) if self.interpolation == "CUBICSPLINE" else (times.size, width)
         if values.shape != expected:
             raise InvalidInputError(
                 f"{self.interpolation} {self.path} values must have shape {expected} "

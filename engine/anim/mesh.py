@@ -1,4 +1,4 @@
-"""Triangle meshes with skinning attributes, as plain read-only arrays."""
+"""Meshes (triangles, lines or points) with skinning and morph-target attributes, as read-only arrays."""
 
 from __future__ import annotations
 
@@ -9,17 +9,22 @@ import numpy as np
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array, readonly_copy
 
+MODES = {"POINTS": 1, "LINES": 2, "TRIANGLES": 3}
+"""Primitive modes a :class:`MeshData` holds, with the vertices per element (glTF's strips, loops and
+fans arrive converted to these lists)."""
+
 
 @dataclass(frozen=True, eq=False)
 class MeshData:
-    """One triangle mesh (a glTF primitive) in its node's space, optionally skinned.
+    """One mesh primitive (a glTF primitive) in its node's space, optionally skinned and morphed.
 
     Parameters
     ----------
     positions
         ``(V, 3)`` vertex positions.
     indices
-        ``(3T,)`` triangle vertex indices, or ``None`` for a non-indexed triangle list.
+        ``(k·E,)`` vertex indices of ``E`` elements of ``k`` vertices (``mode``: 3 for triangles,
+        2 for lines, 1 for points), or ``None`` for a non-indexed list (every vertex in order).
     normals, uvs
         ``(V, 3)`` and ``(V, 2)``, or ``None``.
     joints, weights
@@ -30,6 +35,15 @@ class MeshData:
         ``(4,)`` linear RGBA material colour.
     texture
         ``(H, W, 4)`` uint8 RGBA base-colour image (first row = top of the image), or ``None``.
+    name
+        A label for messages (``"<mesh>/<primitive>"`` from the loader).
+    mode
+        ``"TRIANGLES"`` (default), ``"LINES"`` or ``"POINTS"``.
+    morph_positions, morph_normals
+        ``(T, V, 3)`` displacements of ``T`` morph targets (glTF ``targets[t].POSITION`` and
+        ``NORMAL``), or ``None``: the morphed vertex is ``positions + Σ_t w_t · morph_positions[t]``
+        (:func:`engine.anim.morph.morph_vertices`). ``morph_normals`` needs ``morph_positions``
+        (zeros for targets that move no vertex).
     """
 
     positions: FloatArray
@@ -41,8 +55,13 @@ class MeshData:
     base_color: FloatArray = field(default_factory=lambda: np.array([0.8, 0.8, 0.8, 1.0]))
     texture: np.ndarray | None = None
     name: str = ""
+    mode: str = "TRIANGLES"
+    morph_positions: FloatArray | None = None
+    morph_normals: FloatArray | None = None
 
     def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise InvalidInputError(f"mode must be one of {list(MODES)}, got {self.mode!r}")
         positions = as_array(self.positions, "positions", (3,))
         if positions.ndim != 2:
             raise InvalidInputError(f"positions must have shape (V, 3), got {positions.shape}")
@@ -67,10 +86,15 @@ class MeshData:
                 raise InvalidInputError("joints must hold non-negative integer joint indices")
             object.__setattr__(self, "joints", readonly_copy(joints.astype(np.intp)))
             object.__setattr__(self, "weights", readonly_copy(weights))
+        self._check_morph(count)
         if self.indices is not None:
             indices = np.asarray(self.indices)
-            if indices.ndim != 1 or indices.size % 3 or not np.issubdtype(indices.dtype, np.integer):
-                raise InvalidInputError(f"indices must be a flat integer array of 3·T entries, got {indices.shape}")
+            per = MODES[self.mode]
+            if indices.ndim != 1 or indices.size % per or not np.issubdtype(indices.dtype, np.integer):
+                raise InvalidInputError(
+                    f"indices of a {self.mode} mesh must be a flat integer array of {per}·E entries, "
+                    f"got {indices.shape}"
+                )
             if indices.size and (indices.min() < 0 or indices.max() >= count):
                 raise InvalidInputError(
                     f"indices must lie in [0, {count}), got range [{indices.min()}, {indices.max()}]"
@@ -79,6 +103,34 @@ class MeshData:
         object.__setattr__(self, "positions", readonly_copy(positions))
         object.__setattr__(self, "base_color", readonly_copy(as_array(self.base_color, "base_color", (4,))))
         object.__setattr__(self, "texture", None if self.texture is None else readonly_copy(self.texture))
+
+    def _check_morph(self, count: int) -> None:
+        if self.morph_positions is None:
+            if self.morph_normals is not None:
+                raise InvalidInputError("morph_normals need morph_positions (zeros for targets that move no vertex)")
+            return
+        positions = as_array(self.morph_positions, "morph_positions", (3,))
+        if positions.ndim != 3 or positions.shape[1] != count or positions.shape[0] < 1:
+            raise InvalidInputError(f"morph_positions must have shape (T ≥ 1, {count}, 3), got {positions.shape}")
+        object.__setattr__(self, "morph_positions", readonly_copy(positions))
+        if self.morph_normals is not None:
+            normals = as_array(self.morph_normals, "morph_normals", (3,))
+            if normals.shape != positions.shape:
+                raise InvalidInputError(
+                    f"morph_normals must have the shape of morph_positions {positions.shape}, got {normals.shape}"
+                )
+            object.__setattr__(self, "morph_normals", readonly_copy(normals))
+
+    @property
+    def num_targets(self) -> int:
+        """Number of morph targets ``T`` (0 without morph targets)."""
+        return 0 if self.morph_positions is None else int(self.morph_positions.shape[0])
+
+    @property
+    def num_elements(self) -> int:
+        """Number of triangles, lines or points the mesh draws."""
+        count = self.num_vertices if self.indices is None else int(self.indices.size)
+        return count // MODES[self.mode]
 
     @property
     def num_vertices(self) -> int:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from engine.anim._layout import as_slice, batch_last_empty, scratch, storage_view
-from engine.anim.clip import PATH_WIDTHS, Channel, Clip
+from engine.anim.clip import Channel, Clip
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -232,7 +232,7 @@ def compile_clip(clip: Clip) -> CompiledClip:
     table = np.ascontiguousarray(np.concatenate(blocks)) if blocks else np.zeros((0, timeline.size))
     animated: dict[str, set[int]] = {path: set() for path in PATHS}
     for channel in clip.channels:
-        animated[channel.path].add(channel.target)
+        animated.setdefault(channel.path, set()).add(channel.target)
     static = {
         path: np.array([j for j in range(clip.num_targets) if j not in animated[path]], dtype=np.intp) for path in PATHS
     }
@@ -394,6 +394,8 @@ def _sample_into(compiled_clip: CompiledClip, times: FloatArray, outputs: dict[s
     gathered = np.take(table, index, axis=1, out=scratch("coefficients", (table.shape[0], index.size)), mode="clip")
     count = times.size
     for group in compiled_clip.groups:
+        if group.path not in outputs:  # morph weights in a pose sample: read with sample_channel
+            continue
         block = gathered[group.rows].reshape(group.terms, group.width, group.count, count)
         if isinstance(group.targets, slice):
             _evaluate_into(group, block, gathered, u, outputs[group.path][:, group.targets])
@@ -428,9 +430,10 @@ _COMPILED_CHANNELS: weakref.WeakKeyDictionary[Channel, CompiledClip] = weakref.W
 
 
 def sample_channel(channel: Channel, times: Any) -> FloatArray:
-    """Values of one channel at ``times`` ``(*B,)``: ``(*B, w)`` with ``w`` 3 or 4 (rotations unit).
+    """Values of one channel at ``times`` ``(*B,)``: ``(*B, w)``, ``w`` the channel's width (rotations unit).
 
-    Same rules as :func:`sample`; used to evaluate animated nodes outside a skeleton.
+    Same rules as :func:`sample`; used to evaluate animated nodes outside a skeleton and morph
+    target weights (``w`` = number of targets, interpolated like translations).
     """
     if not isinstance(channel, Channel):
         raise InvalidInputError(f"channel must be a Channel, got {type(channel).__name__}")
@@ -440,7 +443,7 @@ def sample_channel(channel: Channel, times: Any) -> FloatArray:
         alone = Channel(0, channel.path, channel.interpolation, channel.times, channel.values)
         clip = Clip(channel.path, (alone,), 1)
         compiled_clip = _COMPILED_CHANNELS[channel] = compile_clip(clip)
-    width = PATH_WIDTHS[channel.path]
+    width = channel.values.shape[-1]
     values = np.empty((width, 1, times.size))
     _sample_into(compiled_clip, times.reshape(-1), {channel.path: values})
     return values[:, 0].T.reshape(*times.shape, width)

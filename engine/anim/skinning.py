@@ -115,7 +115,9 @@ def _transform_normals(linear: FloatArray, normals: FloatArray) -> FloatArray:
     return n / np.where(length > 0, length, 1.0)
 
 
-def skin_vertices(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray | None]:
+def skin_vertices(
+    palette: Any, mesh: MeshData, *, positions: Any = None, normals: Any = None
+) -> tuple[FloatArray, FloatArray | None]:
     """Linear blend skinning on the CPU, over every influence set of ``mesh``.
 
     Each vertex's matrix is ``Σ_k w_k · palette[joint_k]`` with the weights L1-normalised; a
@@ -127,6 +129,9 @@ def skin_vertices(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray 
         ``(..., J, 4, 4)`` skinning matrices (:func:`skinning_palette` or :func:`joint_matrices`).
     mesh
         A skinned :class:`~engine.anim.mesh.MeshData`; its joint indices must be below ``J``.
+    positions, normals
+        Bind-space vertices ``(..., V, 3)`` to skin instead of the mesh's own, e.g. morphed ones
+        (:func:`engine.anim.morph.morph_vertices`: glTF morphs first, then skins).
 
     Returns
     -------
@@ -135,17 +140,36 @@ def skin_vertices(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray 
         normals), in the palette's target space.
     """
     palette, joints, weights, unweighted = _influences(palette, mesh)
+    base, base_normals = _bind_vertices(mesh, positions, normals)
     blended = np.zeros((*palette.shape[:-3], mesh.num_vertices, 3, 4))
     for k in range(joints.shape[1]):  # one pass per influence slot (4·S of them), all vertices at once
         blended += weights[:, k, None, None] * palette[..., joints[:, k], :3, :]
     blended[..., unweighted, :, :3] = np.eye(3)
     linear = blended[..., :3]
-    positions = np.einsum("...ij,...j->...i", linear, mesh.positions) + blended[..., 3]
-    normals = None if mesh.normals is None else _transform_normals(linear, mesh.normals)
+    skinned = np.einsum("...ij,...j->...i", linear, base) + blended[..., 3]
+    return skinned, None if base_normals is None else _transform_normals(linear, base_normals)
+
+
+def _bind_vertices(mesh: MeshData, positions: Any, normals: Any) -> tuple[FloatArray, FloatArray | None]:
+    """The bind-space positions and normals to skin: the mesh's, or the ``(..., V, 3)`` given."""
+    shape = (mesh.num_vertices, 3)
+    if positions is None:
+        positions = mesh.positions
+    else:
+        positions = as_array(positions, "positions", (3,))
+        if positions.shape[-2:] != shape:
+            raise InvalidInputError(f"positions must have shape (..., {shape[0]}, 3), got {positions.shape}")
+    if normals is None:
+        return positions, mesh.normals
+    normals = as_array(normals, "normals", (3,))
+    if normals.shape[-2:] != shape:
+        raise InvalidInputError(f"normals must have shape (..., {shape[0]}, 3), got {normals.shape}")
     return positions, normals
 
 
-def skin_vertices_dq(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray | None]:
+def skin_vertices_dq(
+    palette: Any, mesh: MeshData, *, positions: Any = None, normals: Any = None
+) -> tuple[FloatArray, FloatArray | None]:
     """Dual-quaternion skinning on the CPU (reference for the GPU shader), every influence set.
 
     Each palette matrix is split into a rigid part (rotation ``R`` with the first column's sign
@@ -155,9 +179,12 @@ def skin_vertices_dq(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArr
     (hemisphere of the first influence), as in Kavan et al.'s two-phase skinning. Weights are
     L1-normalised; unweighted vertices keep their bind position and normal.
 
-    Returns positions ``(..., V, 3)`` and unit normals ``(..., V, 3)`` or ``None``.
+    ``positions``/``normals`` ``(..., V, 3)`` replace the mesh's bind-space vertices (as in
+    :func:`skin_vertices`). Returns positions ``(..., V, 3)`` and unit normals ``(..., V, 3)`` or
+    ``None``.
     """
     palette, joints, weights, unweighted = _influences(palette, mesh)
+    base, base_normals = _bind_vertices(mesh, positions, normals)
     linear = palette[..., :3, :3]
     columns = np.linalg.norm(linear, axis=-2, keepdims=True)
     if np.any(columns <= 1e-12):
@@ -172,11 +199,12 @@ def skin_vertices_dq(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArr
     weights[unweighted, 0] = 1.0  # any unit blend; these vertices are restored below
     vertex_dq = dq_blend(dqs[..., joints, :], weights)
     vertex_stretch = np.einsum("vk,...vkij->...vij", weights, stretch[..., joints, :, :])
-    stretched = np.einsum("...ij,...j->...i", vertex_stretch, mesh.positions)
-    positions = dq_transform_points(vertex_dq, stretched)
-    positions[..., unweighted, :] = mesh.positions[unweighted]
-    if mesh.normals is None:
-        return positions, None
-    normals = quat_rotate(vertex_dq[..., :4], _transform_normals(vertex_stretch, mesh.normals))
-    normals[..., unweighted, :] = _transform_normals(np.eye(3), mesh.normals[unweighted])
-    return positions, normals
+    stretched = np.einsum("...ij,...j->...i", vertex_stretch, base)
+    skinned = dq_transform_points(vertex_dq, stretched)
+    skinned[..., unweighted, :] = np.broadcast_to(base, skinned.shape)[..., unweighted, :]
+    if base_normals is None:
+        return skinned, None
+    skinned_normals = quat_rotate(vertex_dq[..., :4], _transform_normals(vertex_stretch, base_normals))
+    kept = np.broadcast_to(base_normals, skinned_normals.shape)[..., unweighted, :]
+    skinned_normals[..., unweighted, :] = _transform_normals(np.eye(3), kept)
+    return skinned, skinned_normals

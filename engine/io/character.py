@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+import numpy as np
+
 from engine.anim.clip import Clip
 from engine.anim.mesh import MeshData
+from engine.anim.scene import Scene
 from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError, OssaWarning
 from engine.io.build import GltfAsset, SkinData, load_gltf
@@ -64,6 +67,31 @@ class Character:
     mesh_transforms: tuple[FloatArray, ...]
     skin: SkinData
     asset: GltfAsset
+
+    @property
+    def scene(self) -> Scene:
+        """The file's whole default scene (every skin, rigid mesh and animated node): ``asset.scene``."""
+        return self.asset.scene
+
+    @property
+    def scene_skin(self) -> int:
+        """Index of this character's skin in ``scene.skins``.
+
+        ``scene.pose_with_skin(scene_skin, pose)`` turns a pose of :attr:`skeleton` into a pose of
+        the whole scene.
+
+        Raises
+        ------
+        AssetError
+            If the skin's joints are not all in the default scene (then the scene has no such skin).
+        """
+        if not _in_scene(self.asset, self.skin):
+            raise AssetError(f"skin {self.skin.index} has joints outside the default scene", file=str(self.asset.path))
+        return sum(1 for s in self.asset.skins[: self.skin.index] if _in_scene(self.asset, s))
+
+
+def _in_scene(asset: GltfAsset, skin: SkinData) -> bool:
+    return bool(np.isin(skin.joint_nodes, asset.node_indices).all())
 
 
 def load_character(path: str | Path, skin: int = 0, *, textures: bool = True) -> Character:

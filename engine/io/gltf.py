@@ -71,6 +71,9 @@ class GltfDocument:
     ----------
     gltf
         The pygltflib object model (JSON properties as parsed).
+    json
+        The document's JSON as :func:`json.loads` read it, type-checked: for properties
+        pygltflib drops (``nodes[i].weights``).
     file
         ``str(path)``, used in every error and warning.
     warnings
@@ -151,6 +154,7 @@ class GltfDocument:
         except RecursionError:
             raise self.error("not valid JSON: arrays or objects nested too deeply", where) from None
         check_types(document, self.error)
+        self.json: dict[str, Any] = document
 
     def _parse(self, parse: Any) -> Any:
         try:

@@ -130,9 +130,10 @@ OBJECTS: dict[str, dict[str, Any]] = {
     },
 }
 
-#: Required properties pygltflib cannot do without (it fails on a primitive without attributes);
-#: the loader checks the other required properties where it reads them.
-REQUIRED: dict[str, tuple[str, ...]] = {"primitive": ("attributes",)}
+#: Required properties pygltflib cannot do without (it fails on a primitive without attributes) or
+#: would invent (a missing ``asset`` becomes version "2.0"); the loader checks the other required
+#: properties where it reads them.
+REQUIRED: dict[str, tuple[str, ...]] = {"glTF": ("asset",), "asset": ("version",), "primitive": ("attributes",)}
 
 _SCALARS: dict[str, tuple[Callable[[Any], bool], str]] = {
     INTEGER: (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),

@@ -1,6 +1,8 @@
-"""Rendering with moderngl: GL context, shaders by name, GPU skinning, debug lines, screenshots.
+"""Rendering with moderngl: GL context, shaders by name, GPU skinning and morphing, debug lines, screenshots.
 
-The only package of ``engine`` that imports moderngl. A frame for ``C`` characters of one mesh::
+The only package of ``engine`` that imports moderngl. A whole scene (every skin, rigid part and
+morph target) for ``C`` characters: ``SceneRenderer(ctx, scene).draw(frame, view, projection,
+placements)``. A frame for ``C`` characters of one mesh::
 
     ctx = create_context(standalone=True)          # or create_context() inside a pygame window
     palette = PaletteBuffer(ctx, skeleton.num_joints, method="lbs")
@@ -14,14 +16,17 @@ The only package of ``engine`` that imports moderngl. A frame for ``C`` characte
 
 from engine.render.context import check_context, create_context, release_context
 from engine.render.debug_draw import DebugDraw, frustum_corners
+from engine.render.scene_renderer import SceneRenderer
 from engine.render.screenshot import OffscreenTarget, load_png, read_framebuffer, save_png, save_screenshot
 from engine.render.shaders import load_program, shader_path, shader_source
-from engine.render.skinned_mesh import PaletteBuffer, SkinnedMesh, pack_palette, vertex_normals
+from engine.render.skinned_mesh import MorphWeightBuffer, PaletteBuffer, SkinnedMesh, pack_palette, vertex_normals
 
 __all__ = [
     "DebugDraw",
+    "MorphWeightBuffer",
     "OffscreenTarget",
     "PaletteBuffer",
+    "SceneRenderer",
     "SkinnedMesh",
     "check_context",
     "create_context",

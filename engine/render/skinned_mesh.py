@@ -67,13 +67,20 @@ _programs: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDicti
 
 
 def _program(
-    ctx: moderngl.Context, vertex: str, fragment: str | None, sets: int, varyings: tuple[str, ...] = ()
+    ctx: moderngl.Context,
+    vertex: str,
+    fragment: str | None,
+    sets: int,
+    varyings: tuple[str, ...] = (),
+    *,
+    morph: bool = False,
 ) -> moderngl.Program:
-    """Compile once per context and reuse: every mesh with the same influence-set count shares it."""
+    """Compile once per context and reuse: every mesh with the same influence sets and morph switch shares it."""
     cache = _programs.setdefault(ctx, {})
-    key = (vertex, fragment, sets, varyings)
+    key = (vertex, fragment, sets, varyings, morph)
     if key not in cache:
-        cache[key] = load_program(ctx, vertex, fragment, defines={"INFLUENCE_SETS": sets}, varyings=varyings)
+        defines = {"INFLUENCE_SETS": sets, "MORPH": int(morph)}
+        cache[key] = load_program(ctx, vertex, fragment, defines=defines, varyings=varyings)
     return cache[key]
 
 
@@ -270,9 +277,11 @@ def _grow(buffer: Any, size: int) -> None:
 def vertex_normals(positions: FloatArray, indices: np.ndarray | None) -> FloatArray:
     """Area-weighted smooth vertex normals ``(V, 3)`` for meshes that come without normals.
 
-    Vertices on no triangle, or only on degenerate ones, get ``(0, 1, 0)``.
+    Vertices on no triangle (such as the 1 or 2 left over at the end of a non-indexed list), or
+    only on degenerate ones, get ``(0, 1, 0)``.
     """
-    triangles = (np.arange(len(positions)) if indices is None else np.asarray(indices)).reshape(-1, 3)
+    listed = np.arange(len(positions) - len(positions) % 3) if indices is None else np.asarray(indices)
+    triangles = listed.reshape(-1, 3)
     a, b, c = (positions[triangles[:, k]] for k in range(3))
     face = np.cross(b - a, c - a)
     normals = np.zeros_like(positions)
@@ -282,23 +291,83 @@ def vertex_normals(positions: FloatArray, indices: np.ndarray | None) -> FloatAr
     return np.where(length > 1e-20, normals / np.maximum(length, 1e-20), np.array([0.0, 1.0, 0.0]))
 
 
+class MorphWeightBuffer:
+    """Morph-target weights of many characters in one storage buffer (``std430`` binding 3).
+
+    Each character owns ``stride`` consecutive floats; a mesh reads its ``T`` weights from
+    ``weight_offset`` on (:meth:`SkinnedMesh.draw`), so one upload serves every morphed mesh of
+    a scene (:class:`engine.render.SceneRenderer`).
+
+    Parameters
+    ----------
+    ctx
+        The OpenGL context.
+    stride
+        ``W``, weights per character (≥ 1).
+    """
+
+    def __init__(self, ctx: moderngl.Context, stride: int) -> None:
+        if int(stride) < 1:
+            raise InvalidInputError(f"stride must be ≥ 1, got {stride}")
+        self.ctx = ctx
+        self.stride = int(stride)
+        self.characters = 0
+        self._buffer = ctx.buffer(reserve=4 * self.stride)
+
+    def upload(self, weights: Any) -> None:
+        """Write ``(C, W)`` weights (float64 or float32) in one buffer upload.
+
+        Raises
+        ------
+        InvalidInputError
+            Wrong shape, or (while :func:`engine.math.validating`) NaN/inf in float32.
+        """
+        shape = np.shape(weights)
+        if len(shape) != 2 or shape[1] != self.stride or shape[0] < 1:
+            raise InvalidInputError(f"weights must have shape (C ≥ 1, {self.stride}), got {shape}")
+        with np.errstate(over="ignore"):
+            packed = np.ascontiguousarray(weights, dtype=np.float32)
+        _check_finite_packed(packed, "weights", "character, weight")
+        _grow(self._buffer, packed.nbytes)
+        self._buffer.write(packed)
+        self.characters = shape[0]
+
+    def bind(self) -> None:
+        """Bind the weights to storage binding 3, where the skinning shaders read them."""
+        self._buffer.bind_to_storage_buffer(3, size=max(4, self.characters * self.stride * 4))
+
+    def release(self) -> None:
+        """Free the GPU buffer."""
+        self._buffer.release()
+
+
+_MODES = {"TRIANGLES": moderngl.TRIANGLES, "LINES": moderngl.LINES, "POINTS": moderngl.POINTS}
+
+
 class SkinnedMesh:
-    """GPU buffers of one skinned mesh, drawn instanced for many characters.
+    """GPU buffers of one mesh primitive, skinned, morphed or rigid, drawn instanced for many characters.
+
+    A **rigid** mesh (no joints, e.g. a helmet under a head joint or a prop under an animated
+    node) goes through the same shaders as a mesh skinned 100 % to one palette record: its node's
+    world matrix. One pipeline therefore draws every mesh of a scene, morph targets included,
+    and the GPU-vs-CPU tests cover rigid and skinned meshes alike.
 
     Parameters
     ----------
     ctx
         The OpenGL context (:func:`engine.render.create_context`).
     mesh
-        A skinned :class:`~engine.anim.mesh.MeshData` with 1 or 2 influence sets. Weights are
-        L1-normalised per vertex on upload (a vertex whose weights are all zero keeps its bind
-        position, as in the CPU reference). Missing normals are computed (area-weighted);
-        missing UVs read as ``(0, 0)``.
+        A :class:`~engine.anim.mesh.MeshData` of any mode (triangles, lines, points), skinned
+        with 1 or 2 influence sets or rigid. Weights are L1-normalised per vertex on upload (a
+        vertex whose weights are all zero keeps its bind position, as in the CPU reference).
+        Missing normals are computed for triangles (area-weighted) and point up (+Y) for lines
+        and points; missing UVs read as ``(0, 0)``. Morph targets' displacements go to a storage
+        buffer of their own.
 
     Raises
     ------
     InvalidInputError
-        The mesh has no joints/weights, or more than :data:`MAX_INFLUENCE_SETS` sets.
+        The mesh has more than :data:`MAX_INFLUENCE_SETS` influence sets.
 
     Examples
     --------
@@ -311,24 +380,31 @@ class SkinnedMesh:
     """
 
     def __init__(self, ctx: moderngl.Context, mesh: MeshData) -> None:
-        if not mesh.skinned or mesh.joints is None or mesh.weights is None:
-            raise InvalidInputError(
-                f"mesh {mesh.name!r} has no joints/weights (JOINTS_0/WEIGHTS_0): the skinned path needs a skinned mesh"
-            )
         if mesh.influence_sets > MAX_INFLUENCE_SETS:
             raise InvalidInputError(
                 f"mesh {mesh.name!r} has {mesh.influence_sets} influence sets ({4 * mesh.influence_sets} "
                 f"influences); the skinning shaders read at most {MAX_INFLUENCE_SETS} sets"
             )
+        count = mesh.num_vertices
         self.ctx = ctx
         self.mesh = mesh
-        self.num_vertices = mesh.num_vertices
-        self.sets = mesh.influence_sets
-        self.max_joint = int(mesh.joints.max(initial=0))
-        normals = mesh.normals if mesh.normals is not None else vertex_normals(mesh.positions, mesh.indices)
-        joints = np.ascontiguousarray(mesh.joints, dtype=np.uint32)
-        total = mesh.weights.sum(axis=1, keepdims=True)
-        weights = (mesh.weights / np.where(total > 0, total, 1.0)).astype(np.float32)
+        self.num_vertices = count
+        self.rigid = not mesh.skinned
+        if mesh.joints is None or mesh.weights is None:  # rigid: every vertex 100 % on record 0
+            joints = np.zeros((count, 4), dtype=np.uint32)
+            weights = np.tile(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32), (count, 1))
+        else:
+            joints = np.ascontiguousarray(mesh.joints, dtype=np.uint32)
+            total = mesh.weights.sum(axis=1, keepdims=True)
+            weights = (mesh.weights / np.where(total > 0, total, 1.0)).astype(np.float32)
+        self.sets = joints.shape[1] // 4
+        self.max_joint = int(joints.max(initial=0))
+        if mesh.normals is not None:
+            normals = mesh.normals
+        elif mesh.mode == "TRIANGLES":
+            normals = vertex_normals(mesh.positions, mesh.indices)
+        else:
+            normals = np.tile([0.0, 1.0, 0.0], (count, 1))
         columns = {
             "in_position": (np.asarray(mesh.positions, dtype=np.float32), "3f"),
             "in_normal": (np.asarray(normals, dtype=np.float32), "3f"),
@@ -340,7 +416,15 @@ class SkinnedMesh:
             columns[f"in_weights{s}"] = (np.ascontiguousarray(weights[:, 4 * s : 4 * s + 4]), "4f")
         self._buffers = {name: (ctx.buffer(np.ascontiguousarray(data)), fmt) for name, (data, fmt) in columns.items()}
         self._instances = ctx.buffer(reserve=64)
-        self._index = None if mesh.indices is None else ctx.buffer(np.asarray(mesh.indices, dtype=np.uint32))
+        self._index = None
+        if mesh.indices is not None:  # an empty list (a strip too short to draw) still needs a buffer
+            self._index = (
+                ctx.buffer(np.asarray(mesh.indices, dtype=np.uint32)) if mesh.indices.size else ctx.buffer(reserve=4)
+            )
+        self._morph = None
+        if mesh.morph_positions is not None:
+            deltas = [mesh.morph_positions] + ([] if mesh.morph_normals is None else [mesh.morph_normals])
+            self._morph = ctx.buffer(np.concatenate([d.reshape(-1) for d in deltas]).astype(np.float32))
         self._texture = None
         if mesh.texture is not None:
             image = np.ascontiguousarray(mesh.texture, dtype=np.uint8)
@@ -348,16 +432,23 @@ class SkinnedMesh:
             self._texture.build_mipmaps()
             self._texture.filter = (moderngl.LINEAR_MIPMAP_LINEAR, moderngl.LINEAR)
         self._own_palette: PaletteBuffer | None = None
+        self._own_weights: MorphWeightBuffer | None = None
         self._vaos: dict[tuple[str, bool], Any] = {}
+
+    @property
+    def num_targets(self) -> int:
+        """Morph targets ``T`` of the mesh (0 without)."""
+        return self.mesh.num_targets
 
     def _vao(self, method: SkinningMethod, capture: bool) -> Any:
         key = (method, capture)
         if key not in self._vaos:
             vertex = _VERTEX_SHADERS[method]
+            morph = self._morph is not None
             program = (
-                _program(self.ctx, vertex, None, self.sets, _CAPTURED)
+                _program(self.ctx, vertex, None, self.sets, _CAPTURED, morph=morph)
                 if capture
-                else _program(self.ctx, vertex, "lit.frag", self.sets)
+                else _program(self.ctx, vertex, "lit.frag", self.sets, morph=morph)
             )
             content = [(buffer, fmt, name) for name, (buffer, fmt) in self._buffers.items() if name in program]
             content.append((self._instances, "16f/i", "in_world"))
@@ -365,7 +456,7 @@ class SkinnedMesh:
             self._vaos[key] = self.ctx.vertex_array(program, content, index_buffer=index, index_element_size=4)
         return self._vaos[key]
 
-    def _palette(self, palettes: PaletteBuffer | Any, method: SkinningMethod) -> PaletteBuffer:
+    def _palette(self, palettes: PaletteBuffer | Any, method: SkinningMethod, joint_offset: int) -> PaletteBuffer:
         """A ready palette buffer: the one given, or this mesh's own one after uploading ``palettes``."""
         if isinstance(palettes, PaletteBuffer):
             palette = palettes
@@ -380,11 +471,42 @@ class SkinnedMesh:
             palette = own
         if palette.characters < 1:
             raise InvalidInputError("the palette buffer is empty: call upload() before drawing")
-        if self.max_joint >= palette.joint_count:
+        if joint_offset < 0 or joint_offset + self.max_joint >= palette.joint_count:
             raise SkeletonMismatchError(
-                f"mesh {self.mesh.name!r} uses joint {self.max_joint}, the palette has {palette.joint_count} joints"
+                f"mesh {self.mesh.name!r} uses joint {self.max_joint} from record {joint_offset} on, "
+                f"the palette has {palette.joint_count} joints"
             )
         return palette
+
+    def _weights(
+        self, morph_weights: MorphWeightBuffer | Any, weight_offset: int, characters: int
+    ) -> MorphWeightBuffer:
+        """A ready weight buffer for a morphed mesh: the one given, or this mesh's own (zeros when ``None``)."""
+        targets = self.num_targets
+        if isinstance(morph_weights, MorphWeightBuffer):
+            weights = morph_weights
+            if weight_offset < 0 or weight_offset + targets > weights.stride:
+                raise InvalidInputError(
+                    f"weight_offset {weight_offset} + {targets} morph targets exceeds the buffer's {weights.stride} "
+                    "weights per character"
+                )
+        else:
+            values = np.zeros((characters, targets)) if morph_weights is None else morph_weights
+            if np.shape(values) != (characters, targets):
+                raise InvalidInputError(
+                    f"morph_weights must have shape ({characters}, {targets}): one weight per morph target "
+                    f"of mesh {self.mesh.name!r} for each of {characters} characters, got {np.shape(values)}"
+                )
+            if self._own_weights is None:
+                self._own_weights = MorphWeightBuffer(self.ctx, targets)
+            weights = self._own_weights
+            weights.upload(values)
+            weight_offset = 0
+        if weights.characters != characters:
+            raise InvalidInputError(
+                f"the morph weights hold {weights.characters} characters but the palette {characters}"
+            )
+        return weights
 
     def _upload_instances(self, instance_transforms: Any, characters: int) -> None:
         if instance_transforms is None:
@@ -402,13 +524,33 @@ class SkinnedMesh:
         self._instances.write(packed)
 
     def _prepare(
-        self, palettes: PaletteBuffer | Any, method: SkinningMethod, instance_transforms: Any, capture: bool
+        self,
+        palettes: PaletteBuffer | Any,
+        method: SkinningMethod,
+        instance_transforms: Any,
+        capture: bool,
+        *,
+        joint_offset: int,
+        morph_weights: MorphWeightBuffer | Any,
+        weight_offset: int,
     ) -> tuple[Any, PaletteBuffer]:
-        palette = self._palette(palettes, _check_method(method))
+        palette = self._palette(palettes, _check_method(method), int(joint_offset))
         self._upload_instances(instance_transforms, palette.characters)
         vao = self._vao(palette.method, capture)
-        uniform(vao.program, "u_joint_count").value = palette.joint_count
+        program = vao.program
+        uniform(program, "u_joint_count").value = palette.joint_count
+        uniform(program, "u_joint_offset").value = int(joint_offset)
         palette.bind()
+        if self._morph is not None:
+            own = not isinstance(morph_weights, MorphWeightBuffer)
+            weights = self._weights(morph_weights, int(weight_offset), palette.characters)
+            uniform(program, "u_morph_targets").value = self.num_targets
+            uniform(program, "u_vertex_count").value = self.num_vertices
+            uniform(program, "u_weight_stride").value = weights.stride
+            uniform(program, "u_weight_offset").value = 0 if own else int(weight_offset)
+            uniform(program, "u_morph_normals").value = self.mesh.morph_normals is not None
+            self._morph.bind_to_storage_buffer(2)
+            weights.bind()
         return vao, palette
 
     def draw(
@@ -419,6 +561,9 @@ class SkinnedMesh:
         instance_transforms: Any = None,
         *,
         method: SkinningMethod = "lbs",
+        joint_offset: int = 0,
+        morph_weights: MorphWeightBuffer | Any = None,
+        weight_offset: int = 0,
         light_direction: Any = (-0.3, -1.0, -0.5),
         light_color: Any = (1.0, 1.0, 1.0),
         ambient: Any = (0.25, 0.25, 0.25),
@@ -436,6 +581,13 @@ class SkinnedMesh:
             ``(C, 4, 4)`` model → world transform per character; identity when ``None``.
         method
             ``"lbs"`` or ``"dqs"``, used only when ``palettes`` is an array.
+        joint_offset
+            The palette record of this mesh's joint 0 (each character's records may hold several
+            skins and rigid nodes; :class:`~engine.render.SceneRenderer` lays them out).
+        morph_weights, weight_offset
+            For a mesh with morph targets: a :class:`MorphWeightBuffer` and where this mesh's
+            weights start in each character's block, or ``(C, T)`` weights uploaded here;
+            ``None`` draws the base shape. Ignored by meshes without morph targets.
         light_direction
             ``(3,)`` world-space direction the light travels (normalised here).
         light_color, ambient
@@ -451,7 +603,15 @@ class SkinnedMesh:
         if view.shape != (4, 4) or projection.shape != (4, 4):
             raise InvalidInputError(f"view and projection must be (4, 4), got {view.shape} and {projection.shape}")
         direction = vec_normalize(as_array(light_direction, "light_direction", (3,)), "light_direction")
-        vao, palette = self._prepare(palettes, method, instance_transforms, capture=False)
+        vao, palette = self._prepare(
+            palettes,
+            method,
+            instance_transforms,
+            capture=False,
+            joint_offset=joint_offset,
+            morph_weights=morph_weights,
+            weight_offset=weight_offset,
+        )
         program = vao.program
         uniform(program, "u_view").write(gl_pack(view))
         uniform(program, "u_projection").write(gl_pack(projection))
@@ -468,22 +628,38 @@ class SkinnedMesh:
             uniform(program, "u_base_color_texture").value = 0
             self._texture.use(0)
         self.ctx.enable(moderngl.DEPTH_TEST)
-        vao.render(moderngl.TRIANGLES, instances=palette.characters)
+        if self.mesh.num_elements:
+            vao.render(_MODES[self.mesh.mode], instances=palette.characters)
 
     def skin(
-        self, palettes: PaletteBuffer | Any, instance_transforms: Any = None, *, method: SkinningMethod = "lbs"
+        self,
+        palettes: PaletteBuffer | Any,
+        instance_transforms: Any = None,
+        *,
+        method: SkinningMethod = "lbs",
+        joint_offset: int = 0,
+        morph_weights: MorphWeightBuffer | Any = None,
+        weight_offset: int = 0,
     ) -> tuple[FloatArray, FloatArray]:
-        """Run the skinning shader with transform feedback and read the world-space vertices back.
+        """Run the vertex shader with transform feedback and read the world-space vertices back.
 
         Same inputs as :meth:`draw`. Useful for tests, picking and debugging the GPU path.
 
         Returns
         -------
         positions, normals
-            ``(C, V, 3)`` float64 (computed in float32): skinned world-space positions and unit
-            normals, per character in palette order.
+            ``(C, V, 3)`` float64 (computed in float32): morphed, skinned world-space positions
+            and unit normals, per character in palette order.
         """
-        vao, palette = self._prepare(palettes, method, instance_transforms, capture=True)
+        vao, palette = self._prepare(
+            palettes,
+            method,
+            instance_transforms,
+            capture=True,
+            joint_offset=joint_offset,
+            morph_weights=morph_weights,
+            weight_offset=weight_offset,
+        )
         eye = gl_pack(np.eye(4))
         uniform(vao.program, "u_view").write(eye)
         uniform(vao.program, "u_projection").write(eye)
@@ -503,6 +679,6 @@ class SkinnedMesh:
         for buffer, _ in self._buffers.values():
             buffer.release()
         self._instances.release()
-        for resource in (self._index, self._texture, self._own_palette):
+        for resource in (self._index, self._texture, self._own_palette, self._morph, self._own_weights):
             if resource is not None:
                 resource.release()

@@ -168,3 +168,172 @@ def skinned_document() -> DocBuilder:
         },
     )
     return b
+
+
+def scene_document() -> DocBuilder:
+    """A valid scene exercising everything drawn besides a plain skin; closed-form friendly.
+
+    Nodes (all under ``root``): 0 ``root`` (animated translation, children [1, 2, 7]);
+    1 ``body`` (mesh 0 skinned by skin 0, 2 morph targets); 2 ``hip`` (joint, child 3);
+    3 ``bend`` (**not a joint**, animated rotation, child 4); 4 ``chest`` (joint, children [5, 6]);
+    5 ``hat`` (rigid mesh 1 under a joint, 1 morph target, animated weights; a joint of skin 1);
+    6 ``wire`` (mesh 2 skinned by skin 1: a POINTS and a LINE_LOOP primitive);
+    7 ``spinner`` (rigid mesh 1 again, STEP rotation, CUBICSPLINE translation, ``node.weights``).
+
+    Skins: 0 ``torso`` joints [4, 2] (chest, hip: listed out of depth-first order, node 3 between
+    them); 1 ``wire`` joints [5, 2] (nodes 3 and 4 between them are not its joints).
+    Clips: ``move`` (everything above, weights of ``body`` CUBICSPLINE and of ``hat`` LINEAR) and
+    ``blink`` (STEP weights of ``spinner`` only).
+    """
+    b = DocBuilder()
+
+    def bounded(values: Any, accessor_type: str = "VEC3") -> int:
+        """A FLOAT accessor with the min/max the spec requires of positions and key times."""
+        array = np.asarray(values, dtype=float).reshape(-1, WIDTHS[accessor_type])
+        return b.accessor(array, 5126, accessor_type, min=array.min(0).tolist(), max=array.max(0).tolist())
+
+    b.add("nodes", {"name": "root", "translation": [0.0, 0.5, 0.0], "children": [1, 2, 7]})
+    b.add("nodes", {"name": "body", "mesh": 0, "skin": 0, "translation": [5.0, 0.0, 0.0]})
+    b.add("nodes", {"name": "hip", "translation": [0.0, 1.0, 0.0], "children": [3]})
+    b.add("nodes", {"name": "bend", "translation": [0.0, 0.5, 0.0], "rotation": quat_z(0.4), "children": [4]})
+    b.add("nodes", {"name": "chest", "translation": [0.0, 0.5, 0.0], "children": [5, 6]})
+    b.add("nodes", {"name": "hat", "mesh": 1, "translation": [0.0, 0.3, 0.0], "scale": [1.0, 2.0, 1.0]})
+    b.add("nodes", {"name": "wire", "mesh": 2, "skin": 1})
+    b.add("nodes", {"name": "spinner", "mesh": 1, "translation": [2.0, 0.0, 0.0], "weights": [0.8]})
+    b.doc["scenes"] = [{"nodes": [0]}]
+    b.doc["scene"] = 0
+
+    # mesh 0: a skinned quad strip of 6 vertices over skin 0 (JOINTS index skins[0].joints = [chest, hip])
+    body = [[-0.5, 1.0, 0.0], [0.5, 1.0, 0.0], [-0.5, 1.6, 0.0], [0.5, 1.6, 0.0], [-0.5, 2.2, 0.0], [0.5, 2.2, 0.0]]
+    body_normals = [[0.0, 0.0, 1.0]] * 6
+    body_joints = [[1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
+    body_weights = [[1, 0, 0, 0], [0.7, 0.3, 0, 0], [0.5, 0.5, 0, 0], [0.6, 0.4, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]]
+    grow = [[0.0, 0.1 * k, 0.05 * k] for k in range(6)]
+    grow_normals = [[0.3, 0.0, 0.0]] * 6
+    widen = [[(-1) ** k * 0.2, 0.0, 0.0] for k in range(6)]
+    b.add(
+        "meshes",
+        {
+            "name": "body",
+            "weights": [0.25, 0.5],
+            "primitives": [
+                {
+                    "attributes": {
+                        "POSITION": bounded(body),
+                        "NORMAL": b.accessor(body_normals, 5126, "VEC3"),
+                        "JOINTS_0": b.accessor(body_joints, 5121, "VEC4"),
+                        "WEIGHTS_0": b.accessor(body_weights, 5126, "VEC4"),
+                    },
+                    "indices": b.accessor([0, 1, 2, 3, 4, 5], 5123, "SCALAR"),
+                    "mode": 5,
+                    "targets": [
+                        {"POSITION": bounded(grow), "NORMAL": b.accessor(grow_normals, 5126, "VEC3")},
+                        {"POSITION": bounded(widen)},
+                    ],
+                }
+            ],
+        },
+    )
+    # mesh 1: a rigid tetrahedron with one morph target that lifts its apex
+    tetra = [[0.0, 0.0, 0.0], [0.4, 0.0, 0.0], [0.0, 0.0, 0.4], [0.1, 0.4, 0.1]]
+    b.add(
+        "meshes",
+        {
+            "name": "box",
+            "primitives": [
+                {
+                    "attributes": {
+                        "POSITION": bounded(tetra),
+                        "NORMAL": b.accessor([[0.0, -1.0, 0.0], [1, 0, 0], [0, 0, 1], [0, 1, 0]], 5126, "VEC3"),
+                    },
+                    "indices": b.accessor([0, 1, 2, 0, 3, 1, 0, 2, 3, 1, 3, 2], 5123, "SCALAR"),
+                    "targets": [{"POSITION": bounded([[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0.5, 0]])}],
+                }
+            ],
+        },
+    )
+    # mesh 2: skinned points and a line loop over skin 1 (JOINTS index skins[1].joints = [hat, hip])
+    points = [[0.0, 2.5, 0.0], [0.2, 2.6, 0.0], [0.4, 2.7, 0.0]]
+    loop = [[0.0, 2.0, 0.3], [0.3, 2.0, 0.3], [0.3, 2.3, 0.3], [0.0, 2.3, 0.3]]
+    b.add(
+        "meshes",
+        {
+            "name": "wire",
+            "primitives": [
+                {
+                    "attributes": {
+                        "POSITION": bounded(points),
+                        "JOINTS_0": b.accessor([[0, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0]], 5123, "VEC4"),
+                        "WEIGHTS_0": b.accessor([[1, 0, 0, 0], [0.5, 0.5, 0, 0], [1, 0, 0, 0]], 5126, "VEC4"),
+                    },
+                    "mode": 0,
+                },
+                {
+                    "attributes": {
+                        "POSITION": bounded(loop),
+                        "JOINTS_0": b.accessor([[0, 1, 0, 0]] * 4, 5121, "VEC4"),
+                        "WEIGHTS_0": b.accessor([[0.9, 0.1, 0, 0]] * 4, 5126, "VEC4"),
+                    },
+                    "indices": b.accessor([3, 2, 1, 0], 5121, "SCALAR"),
+                    "mode": 2,
+                },
+            ],
+        },
+    )
+
+    def inverse_binds(heights: list[float]) -> int:
+        matrices = []
+        for height in heights:
+            m = np.eye(4)
+            m[1, 3] = -height
+            matrices.append(m)
+        return b.accessor(matrices, 5126, "MAT4")
+
+    b.add("skins", {"name": "torso", "joints": [4, 2], "skeleton": 2, "inverseBindMatrices": inverse_binds([2.0, 1.5])})
+    b.add("skins", {"name": "wire", "joints": [5, 2], "inverseBindMatrices": inverse_binds([2.3, 1.5])})
+
+    keys = bounded([0.0, 1.0, 2.0], "SCALAR")
+    bend = b.accessor([quat_z(0.4), quat_z(-0.6), quat_z(0.9)], 5126, "VEC4")
+    lift = b.accessor([[0.0, 0.5, 0.0], [0.5, 0.5, 0.0], [0.5, 1.0, 0.5]], 5126, "VEC3")
+    spin = b.accessor([quat_z(0.0), quat_z(1.5), quat_z(3.0)], 5126, "VEC4")
+    # CUBICSPLINE: (in-tangent, value, out-tangent) per key
+    slide = [
+        [[0, 0, 0], [2.0, 0, 0], [1.0, 0, 0]],
+        [[0.5, 1, 0], [2.5, 0.5, 0], [-1, 0, 0]],
+        [[0, 0, 1], [3, 0, 0], [0, 0, 0]],
+    ]
+    # weights of body (2 targets), CUBICSPLINE: per key in-tangents (2), values (2), out-tangents (2)
+    body_weights_keys = [0.3, -0.2, 0.0, 0.0, 1.0, 0.5, 0.5, 0.5, 1.0, 1.0, -1.0, 0.0, 0.0, 0.0, 0.2, 0.9, 0.0, 0.0]
+    hat_weights_keys = [0.0, 1.0, 0.25]
+    b.add(
+        "animations",
+        {
+            "name": "move",
+            "samplers": [
+                {"input": keys, "output": bend},
+                {"input": keys, "output": lift},
+                {"input": keys, "output": spin, "interpolation": "STEP"},
+                {"input": keys, "output": b.accessor(slide, 5126, "VEC3"), "interpolation": "CUBICSPLINE"},
+                {"input": keys, "output": b.accessor(body_weights_keys), "interpolation": "CUBICSPLINE"},
+                {"input": keys, "output": b.accessor(hat_weights_keys)},
+            ],
+            "channels": [
+                {"sampler": 0, "target": {"node": 3, "path": "rotation"}},
+                {"sampler": 1, "target": {"node": 0, "path": "translation"}},
+                {"sampler": 2, "target": {"node": 7, "path": "rotation"}},
+                {"sampler": 3, "target": {"node": 7, "path": "translation"}},
+                {"sampler": 4, "target": {"node": 1, "path": "weights"}},
+                {"sampler": 5, "target": {"node": 5, "path": "weights"}},
+            ],
+        },
+    )
+    blink_keys = bounded([0.5, 1.5], "SCALAR")
+    b.add(
+        "animations",
+        {
+            "name": "blink",
+            "samplers": [{"input": blink_keys, "output": b.accessor([0.0, 1.0]), "interpolation": "STEP"}],
+            "channels": [{"sampler": 0, "target": {"node": 7, "path": "weights"}}],
+        },
+    )
+    return b

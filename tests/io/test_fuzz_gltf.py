@@ -1,7 +1,8 @@
 """Fuzzing the glTF loader: a mutated small valid document loads as a valid asset or raises an OssaError.
 
 The documents are the bases of the malformed corpus (tests/data/make_malformed.py): the
-hand-made ``skinned`` scene and the Khronos ``rigged_simple`` and ``box_animated`` models.
+hand-made ``skinned`` and ``scene`` documents (the latter with rigid parts, two skins, points,
+lines and morph targets) and the Khronos ``rigged_simple`` and ``box_animated`` models.
 Hypothesis mutates their JSON (delete a key or an array item, put a value of another JSON type,
 push a number out of range, shuffle an index array, swap two indices, duplicate an array item) or
 the bytes of their GLB form (overwrite a 32-bit word or a float, flip a byte, truncate; in the
@@ -43,7 +44,7 @@ from tests.data import make_malformed
 from tests.io.gltf_builder import glb_bytes
 
 CORPUS_GLTF = Path(make_malformed.__file__).parent / "malformed" / "gltf"
-BASES = ("skinned", "rigged_simple", "box_animated")
+BASES = ("skinned", "scene", "rigged_simple", "box_animated")
 FUZZ_EXAMPLES = max(200, settings().max_examples)
 FUZZ = settings(max_examples=FUZZ_EXAMPLES)
 
@@ -244,9 +245,13 @@ def check_asset(asset: GltfAsset) -> None:
     check_finite("rest world matrices", asset.rest_world())
     for clip in asset.clips:
         check_clip(clip, hierarchy)
+    frame = asset.scene.sample(asset.scene.clips[asset.clips[0].name], 0.5) if asset.clips else asset.scene.rest_frame()
+    check_finite("scene world matrices", frame.world)
     for skin in asset.skins:
         skeleton = skin.skeleton
-        assert sorted(skin.from_gltf_order.tolist()) == list(range(skeleton.num_joints))
+        joints = sorted(skin.from_gltf_order.tolist())  # the file's joints, plus any non-joint node between them
+        assert joints == np.nonzero(skin.is_joint)[0].tolist()
+        assert len(set(joints)) == len(joints)
         check_finite("root transform", skin.root_transform)
         check_finite("inverse bind matrices", skeleton.inverse_bind_matrices)
         assert np.all(np.abs(np.linalg.det(skeleton.inverse_bind_matrices)) > 0)
@@ -261,6 +266,9 @@ def check_asset(asset: GltfAsset) -> None:
                     check_finite(name, getattr(mesh, name))
             if mesh.indices is not None:
                 assert mesh.indices.max(initial=0) < count
+            if mesh.morph_positions is not None:
+                check_finite("morph displacements", mesh.morph_positions)
+                assert mesh.num_targets == node.weights.size
             if mesh.skinned:
                 assert node.skin is not None
                 assert mesh.joints.max(initial=0) < asset.skins[node.skin].skeleton.num_joints

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from tests.io.gltf_builder import DocBuilder, skinned_document
+from tests.io.gltf_builder import DocBuilder, scene_document, skinned_document
 
 ASSETS = [
     "khronos/cesium_man.gltf",
@@ -49,10 +49,10 @@ def test_inspect_summarises_the_file(skinned: Path, capsys: pytest.CaptureFixtur
 
 def test_inspect_lists_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     b = skinned_document()
-    b.doc["animations"][0]["channels"][1]["target"]["path"] = "weights"
+    b.doc["skins"][0]["inverseBindMatrices"] = b.accessor([np.eye(4)] * 4, 5126, "MAT4")
     assert main(["inspect", str(b.write(tmp_path / "w.gltf"))]) == 0
     out = capsys.readouterr().out
-    assert "warnings: 1\n  animations[0].channels[1].target.path: morph-target weights are not supported" in out
+    assert "warnings: 1\n  skins[0].inverseBindMatrices: has 4 matrices for 3 joints; the extra ones are ignored" in out
 
 
 def test_evaluate_writes_the_documented_json(skinned: Path, tmp_path: Path) -> None:
@@ -155,3 +155,39 @@ def test_commands_run_on_every_shared_asset(
     result = json.loads(out.read_text())
     assert len(result["times"]) == 4
     assert result["meshes"]
+
+
+def test_inspect_and_evaluate_a_whole_scene(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Non-joint nodes between joints, rigid parts, points and lines, morph targets: read, not refused."""
+    path = scene_document().write(tmp_path / "scene.gltf")
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    expected = [
+        "      bend [3]\n        chest [4]  (joint)\n          hat [5]  (joint, mesh 1)",
+        "  0 'torso': 2 joints (+1 non-joint node(s) between joints), depth 3, root hip [2] (under node [0])",
+        "  1 'wire': 2 joints (+2 non-joint node(s) between joints), depth 4, root hip [2] (under node [0])",
+        "  node [1] primitive 0 'body/0': 6 vertices, 4 triangles, skin 0, 1 influence set(s), 2 morph targets, "
+        "normals",
+        "  node [6] primitive 0 'wire/0': 3 vertices, 3 points, skin 1, 1 influence set(s), no normals",
+        "  node [6] primitive 1 'wire/1': 4 vertices, 4 lines, skin 1, 1 influence set(s), no normals",
+        "  0 'move': 0–2 s, 6 channels (rotation 2, translation 2, weights 2; CUBICSPLINE 2, LINEAR 3, STEP 1), "
+        "5 nodes",
+        "  1 'blink': 0.5–1.5 s, 1 channels (weights 1; STEP 1), 1 nodes",
+        "warnings: 0",
+    ]
+    for line in expected:
+        assert line in out
+    out_file = tmp_path / "scene.json"
+    assert main(["evaluate", str(path), "--clip", "blink", "--times", "0,1.5", "--out", str(out_file)]) == 0
+    result = json.loads(out_file.read_text())
+    assert [(m["node"], m["mode"], m["skinned"]) for m in result["meshes"]] == [
+        (1, "TRIANGLES", True),
+        (5, "TRIANGLES", False),
+        (6, "POINTS", True),
+        (6, "LINES", True),
+        (7, "TRIANGLES", False),
+    ]
+    assert result["meshes"][4]["morphWeights"] == [[0.0], [1.0]]  # STEP keys 0 then 1 at 0.5 and 1.5 s
+    assert result["meshes"][0]["morphWeights"] == [[0.25, 0.5], [0.25, 0.5]]  # not in this clip: mesh.weights
+    apex = np.array(result["meshes"][4]["skinnedPositions"])[:, 3]
+    np.testing.assert_allclose(apex[1] - apex[0], [0.0, 0.5, 0.0], atol=1e-7)  # the spinner's target lifts it

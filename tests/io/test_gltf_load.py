@@ -129,7 +129,7 @@ def test_node_matrix_is_decomposed_and_names_are_made_unique(tmp_path: Path) -> 
     b.add("nodes", {"name": "twin"})
     b.add("nodes", {})
     asset = load_gltf(b.write(tmp_path / "m.gltf"))  # no scenes: every root node is used
-    assert asset.scene is None
+    assert asset.scene_index is None
     assert asset.hierarchy.names == ("twin", "twin#1", "node2")
     assert asset.node_names == ("twin", "twin", None)
     np.testing.assert_allclose(asset.rest_world()[0], mirrored, atol=1e-12)

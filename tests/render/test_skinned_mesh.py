@@ -258,11 +258,6 @@ def test_texture_and_material_colour(ctx):
     assert colors["texture"][0] > 200
 
 
-def test_mesh_without_skin_is_refused(ctx):
-    with pytest.raises(InvalidInputError, match="no joints/weights"):
-        SkinnedMesh(ctx, MeshData(positions=np.zeros((3, 3)), name="static"))
-
-
 def test_more_than_two_influence_sets_is_refused(ctx, rng):
     with pytest.raises(InvalidInputError, match="3 influence sets"):
         SkinnedMesh(ctx, random_mesh(rng, 4, sets=3))
