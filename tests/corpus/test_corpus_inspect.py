@@ -39,9 +39,7 @@ NO_SKIN = (
     "scene (rigid meshes, node-animated objects, morphs)"
 )
 PROGRAMS_XFAIL = {"box-animated": NO_SKIN, "interpolation-test": NO_SKIN, "animated-morph-cube": NO_SKIN}
-MORPH_XFAIL = {
-    "animated-morph-cube": "morph targets: ossa evaluate skips `weights` channels and draws the base shape (issue 14)"
-}
+MORPH_XFAIL: dict[str, str] = {}
 FRAME_COUNT = (
     "BVH reader refuses 'Frames: 3069' followed by 3070 frame lines (an exporter off-by-one that three.js's "
     "BVHLoader reads by trusting Frames:); decide: read the stated frames with a warning"
