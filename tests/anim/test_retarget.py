@@ -10,9 +10,8 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from engine.anim import Pose, Skeleton, model_from_pose, sample
+from engine.anim.humanoid import find_humanoid, name_side
 from engine.anim.retarget import (
-    find_humanoid,
-    name_side,
     plan_retarget,
     propose_joint_map,
     retarget_clip,
@@ -260,7 +259,7 @@ def test_cesium_man_parts_are_found_without_names(pirouette, source_pose: Pose, 
 @pytest.mark.assets
 def test_the_fox_is_refused_with_a_reason(pirouette, shared_assets: Path) -> None:
     fox = character(shared_assets / "fox" / "glTF-Binary" / "Fox.glb").skeleton
-    reason = r"'b_Hip_01' has 4 limbs \(b_Spine01_02, b_Tail01_012, b_LeftLeg01_015, b_RightLeg01_019\)"
+    reason = r"the spine \('b_Hip_01' → 'b_Spine02_03'\) is 68° from up \[0.0, 1.0, 0.0\].*not upright"
     with pytest.raises(SkeletonMismatchError, match=reason):
         find_humanoid(fox)
     with pytest.raises(SkeletonMismatchError, match="cannot propose a joint map.*" + reason):
@@ -298,7 +297,9 @@ def test_mannequin_maps_onto_itself_by_parts_and_names(mannequin: Skeleton) -> N
 
 
 def test_not_upright_when_up_is_wrong(mannequin: Skeleton) -> None:
-    with pytest.raises(SkeletonMismatchError, match=r"spine.*90° from up.*not upright"):
+    with pytest.raises(
+        SkeletonMismatchError, match=r"legs 'upper_leg_l' and 'upper_leg_r' do not reach below 'hips'.*not upright"
+    ):
         find_humanoid(mannequin, up=(0, 0, 1))
 
 
@@ -321,7 +322,12 @@ def test_unnamed_rig_without_toes_cannot_tell_left_from_right(mannequin: Skeleto
     ("joint_map", "options", "error", "message"),
     [
         ({}, {}, InvalidInputError, "non-empty mapping"),
-        ({"hips": "pelvis"}, {}, SkeletonMismatchError, r"do not exist: source \[\], target \['pelvis'\]"),
+        (
+            {"hips": "pelvis"},
+            {},
+            SkeletonMismatchError,
+            "joint_map names joints that do not exist: target joints 'pelvis'$",
+        ),
         ({"hips": "hips", "spine": "hips"}, {}, SkeletonMismatchError, "sends both 'hips' and 'spine'"),
         (
             {"hips": "upper_leg_l", "upper_leg_l": "hips"},
