@@ -125,11 +125,15 @@ def _normalised(name: str) -> str:
 def _humanoids(
     source: Skeleton, target: Skeleton, source_up: FloatArray, target_up: FloatArray
 ) -> tuple[Humanoid, Humanoid] | SkeletonMismatchError:
-    """Both skeletons' body parts, or the error saying why one of them is not a humanoid."""
+    """Both skeletons' body parts, or an error saying which one is not a humanoid and why."""
     try:
-        return find_humanoid(source, source_up), find_humanoid(target, target_up)
+        source_body = find_humanoid(source, source_up)
     except SkeletonMismatchError as exc:
-        return exc
+        return SkeletonMismatchError(f"the source is {exc}")
+    try:
+        return source_body, find_humanoid(target, target_up)
+    except SkeletonMismatchError as exc:
+        return SkeletonMismatchError(f"the target is {exc}")
 
 
 def propose_joint_map(
@@ -178,8 +182,7 @@ def propose_joint_map(
         if 2 * len(names) >= min(source.num_joints, target.num_joints):
             return {source.names[s]: target.names[t] for s, t in names.items()}
         raise SkeletonMismatchError(
-            f"cannot propose a joint map from {source} to {target}: {found}. Give {map_name} by hand to map only "
-            "what corresponds"
+            f"cannot propose a joint map: {found}. Give {map_name} by hand to map only what corresponds"
         ) from None
     src, tgt = found
     pairs = {src.roles[r]: tgt.roles[r] for r in ROLES if r in src.roles and r in tgt.roles}
