@@ -35,9 +35,10 @@ pose. Skeletons whose rest shapes agree get ``A_t = identity``.
 
 Ground contact (``ground_feet=True``, humanoids): legs of other proportions put the feet at other
 heights than the scaled source's, so each frame the root is moved along up by the amount that puts
-the target's supporting foot (feet and toes, weighted towards the source's lowest by a soft
-minimum) at the scaled source height. Limb directions are unchanged; a foot on the ground in the
-source is on the ground in the target.
+the target's supporting foot at the scaled source height. Per leg the lower of ankle and toes
+counts; between the legs a soft minimum of the source heights weighs the lower leg (so the lift
+moves smoothly when the support changes legs, and in double support the legs share the mismatch).
+Limb directions are unchanged; a foot on the ground in the source is on the ground in the target.
 
 The rotation composition assumes uniform joint scales (rest scales are copied to the output).
 
@@ -338,6 +339,7 @@ class RetargetPlan:
     _source_up: FloatArray
     _target_up: FloatArray
     _ground_softness: float
+    _foot_legs: IntArray
 
 
 def _unknown(names: Sequence[str], wanted: Sequence[str]) -> list[str]:
@@ -489,13 +491,13 @@ def plan_retarget(
         levels.append((free, target.parents[free], joints[inside], slot[joints[inside]]))
     parent = int(target.parents[t_root])
     root_parent_inverse = affine_inverse(tgt_model[parent]) if parent >= 0 else np.eye(4)
-    feet: list[tuple[int, int]] = []
+    feet: list[tuple[int, int, int]] = []  # (source joint, target joint, leg)
     if ground_feet and bodies is not None:
-        mapped = set(pairs.values())
+        moving = set(pairs.values()) | _below(target, set(pairs.values()))
         feet = [
-            (bodies[0].roles[r], bodies[1].roles[r])
+            (bodies[0].roles[r], bodies[1].roles[r], "lr".index(r[-1]))
             for r in GROUND_ROLES
-            if r in bodies[0].roles and r in bodies[1].roles and bodies[1].roles[r] in mapped | _below(target, mapped)
+            if r in bodies[0].roles and r in bodies[1].roles and bodies[1].roles[r] in moving
         ]
     softness = GROUND_SOFTNESS * (_leg_length(bodies[1], tgt_pos, target_up) if bodies is not None else 1.0)
     return RetargetPlan(
@@ -510,6 +512,7 @@ def plan_retarget(
         target_root=t_root,
         source_feet=np.array([f[0] for f in feet], dtype=np.intp),
         target_feet=np.array([f[1] for f in feet], dtype=np.intp),
+        _foot_legs=np.array([f[2] for f in feet], dtype=np.intp),
         _right=right,
         _mapped_parents=target.parents[t_idx],
         _levels=tuple(levels),
@@ -634,14 +637,18 @@ def retarget_pose(plan: RetargetPlan, source_pose: Pose) -> Pose:
 def _ground_lift(plan: RetargetPlan, source_feet: FloatArray, pose: Pose) -> FloatArray:
     """``(...)`` distance along up that puts the target's supporting foot at the scaled source height.
 
-    The supporting foot is chosen by a soft minimum of the source's foot heights (width
-    :data:`GROUND_SOFTNESS` × the target's leg length), so the lift is continuous when the support
-    changes feet.
+    Per leg the joint lowest in the source counts (ankle or toes); the legs are weighted by a soft
+    minimum of those source heights (width :data:`GROUND_SOFTNESS` × the target's leg length), so
+    the lift is continuous when the support changes legs.
     """
     wanted = plan.root_scale * (source_feet @ plan._source_up)  # (..., F)
     have = model_from_pose(plan.target, pose)[..., :3, 3][..., plan.target_feet, :] @ plan._target_up
-    weights = np.exp(-(wanted - wanted.min(axis=-1, keepdims=True)) / plan._ground_softness)
-    return np.sum(weights * (wanted - have), axis=-1) / np.sum(weights, axis=-1)
+    legs = [np.nonzero(plan._foot_legs == leg)[0] for leg in np.unique(plan._foot_legs)]
+    lowest = [members[np.argmin(wanted[..., members], axis=-1)] for members in legs]  # (..., ) per leg
+    leg_wanted = np.stack([np.take_along_axis(wanted, k[..., None], -1)[..., 0] for k in lowest], axis=-1)
+    leg_have = np.stack([np.take_along_axis(have, k[..., None], -1)[..., 0] for k in lowest], axis=-1)
+    weights = np.exp(-(leg_wanted - leg_wanted.min(axis=-1, keepdims=True)) / plan._ground_softness)
+    return np.sum(weights * (leg_wanted - leg_have), axis=-1) / np.sum(weights, axis=-1)
 
 
 def retarget_clip(plan: RetargetPlan, clip: Clip, times: Any | None = None, *, name: str | None = None) -> Clip:

@@ -426,3 +426,23 @@ def test_unnamed_rig_without_toes_cannot_tell_left_from_right() -> None:
 def test_bad_up(up) -> None:
     with pytest.raises(InvalidInputError, match="up"):
         find_humanoid(build_skeleton(), up)
+
+
+FULL_RIGS = [r.name for r in all_rigs() if "clavicle_l" in r.expected]
+
+
+@given(structure=st.sampled_from(FULL_RIGS), names=st.sampled_from(FULL_RIGS), seed=st.integers(0, 2**32 - 1))
+def test_one_schemes_names_on_another_schemes_skeleton(structure: str, names: str, seed: int) -> None:
+    """Renamed joints: the body parts of one rig named as another scheme names them are found by those names.
+
+    Joints that are no body part get meaningless names (end joints keep their ``_End``), so the
+    names alone must carry the answer (the joints are also listed in a random depth-first order).
+    """
+    shape, scheme = rig(structure), rig(names)
+    index = {shape.skeleton.index(joint): role for role, joint in shape.expected.items()}
+    renamed = [
+        scheme.expected[index[j]] if j in index else f"x{j:03d}" + ("_End" if name.endswith("_End") else "")
+        for j, name in enumerate(shape.skeleton.names)
+    ]
+    skeleton = rebuilt(shape.skeleton, shuffled_order(shape.skeleton, np.random.default_rng(seed)), renamed)
+    assert found_names(find_humanoid(skeleton, shape.up), skeleton) == {r: scheme.expected[r] for r in shape.expected}
