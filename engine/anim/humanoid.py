@@ -486,7 +486,7 @@ def _named_parts(tree: _Tree, path: Sequence[int], parts: Sequence[str]) -> dict
     """Parts of ``path`` by name: the most parts, in chain order, thigh and shin (upper arm and forearm) included."""
     essential = {"upper_arm", "lower_arm"} if parts == ARM_PARTS else {"upper_leg", "lower_leg"}
     candidates = [(k, tree.parsed[j].parts) for k, j in enumerate(path) if set(tree.parsed[j].parts) & set(parts)]
-    candidates = candidates[:12]
+    candidates = candidates[:8]  # at most 3⁸ choices; real chains name four to six joints
     best: tuple[tuple[int, int, int], dict[str, int]] | None = None
     for choice in itertools.product(*[(None, *options) for _, options in candidates]):
         picked = [(k, part, options.index(part)) for (k, options), part in zip(candidates, choice, strict=True) if part]
