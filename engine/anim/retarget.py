@@ -4,14 +4,16 @@ Three steps, split as ozz splits offline from runtime work:
 
 1. **Map joints.** A ``joint_map`` ``{source name: target name}`` says which target joint follows
    which source joint. :func:`propose_joint_map` proposes one (an ordinary dict the user may edit)
-   by finding the humanoid body parts of both skeletons from their hierarchy and rest pose, then
-   adding joints whose normalised names are equal. A skeleton that is not an upright biped (the
-   Fox: four legs and a tail) raises :class:`~engine.errors.SkeletonMismatchError` saying what was
-   found, rather than proposing a map that would mangle the pose.
+   by finding the humanoid body parts of both skeletons with :func:`engine.anim.humanoid.find_humanoid`
+   (names of the common schemes, else hierarchy and rest pose), then adding joints whose
+   normalised names are equal; :func:`explain_joint_map` says which body part each pair is and why.
+   A skeleton that is not an upright biped (the Fox: four legs and a tail) raises
+   :class:`~engine.errors.SkeletonMismatchError` saying what was found, rather than proposing a
+   map that would mangle the pose.
 2. **Plan** (:func:`plan_retarget`, once per skeleton pair): validate the map (names exist, one
    target per source, ancestors map to ancestors), then precompute everything the per-frame
    step needs: the rotation taking source model axes to target model axes, the root scale
-   (leg-length ratio) and per joint a constant quaternion.
+   (leg-length ratio), per joint a constant quaternion, and the feet used for ground contact.
 3. **Transfer** (:func:`retarget_pose` per batch of frames or characters, :func:`retarget_clip`
    for a whole clip). Each mapped target joint receives the source joint's rotation **change from
    its rest pose, in model space**:
@@ -30,6 +32,13 @@ Rest-pose correction (``align_bones=True``): when the two rest poses differ (a T
 skeleton, an A-pose character), each mapped joint with exactly one mapped child is first turned,
 along the shortest arc, so that its bone points where the source bone points in the source's rest
 pose. Skeletons whose rest shapes agree get ``A_t = identity``.
+
+Ground contact (``ground_feet=True``, humanoids): legs of other proportions put the feet at other
+heights than the scaled source's, so each frame the root is moved along up by the amount that puts
+the target's supporting foot at the scaled source height. Per leg the lower of ankle and toes
+counts; between the legs a soft minimum of the source heights weighs the lower leg (so the lift
+moves smoothly when the support changes legs, and in double support the legs share the mismatch).
+Limb directions are unchanged; a foot on the ground in the source is on the ground in the target.
 
 The rotation composition assumes uniform joint scales (rest scales are copied to the output).
 
@@ -51,6 +60,7 @@ array([0., 2., 0.])
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -59,14 +69,16 @@ from typing import Any
 import numpy as np
 
 from engine.anim.clip import Channel, Clip
+from engine.anim.humanoid import ROLES, UP, Humanoid, find_humanoid, unit_vector
 from engine.anim.local_to_model import local_to_model, model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, IntArray, as_array, trusted
-from engine.math.mat import affine_inverse, transform_points
-from engine.math.quat import (
+from engine.math import (
+    affine_inverse,
+    angle_between,
+    any_perpendicular,
     check_unit,
     quat_conjugate,
     quat_from_axis_angle,
@@ -74,51 +86,25 @@ from engine.math.quat import (
     quat_identity,
     quat_multiply,
     quat_rotate,
+    transform_points,
+    trusted,
     unflip,
+    vec_cross,
 )
-from engine.math.vec import any_perpendicular, vec_cross, vec_normalize
+from engine.math._checks import FloatArray, IntArray, as_array
 
-UP = (0.0, 1.0, 0.0)
-
-#: Body parts :func:`find_humanoid` looks for (``_l``/``_r``: the character's own left/right).
-ROLES = (
-    "hips",
-    "chest",
-    "neck",
-    "head",
-    *(f"{part}_{side}" for side in "lr" for part in ("clavicle", "upper_arm", "lower_arm", "hand")),
-    *(f"{part}_{side}" for side in "lr" for part in ("upper_leg", "lower_leg", "foot", "toes")),
-)
-
-#: Largest angle between the hips→chest direction and up (or hips→foot and down) of a humanoid.
-UPRIGHT_DEGREES = 45.0
+#: Roles whose joints touch the ground (``ground_feet``).
+GROUND_ROLES = ("foot_l", "foot_r", "toes_l", "toes_r")
+#: Width of the soft minimum choosing the supporting foot, as a fraction of the target's leg length.
+GROUND_SOFTNESS = 0.02
 
 
-@dataclass(frozen=True)
-class Humanoid:
-    """Body parts found in a skeleton by :func:`find_humanoid`.
-
-    Attributes
-    ----------
-    roles
-        Role name (from :data:`ROLES`) → joint index; roles a skeleton lacks (a clavicle, toes,
-        a neck) are absent.
-    spine
-        Joints strictly between the hips and the chest, bottom-up.
-    spine_heights
-        For each of ``spine``, its height between hips (0) and chest (1) along up.
-    """
-
-    roles: dict[str, int]
-    spine: tuple[int, ...]
-    spine_heights: tuple[float, ...]
-
-
-def _unit(vector: Any, name: str) -> FloatArray:
-    v = as_array(vector, name, (3,))
-    if v.shape != (3,):
-        raise InvalidInputError(f"{name} must be one 3-vector, got shape {v.shape}")
-    return vec_normalize(v, name)
+def _arc(u: FloatArray, v: FloatArray) -> FloatArray:
+    """Shortest-arc unit quaternion turning direction ``u`` onto ``v`` (both ``(3,)``, non-zero)."""
+    axis = vec_cross(u, v)
+    if np.linalg.norm(axis) <= 1e-12 * np.linalg.norm(u) * np.linalg.norm(v):
+        axis = any_perpendicular(u)  # parallel (angle 0: any axis) or opposite (a half turn about a perpendicular)
+    return quat_from_axis_angle(axis / np.linalg.norm(axis), angle_between(u, v))
 
 
 def _rest_model(skeleton: Skeleton) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -133,210 +119,50 @@ def _rotations_of(model: FloatArray) -> FloatArray:
     return quat_from_matrix(basis / np.linalg.norm(basis, axis=-2, keepdims=True))
 
 
-def _arc(u: FloatArray, v: FloatArray) -> FloatArray:
-    """Shortest-arc unit quaternions turning directions ``u`` onto ``v`` (both ``(..., 3)``, non-zero)."""
-    u = u / np.linalg.norm(u, axis=-1, keepdims=True)
-    v = v / np.linalg.norm(v, axis=-1, keepdims=True)
-    q = np.concatenate((vec_cross(u, v), 1.0 + np.sum(u * v, axis=-1, keepdims=True)), axis=-1)
-    opposite = q[..., 3] < 1e-12
-    if np.any(opposite):  # half turn: any axis perpendicular to u
-        q[opposite] = np.concatenate((any_perpendicular(u[opposite]), np.zeros((int(opposite.sum()), 1))), axis=-1)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
-
-
-def _children(skeleton: Skeleton) -> list[list[int]]:
-    children: list[list[int]] = [[] for _ in range(skeleton.num_joints)]
-    for j, parent in enumerate(skeleton.parents):
-        if parent >= 0:
-            children[int(parent)].append(j)
-    return children
-
-
-def _subtree_sizes(skeleton: Skeleton) -> IntArray:
-    sizes = np.ones(skeleton.num_joints, dtype=np.intp)
-    for j in range(skeleton.num_joints - 1, 0, -1):  # build time: children after parents
-        if skeleton.parents[j] >= 0:
-            sizes[skeleton.parents[j]] += sizes[j]
-    return sizes
-
-
-def _main_path(start: int, children: list[list[int]], sizes: IntArray) -> list[int]:
-    """``start`` and then, repeatedly, the child with the largest subtree, down to a leaf."""
-    path = [start]
-    while children[path[-1]]:
-        path.append(max(children[path[-1]], key=lambda c: sizes[c]))
-    return path
-
-
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
-def name_side(name: str) -> str | None:
-    """``"l"`` or ``"r"`` when a word of ``name`` marks a side, else ``None``.
-
-    Words are split at case changes, digits and punctuation, so ``lThigh``, ``LeftUpLeg``,
-    ``upper_arm_l``, ``Bip01 L Foot`` and ``thigh.L`` are all left.
-    """
-    words = {w.lower() for w in _WORDS.findall(name)}
-    left, right = bool(words & {"l", "left"}), bool(words & {"r", "right"})
-    return "l" if left and not right else "r" if right and not left else None
-
-
-def _limb_roles(path: list[int], positions: FloatArray, arm: bool) -> dict[str, int]:
-    """Upper, lower and end joints of a limb: the two consecutive longest segments of its path."""
-    lengths = np.linalg.norm(np.diff(positions[path], axis=0), axis=-1)
-    i = int(np.argmax(lengths[:-1] + lengths[1:]))
-    if arm:
-        roles = {"upper_arm": path[i], "lower_arm": path[i + 1], "hand": path[i + 2]}
-        if i >= 1:
-            roles["clavicle"] = path[i - 1]
-        return roles
-    roles = {"upper_leg": path[i], "lower_leg": path[i + 1], "foot": path[i + 2]}
-    if i + 3 < len(path):
-        roles["toes"] = path[i + 3]
-    return roles
-
-
-def find_humanoid(skeleton: Skeleton, up: Any = UP) -> Humanoid:
-    """Find the hips, spine, chest, neck, head, arms and legs of a biped from its rest pose.
-
-    The hips are the first joint where three limbs (children with two or more joints) meet: the
-    spine (the largest) and two legs; the chest is the first joint along the spine with three or
-    more children: the neck (pointing most along ``up``) and the two longest other branches, the
-    arms. Along each limb path the two longest consecutive bones are upper arm and forearm (thigh
-    and shin). Left and right come from the names (``l``/``left``/``r``/``right`` words) or, for
-    unnamed rigs, from the feet: toes point forward and the left is ``up × forward``.
-
-    Parameters
-    ----------
-    skeleton
-        Any skeleton; its rest pose is read.
-    up
-        ``(3,)`` the up axis of the skeleton's model space (``+Y`` per docs/conventions.md; a
-        glTF skeleton below a Z-up correction node has ``+Z``).
-
-    Raises
-    ------
-    SkeletonMismatchError
-        If the skeleton is not an upright biped, naming what was found (for example the Fox's hips
-        with four limbs: spine, tail and two legs).
-    """
-    up = _unit(up, "up")
-    _, _, positions = _rest_model(skeleton)
-    names = skeleton.names
-    children = _children(skeleton)
-    sizes = _subtree_sizes(skeleton)
-
-    def limbs(j: int) -> list[int]:
-        return [c for c in children[j] if sizes[c] >= 2]
-
-    def fail(problem: str) -> SkeletonMismatchError:
-        return SkeletonMismatchError(f"not a humanoid skeleton ({skeleton.num_joints} joints): {problem}")
-
-    hips = next((j for j in range(skeleton.num_joints) if len(limbs(j)) >= 3), None)
-    if hips is None:
-        raise fail("no joint where a spine and two legs meet (no joint has three limbs of two or more joints)")
-    if len(limbs(hips)) != 3:
-        found = ", ".join(names[c] for c in limbs(hips))
-        raise fail(
-            f"joint {names[hips]!r} has {len(limbs(hips))} limbs ({found}); a biped's hips have 3: a spine and two legs"
-        )
-    spine_root, *legs = sorted(limbs(hips), key=lambda c: -sizes[c])
-    spine_path = _main_path(spine_root, children, sizes)
-    chest = next((j for j in spine_path if len(children[j]) >= 3), None)
-    if chest is None:
-        raise fail(f"no chest: no joint along the spine from {names[spine_root]!r} branches into a neck and two arms")
-
-    def angle(a: FloatArray, b: FloatArray) -> float:
-        return float(np.degrees(np.arccos(np.clip(a @ b / np.linalg.norm(a) / np.linalg.norm(b), -1.0, 1.0))))
-
-    leg_paths = [_main_path(leg, children, sizes) for leg in legs]
-    lean = angle(positions[chest] - positions[hips], up)
-    if lean > UPRIGHT_DEGREES:
-        raise fail(
-            f"the spine ({names[hips]!r} → {names[chest]!r}) is {lean:.0f}° from up {up.round(3).tolist()}, more "
-            f"than {UPRIGHT_DEGREES:.0f}°: not upright (is `up` the skeleton's model-space up axis?)"
-        )
-    for path in leg_paths:
-        if len(path) < 3:
-            raise fail(
-                f"the leg starting at {names[path[0]]!r} has {len(path)} joints; a leg needs 3 (hip, knee, ankle)"
-            )
-        tilt = angle(positions[path[-1]] - positions[hips], -up)
-        if tilt > UPRIGHT_DEGREES:
-            raise fail(f"the leg ending at {names[path[-1]]!r} is {tilt:.0f}° from down: not a standing leg")
-
-    branches = children[chest]
-    tips = [positions[_main_path(c, children, sizes)[-1]] - positions[chest] for c in branches]
-    neck_branch = branches[int(np.argmax([t @ up / (np.linalg.norm(t) + 1e-300) for t in tips]))]
-    arm_branches = sorted(
-        (c for c in branches if c != neck_branch), key=lambda c: -len(_main_path(c, children, sizes))
-    )[:2]
-    arm_paths = [_main_path(c, children, sizes) for c in arm_branches]
-    if len(arm_paths) < 2 or min(len(p) for p in arm_paths) < 3:
-        raise fail(f"the chest {names[chest]!r} has no two arms of 3 or more joints (shoulder, elbow, wrist)")
-
-    legs_roles = [_limb_roles(p, positions, arm=False) for p in leg_paths]
-    arms_roles = [_limb_roles(p, positions, arm=True) for p in arm_paths]
-    left_leg = _left_index(skeleton, leg_paths, positions, hips, up, legs_roles)
-    left_arm = _left_index(skeleton, arm_paths, positions, hips, up, legs_roles)
-
-    roles = {"hips": hips, "chest": chest}
-    neck_path = _main_path(neck_branch, children, sizes)
-    if len(neck_path) >= 2:
-        roles["neck"], roles["head"] = neck_path[0], neck_path[1]
-    else:
-        roles["head"] = neck_path[0]
-    for limbs_found, left in ((legs_roles, left_leg), (arms_roles, left_arm)):
-        for k, limb in enumerate(limbs_found):
-            side = "l" if k == left else "r"
-            roles.update({f"{part}_{side}": j for part, j in limb.items()})
-    spine = tuple(spine_path[: spine_path.index(chest)])
-    span = (positions[chest] - positions[hips]) @ up
-    heights = tuple(float((positions[j] - positions[hips]) @ up / span) for j in spine)
-    return Humanoid(roles, spine, heights)
-
-
-def _left_index(
-    skeleton: Skeleton,
-    paths: list[list[int]],
-    positions: FloatArray,
-    hips: int,
-    up: FloatArray,
-    legs_roles: list[dict[str, int]],
-) -> int:
-    """Which of two limbs is the left one: by name, else by geometry (toes point forward)."""
-    sides = [next((s for s in map(name_side, (skeleton.names[j] for j in path)) if s), None) for path in paths]
-    if sorted(s or "" for s in sides) == ["l", "r"]:
-        return sides.index("l")
-    if not all("toes" in leg for leg in legs_roles):
-        raise SkeletonMismatchError(
-            f"cannot tell left from right in this {skeleton.num_joints}-joint skeleton: the limbs starting at "
-            f"{[skeleton.names[p[0]] for p in paths]} carry no side in their names and the feet have no toes to "
-            "show which way the character faces; pass joint_map by hand"
-        )
-    toes = np.array([positions[leg["toes"]] - positions[leg["foot"]] for leg in legs_roles])
-    forward = np.sum(toes - np.outer(toes @ up, up), axis=0)
-    left_axis = vec_cross(up, forward)
-    return int(np.argmax([(positions[path].mean(axis=0) - positions[hips]) @ left_axis for path in paths]))
-
-
 def _normalised(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", name.lower())
 
 
+def _humanoids(
+    source: Skeleton, target: Skeleton, source_up: FloatArray, target_up: FloatArray
+) -> tuple[Humanoid, Humanoid] | SkeletonMismatchError:
+    """Both skeletons' body parts, or an error saying which one is not a humanoid and why."""
+    try:
+        source_body = find_humanoid(source, source_up)
+    except SkeletonMismatchError as exc:
+        return SkeletonMismatchError(f"the source is {exc}")
+    try:
+        return source_body, find_humanoid(target, target_up)
+    except SkeletonMismatchError as exc:
+        return SkeletonMismatchError(f"the target is {exc}")
+
+
 def propose_joint_map(
-    source: Skeleton, target: Skeleton, *, source_up: Any = UP, target_up: Any = UP
+    source: Skeleton,
+    target: Skeleton,
+    *,
+    source_up: Any = UP,
+    target_up: Any = UP,
+    map_name: str = "joint_map",
 ) -> dict[str, str]:
     """Propose ``{source joint name: target joint name}`` for :func:`plan_retarget`.
 
-    Both skeletons are searched for humanoid body parts (:func:`find_humanoid`); parts found in
-    both are paired (hips, chest, neck, head, clavicles, arms, legs, toes) and the joints between
-    hips and chest are paired by their relative height. Joints whose names are equal after
-    lower-casing and dropping non-alphanumerics are added when that keeps ancestors mapping to
-    ancestors (fingers of two rigs of one family, a copy of a rig). If either skeleton is not a
-    humanoid, a map by equal names is returned when it covers at least half of the smaller
-    skeleton; otherwise the error says why.
+    Both skeletons are searched for humanoid body parts
+    (:func:`~engine.anim.humanoid.find_humanoid`); parts found in both are paired (hips, chest,
+    neck, head, clavicles, arms, legs, toes) and the joints between hips and chest are paired by
+    their relative height. Joints whose names are equal after lower-casing and dropping
+    non-alphanumerics are added when that keeps ancestors mapping to ancestors (fingers of two rigs
+    of one family, a copy of a rig). If either skeleton is not a humanoid, a map by equal names is
+    returned when it covers at least half of the smaller skeleton; otherwise the error says why.
+
+    Parameters
+    ----------
+    source, target
+        The skeletons.
+    source_up, target_up
+        ``(3,)`` up axis of each model space.
+    map_name
+        What errors call a hand-written map (``ossa retarget`` says ``--map``).
 
     Raises
     ------
@@ -352,15 +178,12 @@ def propose_joint_map(
     ('upper_leg_l', 25)
     """
     names = _name_pairs(source, target)
-    source_up, target_up = _unit(source_up, "source_up"), _unit(target_up, "target_up")
-    try:
-        found = find_humanoid(source, source_up), find_humanoid(target, target_up)
-    except SkeletonMismatchError as exc:
+    found = _humanoids(source, target, unit_vector(source_up, "source_up"), unit_vector(target_up, "target_up"))
+    if isinstance(found, SkeletonMismatchError):
         if 2 * len(names) >= min(source.num_joints, target.num_joints):
             return {source.names[s]: target.names[t] for s, t in names.items()}
         raise SkeletonMismatchError(
-            f"cannot propose a joint map from {source} to {target}: {exc}. Pass joint_map by hand to map only "
-            "what corresponds"
+            f"cannot propose a joint map: {found}. Give {map_name} by hand to map only what corresponds"
         ) from None
     src, tgt = found
     pairs = {src.roles[r]: tgt.roles[r] for r in ROLES if r in src.roles and r in tgt.roles}
@@ -371,6 +194,52 @@ def propose_joint_map(
             if _hierarchy_problem(source, target, trial) is None:
                 pairs = trial
     return {source.names[s]: target.names[t] for s, t in sorted(pairs.items())}
+
+
+def explain_joint_map(
+    source: Skeleton,
+    target: Skeleton,
+    joint_map: Mapping[str, str],
+    *,
+    source_up: Any = UP,
+    target_up: Any = UP,
+) -> str:
+    """A readable report of ``joint_map``: for each pair, the body part and why each side's joint is it.
+
+    One line per pair, in the source's joint order: ``source → target``, then the role both joints
+    play (``upper_arm_l``) with the reason each detection gave (a name, a geometric rule, the
+    hierarchy), ``spine`` for the joints between hips and chest, or ``same name``. Body parts
+    found in both skeletons but left out of the map are listed at the end; a skeleton that is not
+    a humanoid is said so.
+    """
+    found = _humanoids(source, target, unit_vector(source_up, "source_up"), unit_vector(target_up, "target_up"))
+    if isinstance(found, SkeletonMismatchError):
+        return f"{len(joint_map)} joints mapped by name ({found})"
+    src, tgt = found
+    role_of_source = {j: r for r, j in src.roles.items()}
+    role_of_target = {j: r for r, j in tgt.roles.items()}
+    width = max((len(s) + len(t) for s, t in joint_map.items()), default=0) + 3
+    lines = []
+    for s_name, t_name in sorted(joint_map.items(), key=lambda item: source.index(item[0])):
+        s, t = source.index(s_name), target.index(t_name)
+        role_s, role_t = role_of_source.get(s), role_of_target.get(t)
+        if role_s is not None and role_s == role_t:
+            why = f"{role_s}: source {src.reasons[role_s]}; target {tgt.reasons[role_t]}"
+        elif s in src.spine and t in tgt.spine:
+            why = (
+                f"spine, at {src.spine_heights[src.spine.index(s)]:.2f} and "
+                f"{tgt.spine_heights[tgt.spine.index(t)]:.2f} of the way from hips to chest"
+            )
+        elif _normalised(s_name) == _normalised(t_name):
+            why = "same name"
+        else:
+            why = "as given"
+        lines.append(f"{s_name + ' → ' + t_name:<{width}}  {why}")
+    unmapped = [r for r in ROLES if r in src.roles and r in tgt.roles and source.names[src.roles[r]] not in joint_map]
+    if unmapped:
+        lines.append(f"found in both but not mapped: {', '.join(unmapped)}")
+    lines += [f"source note: {n}" for n in src.notes] + [f"target note: {n}" for n in tgt.notes]
+    return "\n".join(lines)
 
 
 def _name_pairs(source: Skeleton, target: Skeleton) -> dict[int, int]:
@@ -447,6 +316,9 @@ class RetargetPlan:
         Factor applied to the root's model-space position (target leg length / source leg length).
     source_root, target_root
         The mapped pair above all others (the hips, usually): it carries the translation.
+    source_feet, target_feet
+        ``(F,)`` the joints kept in ground contact (feet and toes of both skeletons, same roles);
+        empty when ``ground_feet`` is off or a skeleton is not a humanoid.
     """
 
     source: Skeleton
@@ -458,28 +330,61 @@ class RetargetPlan:
     root_scale: float
     source_root: int
     target_root: int
+    source_feet: IntArray
+    target_feet: IntArray
     _right: FloatArray
     _mapped_parents: IntArray
     _levels: tuple[tuple[IntArray, IntArray, IntArray, IntArray], ...]
     _root_parent_inverse: FloatArray
+    _source_up: FloatArray
+    _target_up: FloatArray
+    _ground_softness: float
+    _foot_legs: IntArray
 
 
-def _resolve(source: Skeleton, target: Skeleton, joint_map: Mapping[str, str]) -> dict[int, int]:
+def _unknown(names: Sequence[str], wanted: Sequence[str]) -> list[str]:
+    """Descriptions of the ``wanted`` names missing from ``names``, with the nearest existing names as hints.
+
+    Repeated node names are made unique by the glTF reader as ``Torso#10`` (name, ``#``, node index);
+    a map naming ``Torso`` is told which of those exist.
+    """
+    out = []
+    for name in wanted:
+        repeats = [n for n in names if n.split("#", 1)[0] == name and n != name]
+        if repeats:
+            out.append(
+                f"{name!r} (several joints share that name and are called {repeats} here: the glTF reader adds "
+                "'#' and the node index to repeats)"
+            )
+            continue
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+        out.append(f"{name!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
+    return out
+
+
+def _resolve(source: Skeleton, target: Skeleton, joint_map: Mapping[str, str], map_name: str) -> dict[int, int]:
     if not isinstance(joint_map, Mapping) or not joint_map:
-        raise InvalidInputError(f"joint_map must be a non-empty mapping of source to target names, got {joint_map!r}")
-    unknown_s = sorted(set(joint_map) - set(source.names))
-    unknown_t = sorted(set(joint_map.values()) - set(target.names))
+        raise InvalidInputError(
+            f"{map_name} must be a non-empty mapping of source to target joint names, got {joint_map!r}"
+        )
+    unknown_s = _unknown(source.names, [s for s in joint_map if s not in source.names])
+    unknown_t = _unknown(target.names, [t for t in joint_map.values() if t not in target.names])
     if unknown_s or unknown_t:
-        raise SkeletonMismatchError(f"joint_map names joints that do not exist: source {unknown_s}, target {unknown_t}")
+        parts = [
+            f"{side} joints {', '.join(names)}"
+            for side, names in (("source", unknown_s), ("target", unknown_t))
+            if names
+        ]
+        raise SkeletonMismatchError(f"{map_name} names joints that do not exist: {'; '.join(parts)}")
     seen: dict[str, str] = {}
     for s, t in joint_map.items():
         if t in seen:
-            raise SkeletonMismatchError(f"joint_map sends both {seen[t]!r} and {s!r} to target joint {t!r}")
+            raise SkeletonMismatchError(f"{map_name} sends both {seen[t]!r} and {s!r} to target joint {t!r}")
         seen[t] = s
     pairs = {source.index(s): target.index(t) for s, t in joint_map.items()}
     problem = _hierarchy_problem(source, target, pairs)
     if problem is not None:
-        raise SkeletonMismatchError(f"joint_map breaks the hierarchy: {problem}")
+        raise SkeletonMismatchError(f"{map_name} breaks the hierarchy: {problem}")
     return pairs
 
 
@@ -506,6 +411,8 @@ def plan_retarget(
     alignment: Any | None = None,
     root_scale: float | None = None,
     align_bones: bool = True,
+    ground_feet: bool = True,
+    map_name: str = "joint_map",
 ) -> RetargetPlan:
     """Validate ``joint_map`` and precompute the transfer from ``source`` to ``target``.
 
@@ -524,23 +431,29 @@ def plan_retarget(
         character facing +X receives a +Z-facing take facing +X).
     root_scale
         Factor on the root's model-space position. By default the leg-length ratio, target over
-        source: for humanoids (:func:`find_humanoid`) the rest height of the hips above the lowest
-        leg joint, otherwise the rest height of the root pair above the lowest mapped joint.
+        source: for humanoids the rest height of the hips above the lowest leg joint, otherwise the
+        rest height of the root pair above the lowest mapped joint.
     align_bones
         Turn the target's rest bones onto the source's rest bone directions first (see the module
         docstring); ``False`` transfers the changes onto the target's own rest pose unchanged.
+    ground_feet
+        Keep the supporting foot at the scaled source height each frame (module docstring), when
+        both skeletons are humanoids and the target's feet are mapped.
+    map_name
+        What error messages call ``joint_map`` (``ossa retarget`` says ``--map FILE``).
 
     Raises
     ------
     SkeletonMismatchError
-        Unknown names, two source joints on one target joint, a map that breaks the hierarchy, or
-        several unrelated top pairs.
+        Unknown names (with the nearest existing names, and the ``#`` names the glTF reader gives
+        repeated node names), two source joints on one target joint, a map that breaks the
+        hierarchy, or several unrelated top pairs.
     InvalidInputError
         An empty map, a zero up vector, a non-unit ``alignment``, a non-positive ``root_scale``, or
         no mapped joint below the root to measure the leg length from.
     """
-    pairs = _resolve(source, target, joint_map)
-    source_up, target_up = _unit(source_up, "source_up"), _unit(target_up, "target_up")
+    pairs = _resolve(source, target, joint_map, map_name)
+    source_up, target_up = unit_vector(source_up, "source_up"), unit_vector(target_up, "target_up")
     _, src_rot, src_pos = _rest_model(source)
     tgt_model, tgt_rot, tgt_pos = _rest_model(target)
     order = sorted(pairs, key=lambda s: pairs[s])
@@ -550,7 +463,7 @@ def plan_retarget(
     tops = [s for s in order if src_above[s] < 0]
     if len(tops) != 1:
         raise SkeletonMismatchError(
-            f"joint_map must have one pair above all others (the hips) to carry the translation, got "
+            f"{map_name} must have one pair above all others (the hips) to carry the translation, got "
             f"{len(tops)}: {[source.names[s] for s in tops]}"
         )
     s_root, t_root = tops[0], pairs[tops[0]]
@@ -560,8 +473,10 @@ def plan_retarget(
         c = check_unit(alignment, "alignment")
         if c.shape != (4,):
             raise InvalidInputError(f"alignment must be one quaternion (4,), got shape {c.shape}")
+    found = _humanoids(source, target, source_up, target_up)
+    bodies = None if isinstance(found, SkeletonMismatchError) else found
     if root_scale is None:
-        root_scale = _leg_ratio(source, target, pairs, s_root, (src_pos, tgt_pos), (source_up, target_up))
+        root_scale = _leg_ratio(source, pairs, s_root, (src_pos, tgt_pos), (source_up, target_up), bodies)
     if not (np.isfinite(root_scale) and root_scale > 0):
         raise InvalidInputError(f"root_scale must be a positive number, got {root_scale}")
     bones = _bone_alignment(source, pairs, s_idx, t_idx, src_pos, tgt_pos, c) if align_bones else None
@@ -576,6 +491,15 @@ def plan_retarget(
         levels.append((free, target.parents[free], joints[inside], slot[joints[inside]]))
     parent = int(target.parents[t_root])
     root_parent_inverse = affine_inverse(tgt_model[parent]) if parent >= 0 else np.eye(4)
+    feet: list[tuple[int, int, int]] = []  # (source joint, target joint, leg)
+    if ground_feet and bodies is not None:
+        moving = set(pairs.values()) | _below(target, set(pairs.values()))
+        feet = [
+            (bodies[0].roles[r], bodies[1].roles[r], "lr".index(r[-1]))
+            for r in GROUND_ROLES
+            if r in bodies[0].roles and r in bodies[1].roles and bodies[1].roles[r] in moving
+        ]
+    softness = GROUND_SOFTNESS * (_leg_length(bodies[1], tgt_pos, target_up) if bodies is not None else 1.0)
     return RetargetPlan(
         source=source,
         target=target,
@@ -586,39 +510,48 @@ def plan_retarget(
         root_scale=float(root_scale),
         source_root=s_root,
         target_root=t_root,
+        source_feet=np.array([f[0] for f in feet], dtype=np.intp),
+        target_feet=np.array([f[1] for f in feet], dtype=np.intp),
+        _foot_legs=np.array([f[2] for f in feet], dtype=np.intp),
         _right=right,
         _mapped_parents=target.parents[t_idx],
         _levels=tuple(levels),
         _root_parent_inverse=root_parent_inverse,
+        _source_up=source_up,
+        _target_up=target_up,
+        _ground_softness=softness,
     )
 
 
-def _leg_length(skeleton: Skeleton, positions: FloatArray, up: FloatArray) -> float | None:
-    """Height of a humanoid's hips above the lowest joint of its legs in the rest pose (``None``: no humanoid)."""
-    try:
-        roles = find_humanoid(skeleton, up).roles
-    except SkeletonMismatchError:
-        return None
-    legs = [j for role, j in roles.items() if role.endswith(("leg_l", "leg_r", "foot_l", "foot_r", "toes_l", "toes_r"))]
-    return float(positions[roles["hips"]] @ up - np.min(positions[legs] @ up))
+def _below(skeleton: Skeleton, joints: set[int]) -> set[int]:
+    """Joints with an ancestor in ``joints`` (they move with it)."""
+    inside = np.zeros(skeleton.num_joints, dtype=bool)
+    for j, parent in enumerate(skeleton.parents):  # parents precede children
+        inside[j] = parent >= 0 and (inside[parent] or int(parent) in joints)
+    return set(np.nonzero(inside)[0].tolist())
+
+
+def _leg_length(body: Humanoid, positions: FloatArray, up: FloatArray) -> float:
+    """Height of a humanoid's hips above the lowest joint of its legs in the rest pose."""
+    legs = [j for role, j in body.roles.items() if role.startswith(("upper_leg", "lower_leg", "foot", "toes"))]
+    return float(positions[body.roles["hips"]] @ up - np.min(positions[legs] @ up))
 
 
 def _leg_ratio(
     source: Skeleton,
-    target: Skeleton,
     pairs: dict[int, int],
     s_root: int,
     positions: tuple[FloatArray, FloatArray],
     ups: tuple[FloatArray, FloatArray],
+    bodies: tuple[Humanoid, Humanoid] | None,
 ) -> float:
     """Target over source leg length.
 
     Humanoid hips heights when both are humanoids, else the mapped root's height above the lowest
     mapped joint.
     """
-    lengths = _leg_length(source, positions[0], ups[0]), _leg_length(target, positions[1], ups[1])
-    if lengths[0] is not None and lengths[1] is not None:
-        return lengths[1] / lengths[0]
+    if bodies is not None:
+        return _leg_length(bodies[1], positions[1], ups[1]) / _leg_length(bodies[0], positions[0], ups[0])
     mapped = np.array(list(pairs))
     depth = (positions[0][s_root] - positions[0][mapped]) @ ups[0]
     k = int(np.argmax(depth))
@@ -662,7 +595,8 @@ def retarget_pose(plan: RetargetPlan, source_pose: Pose) -> Pose:
 
     Any leading batch shape (frames, characters, both). Mapped target joints take the source's
     model-space rotation change from rest (see the module docstring); the root pair's model-space
-    position is ``root_scale · C · p_source``; other joints keep their rest local transform.
+    position is ``root_scale · C · p_source``, moved along up to keep the feet on the ground when
+    the plan has feet; other joints keep their rest local transform.
 
     Raises
     ------
@@ -691,7 +625,30 @@ def retarget_pose(plan: RetargetPlan, source_pose: Pose) -> Pose:
         root = plan.root_scale * quat_rotate(plan.alignment, model[..., plan.source_root, :3, 3])
         translations[..., plan.target_root, :] = transform_points(plan._root_parent_inverse, root)
         scales = np.broadcast_to(target.rest_scales, (*batch, target.num_joints, 3)).copy()
-        return Pose(translations, rotations, scales)
+        pose = Pose(translations, rotations, scales)
+        if plan.target_feet.size:
+            lift = _ground_lift(plan, model[..., :3, 3][..., plan.source_feet, :], pose)
+            pose.translations[..., plan.target_root, :] += lift[..., None] * (
+                plan._root_parent_inverse[:3, :3] @ plan._target_up
+            )
+        return pose
+
+
+def _ground_lift(plan: RetargetPlan, source_feet: FloatArray, pose: Pose) -> FloatArray:
+    """``(...)`` distance along up that puts the target's supporting foot at the scaled source height.
+
+    Per leg the joint lowest in the source counts (ankle or toes); the legs are weighted by a soft
+    minimum of those source heights (width :data:`GROUND_SOFTNESS` × the target's leg length), so
+    the lift is continuous when the support changes legs.
+    """
+    wanted = plan.root_scale * (source_feet @ plan._source_up)  # (..., F)
+    have = model_from_pose(plan.target, pose)[..., :3, 3][..., plan.target_feet, :] @ plan._target_up
+    legs = [np.nonzero(plan._foot_legs == leg)[0] for leg in np.unique(plan._foot_legs)]
+    lowest = [members[np.argmin(wanted[..., members], axis=-1)] for members in legs]  # (..., ) per leg
+    leg_wanted = np.stack([np.take_along_axis(wanted, k[..., None], -1)[..., 0] for k in lowest], axis=-1)
+    leg_have = np.stack([np.take_along_axis(have, k[..., None], -1)[..., 0] for k in lowest], axis=-1)
+    weights = np.exp(-(leg_wanted - leg_wanted.min(axis=-1, keepdims=True)) / plan._ground_softness)
+    return np.sum(weights * (leg_wanted - leg_have), axis=-1) / np.sum(weights, axis=-1)
 
 
 def retarget_clip(plan: RetargetPlan, clip: Clip, times: Any | None = None, *, name: str | None = None) -> Clip:

@@ -15,9 +15,15 @@ What this reader decides (see ``docs/conventions.md`` for the target conventions
   exporters that write six channels on every joint write the offset back, which this keeps).
 - Rest pose: offsets with identity rotations; inverse bind matrices are the inverse rest
   model matrices. Joints are in file order, which is depth-first (parents before children).
-- Units and axes: every length is multiplied by ``scale`` (default 0.01: centimetres to
-  metres) and the whole motion is expressed in Ossa axes through ``axes`` (see
-  :func:`parse_bvh`).
+- Units and axes: every length is multiplied by ``scale``, metres per file unit, and the whole
+  motion is expressed in Ossa axes through ``axes`` (see :func:`parse_bvh`). BVH has no unit
+  field, so by default the unit is **detected** from the skeleton's height (:func:`detect_unit`):
+  the rest pose of a standing human spans about :data:`STANDING_HEIGHT` metres of joints (a
+  1.5–2 m person; crown and soles lie outside the joints), and the unit among :data:`UNITS` that
+  comes closest is chosen: centimetres for most files, CMU's ``inches / 0.45`` (about 0.0564 m)
+  for the CMU database's BVH conversions, inches, millimetres, feet or metres for others. A
+  choice other than centimetres warns (:class:`~engine.errors.OssaWarning`) naming the unit and
+  the height it gives; a skeleton that is not a humanoid is read in centimetres.
 - Keys: frame ``k`` is at ``k · frame_time`` seconds; the clip's duration is
   ``(frames − 1) · frame_time``. Rotation keys are sign-unflipped along time so that linear
   interpolation between neighbouring frames takes the short way.
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -36,8 +43,9 @@ from typing import Any, NoReturn
 import numpy as np
 
 from engine.anim.clip import Channel, Clip
+from engine.anim.humanoid import find_humanoid
 from engine.anim.skeleton import Skeleton
-from engine.errors import AssetError, InvalidInputError
+from engine.errors import AssetError, InvalidInputError, OssaWarning, SkeletonMismatchError
 from engine.math._checks import FloatArray, trusted
 from engine.math.quat import quat_conjugate, quat_from_euler, quat_from_matrix, quat_multiply, unflip
 
@@ -58,6 +66,23 @@ _CHANNELS = {
 }
 #: Deepest joint nesting read (the root is depth 0); the parser recurses once per level.
 MAX_JOINT_DEPTH = 512
+#: Length units BVH files are written in: name → metres per file unit. CMU's database measures in
+#: inches divided by its ASF files' ``length 0.45``: 0.0254 / 0.45 ≈ 0.0564 m.
+UNITS: dict[str, float] = {
+    "millimetres": 0.001,
+    "centimetres": 0.01,
+    "inches": 0.0254,
+    "CMU units (inches / 0.45)": 0.0254 / 0.45,
+    "feet": 0.3048,
+    "metres": 1.0,
+}
+#: The unit read when the skeleton's height cannot tell (not a humanoid).
+DEFAULT_UNIT = "centimetres"
+#: Rest-pose joint span of a standing adult along up, metres (a 1.5–2 m person), aimed at by
+#: :func:`detect_unit`.
+STANDING_HEIGHT = 1.6
+#: Heights (metres) of a detected figure that are believable for a person; outside, the warning says so.
+PLAUSIBLE_HEIGHTS = (1.0, 2.5)
 
 _FRAMES = re.compile(r"^\s*frames\s*:\s*(\S*)\s*$", re.IGNORECASE)
 _FRAME_TIME = re.compile(r"^\s*frame\s+time\s*:\s*(\S*)\s*$", re.IGNORECASE)
@@ -86,6 +111,11 @@ class BvhAnimation:
     motion
         The ``MOTION`` numbers as written, ``(F, N)`` for ``F`` frames and ``N`` channels in file
         units and degrees; read-only.
+    scale
+        Metres per file unit used for every length.
+    unit
+        How ``scale`` was chosen, e.g. ``"centimetres (detected: the figure stands 1.53 m)"`` or
+        ``"× 0.5 (given)"``.
     """
 
     skeleton: Skeleton
@@ -93,6 +123,8 @@ class BvhAnimation:
     frame_time: float
     channel_names: tuple[tuple[str, ...], ...]
     motion: FloatArray
+    scale: float = 0.01
+    unit: str = DEFAULT_UNIT
 
     @property
     def num_frames(self) -> int:
@@ -117,6 +149,7 @@ class _Joint:
     offset: tuple[float, float, float]
     channels: tuple[str, ...]
     line: int
+    end_site: bool = False
 
 
 class _Tokens:
@@ -172,9 +205,7 @@ class _Tokens:
         return value
 
 
-def _parse_joint(
-    tokens: _Tokens, name: str, line: int, parent: int, joints: list[_Joint], end_sites: bool, depth: int = 0
-) -> None:
+def _parse_joint(tokens: _Tokens, name: str, line: int, parent: int, joints: list[_Joint], depth: int = 0) -> None:
     """Parse ``{ OFFSET … CHANNELS … children }`` of the joint called ``name`` (declared on ``line``)."""
     tokens.expect("{")
     tokens.expect("OFFSET")
@@ -211,7 +242,7 @@ def _parse_joint(
             child = " ".join(tokens.rest_of_line("a joint name"))
             if depth >= MAX_JOINT_DEPTH:
                 raise tokens.error(f"joints nested more than {MAX_JOINT_DEPTH} levels deep", word_line)
-            _parse_joint(tokens, child, word_line, index, joints, end_sites, depth + 1)
+            _parse_joint(tokens, child, word_line, index, joints, depth + 1)
         elif low == "end":
             site = tokens.next("'Site'")
             if site.lower() != "site":
@@ -220,15 +251,15 @@ def _parse_joint(
             tokens.expect("OFFSET")
             tip = (tokens.number("OFFSET x"), tokens.number("OFFSET y"), tokens.number("OFFSET z"))
             tokens.expect("}")
-            if end_sites:
-                joints.append(_Joint(f"{name}_End", index, tip, (), word_line))
+            joints.append(_Joint(f"{name}_End", index, tip, (), word_line, end_site=True))
         elif low == "root":
             raise tokens.error("a second ROOT inside a joint: BVH files hold one tree", word_line)
         else:
             raise tokens.error(f"expected JOINT, End Site or '}}' in joint {name!r}, got {word!r}", word_line)
 
 
-def _parse_hierarchy(text: str, file: str | None, end_sites: bool) -> list[_Joint]:
+def _parse_hierarchy(text: str, file: str | None) -> list[_Joint]:
+    """Every joint and End Site (flagged ``end_site``) in file order."""
     tokens = _Tokens(text, 1, file)
     if tokens.peek() is None:
         raise AssetError("the file is empty: expected HIERARCHY", file=file, where="line 1")
@@ -237,7 +268,7 @@ def _parse_hierarchy(text: str, file: str | None, end_sites: bool) -> list[_Join
     tokens.expect("ROOT")
     joints: list[_Joint] = []
     root = " ".join(tokens.rest_of_line("the root joint's name"))
-    _parse_joint(tokens, root, root_line, -1, joints, end_sites)
+    _parse_joint(tokens, root, root_line, -1, joints)
     if tokens.peek() is not None:
         line = tokens.line
         word = tokens.next("")
@@ -246,14 +277,29 @@ def _parse_hierarchy(text: str, file: str | None, end_sites: bool) -> list[_Join
                 f"a second ROOT: this reader takes one skeleton per file (first ROOT at line {root_line})", line
             )
         raise tokens.error(f"unexpected {word!r} after the hierarchy (expected MOTION)", line)
+    return joints
+
+
+def _kept(joints: list[_Joint], end_sites: bool, file: str | None) -> list[_Joint]:
+    """``joints`` without End Sites unless ``end_sites``, parents renumbered; names must be unique."""
+    keep = [j for j in joints if end_sites or not j.end_site]
+    new_index = {id(j): k for k, j in enumerate(keep)}
+    out = [
+        _Joint(
+            j.name, -1 if j.parent < 0 else new_index[id(joints[j.parent])], j.offset, j.channels, j.line, j.end_site
+        )
+        for j in keep
+    ]
     seen: dict[str, int] = {}
-    for joint in joints:
+    for joint in out:
         if joint.name in seen:
-            raise tokens.error(
-                f"joint name {joint.name!r} is used twice (first at line {seen[joint.name]})", joint.line
+            raise AssetError(
+                f"joint name {joint.name!r} is used twice (first at line {seen[joint.name]})",
+                file=file,
+                where=f"line {joint.line}",
             )
         seen[joint.name] = joint.line
-    return joints
+    return out
 
 
 def _numbers(body: str, num_channels: int) -> FloatArray | None:
@@ -291,6 +337,16 @@ def _parse_motion(text: str, first_line: int, num_channels: int, file: str | Non
         raise AssetError(f"Frame Time must be a positive number of seconds, got {frame_time}", file=file, where=where)
     body = head[2] if len(head) > 2 else ""
     motion = _numbers(body, num_channels)
+    if motion is not None and motion.shape[0] > frames and motion.shape[1:] == (num_channels,):
+        # Some exporters write one frame line more than 'Frames:' says; readers that trust the
+        # count (three.js's BVHLoader, Blender's importer) play the stated frames: so do we.
+        warnings.warn(
+            f"{file or 'BVH'}: 'Frames: {frames}' (line {first_line}) is followed by {motion.shape[0]} frame "
+            f"lines; reading the first {frames}",
+            OssaWarning,
+            stacklevel=4,
+        )
+        motion = motion[:frames].copy()
     if motion is None or motion.shape != (frames, num_channels) or not np.isfinite(motion).all():
         _raise_motion_error(body, first_line, frames, num_channels, file)
     motion.flags.writeable = False
@@ -352,11 +408,65 @@ def _euler_groups(joints: list[_Joint], columns: list[dict[str, int]]) -> dict[s
     return groups
 
 
+def detect_unit(skeleton: Skeleton, up: Any = (0.0, 1.0, 0.0)) -> tuple[str, float, float] | None:
+    """The length unit that makes ``skeleton`` (in file units) a standing human, or ``None``.
+
+    Returns ``(unit name, metres per file unit, rest height in metres)``: the unit of
+    :data:`UNITS` whose reading of the rest pose's joint span along ``up`` is closest (by ratio)
+    to :data:`STANDING_HEIGHT`. ``None`` when the skeleton is not a humanoid
+    (:func:`~engine.anim.humanoid.find_humanoid`), whose height says nothing about its unit.
+
+    Examples
+    --------
+    >>> from engine.procedural.mannequin import build_skeleton
+    >>> mannequin = build_skeleton()  # metres: 1.47 m of joints
+    >>> detect_unit(mannequin)[:2]
+    ('metres', 1.0)
+    """
+    try:
+        find_humanoid(skeleton, up)
+    except SkeletonMismatchError:
+        return None
+    heights = _rest_positions(skeleton) @ np.asarray(up, dtype=np.float64)
+    span = float(np.ptp(heights))
+    if span <= 0.0:
+        return None
+    name = min(UNITS, key=lambda u: abs(np.log(span * UNITS[u] / STANDING_HEIGHT)))
+    return name, UNITS[name], span * UNITS[name]
+
+
+def _rest_positions(skeleton: Skeleton) -> FloatArray:
+    positions = np.zeros((skeleton.num_joints, 3))
+    for j, parent in enumerate(skeleton.parents):  # parents precede children; rest rotations are identity
+        positions[j] = skeleton.rest_translations[j] + (positions[parent] if parent >= 0 else 0.0)
+    return positions
+
+
+def _choose_scale(joints: list[_Joint], conversion: FloatArray, file: str | None) -> tuple[float, str]:
+    """``(scale, how it was chosen)`` for a file read without a scale (see :func:`detect_unit`)."""
+    offsets = np.array([j.offset for j in joints], dtype=np.float64).reshape(-1, 3)
+    found = detect_unit(_build_skeleton(joints, offsets, 1.0, conversion))
+    if found is None:
+        return UNITS[DEFAULT_UNIT], f"{DEFAULT_UNIT} (assumed: not a humanoid, so its height tells no unit)"
+    name, scale, height = found
+    how = f"{name} (detected: the figure's joints span {height:.2f} m)"
+    low, high = PLAUSIBLE_HEIGHTS
+    if name != DEFAULT_UNIT or not low <= height <= high:
+        doubt = "" if low <= height <= high else f"; no unit gives a {low:g}–{high:g} m figure"
+        warnings.warn(
+            f"{file or 'BVH'}: lengths read as {name} (× {scale:.6g} m): the figure's joints then span {height:.2f} "
+            f"m{doubt}; pass scale (ossa: --scale) if that is wrong",
+            OssaWarning,
+            stacklevel=4,
+        )
+    return scale, how
+
+
 def parse_bvh(
     text: str,
     *,
     file: str | None = None,
-    scale: float = 0.01,
+    scale: float | None = None,
     axes: str | Any = "y_up",
     end_sites: bool = True,
     name: str = "bvh",
@@ -371,15 +481,17 @@ def parse_bvh(
     file
         The file name, used in error messages only.
     scale
-        Multiplies every length (offsets and position channels); 0.01 turns centimetres into
-        metres, 1.0 keeps file units.
+        Metres per file unit: multiplies every length (offsets and position channels); 0.01 for
+        centimetres, 1.0 keeps file units. ``None`` detects the unit from the skeleton's height
+        (:func:`detect_unit`, warning unless it is centimetres).
     axes
         ``"y_up"`` (the file already is right-handed with +Y up, as most BVH files are),
         ``"z_up"`` (+Z up, −Y forward), or a 3×3 orthogonal matrix ``M`` with ``v_ossa = M @
         v_file``. Rotations are conjugated by it, so a handedness flip (``det M = −1``) works too.
     end_sites
         Keep each ``End Site`` as a leaf joint named ``<parent>_End`` (no channels): it carries
-        the tip of the chain (top of the head, toes, finger tips).
+        the tip of the chain (top of the head, toes, finger tips). The unit is detected with them
+        either way.
     name
         The clip's name.
 
@@ -394,11 +506,12 @@ def parse_bvh(
     InvalidInputError
         For a non-positive ``scale`` or an ``axes`` that is neither a known name nor orthogonal.
     """
-    if not (np.isfinite(scale) and scale > 0):
+    if scale is not None and not (np.isfinite(scale) and scale > 0):
         raise InvalidInputError(f"scale must be a positive finite number, got {scale}")
     conversion = _axes_matrix(axes)
     match = _MOTION.search(text)
-    joints = _parse_hierarchy(text if match is None else text[: match.start()], file, end_sites)
+    every_joint = _parse_hierarchy(text if match is None else text[: match.start()], file)
+    joints = _kept(every_joint, end_sites, file)
     if match is None:
         raise AssetError(
             "no MOTION section: the file ends after the hierarchy",
@@ -415,13 +528,17 @@ def parse_bvh(
     newline = text.find("\n", match.end())
     rest = text[newline + 1 :] if newline >= 0 else ""
     motion, frame_time = _parse_motion(rest, motion_line + 1, next_column, file)
+    if scale is None:
+        scale, unit = _choose_scale(every_joint, conversion, file)
+    else:
+        unit = f"× {scale:g} (given)"
     skeleton = _build_skeleton(joints, offsets, scale, conversion)
     clip = _build_clip(joints, columns, offsets, motion, frame_time, scale, conversion, name)
-    return BvhAnimation(skeleton, clip, frame_time, tuple(j.channels for j in joints), motion)
+    return BvhAnimation(skeleton, clip, frame_time, tuple(j.channels for j in joints), motion, scale, unit)
 
 
 def load_bvh(
-    path: str | Path, *, scale: float = 0.01, axes: str | Any = "y_up", end_sites: bool = True
+    path: str | Path, *, scale: float | None = None, axes: str | Any = "y_up", end_sites: bool = True
 ) -> BvhAnimation:
     r"""Read the BVH file at ``path`` (see :func:`parse_bvh` for the options and errors).
 
@@ -438,8 +555,8 @@ def load_bvh(
     >>> anim = load_bvh(bvh)
     >>> anim.skeleton.names, anim.clip.duration
     (('hips', 'arm', 'arm_End'), 0.5)
-    >>> anim.skeleton.rest_translations[1]  # 10 cm → 0.1 m
-    array([0.1, 0. , 0. ])
+    >>> anim.skeleton.rest_translations[1], anim.unit  # 10 cm → 0.1 m: a two-bone arm is no humanoid
+    (array([0.1, 0. , 0. ]), 'centimetres (assumed: not a humanoid, so its height tells no unit)')
     """
     path = Path(path)
     try:

@@ -1,7 +1,8 @@
-"""``ossa inspect MODEL`` and ``ossa evaluate MODEL --clip N --times t1,t2,…``.
+"""What ``ossa inspect MODEL`` and ``ossa evaluate MODEL --clip N --times t1,t2,…`` compute for glTF files.
 
-``inspect`` prints a readable summary of a glTF file as Ossa reads it. ``evaluate`` samples one
-clip at the given times (used as given: no looping) and writes JSON::
+``inspect`` prints a readable summary of a glTF file as Ossa reads it (:func:`summarize`).
+``evaluate`` samples one clip at the given times (used as given: no looping) into JSON
+(:func:`evaluate`); the command line itself is :mod:`engine.cli`::
 
     {
       "times": [t0, t1, ...],
@@ -24,12 +25,7 @@ for rigid meshes.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-import warnings
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,52 +33,8 @@ import numpy as np
 from engine.anim.clip import Clip
 from engine.anim.scene import instance_vertices
 from engine.anim.skinning import joint_matrices
-from engine.errors import InvalidInputError
-from engine.io.build import GltfAsset, load_gltf
+from engine.io.build import GltfAsset
 from engine.math._checks import FloatArray
-
-
-def register(subparsers: Any) -> None:
-    """Add the ``inspect`` and ``evaluate`` subcommands."""
-    inspect = subparsers.add_parser(
-        "inspect", help="summarise a glTF/GLB file: scenes, nodes, skins, meshes, clips, warnings"
-    )
-    inspect.add_argument("model", type=Path, help="a .gltf or .glb file")
-    inspect.set_defaults(handler=run_inspect)
-    evaluate = subparsers.add_parser(
-        "evaluate", help="world matrices, joint matrices and skinned positions of a clip at given times (JSON)"
-    )
-    evaluate.add_argument("model", type=Path, help="a .gltf or .glb file")
-    evaluate.add_argument(
-        "--clip", default=None, help="clip index or name (default: 0; the rest pose for a file without clips)"
-    )
-    evaluate.add_argument(
-        "--times",
-        type=parse_times,
-        required=True,
-        help="comma-separated seconds, e.g. 0,0.5,1 (write --times=-1,0 when the first is negative)",
-    )
-    evaluate.add_argument("--out", type=Path, default=None, help="write the JSON here instead of standard output")
-    evaluate.set_defaults(handler=run_evaluate)
-
-
-def parse_times(text: str) -> FloatArray:
-    """``"0, 0.5,1"`` → ``array([0. , 0.5, 1. ])``; raises for empty, non-numeric or non-finite items."""
-    try:
-        times = np.array([float(item) for item in text.split(",")])
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated seconds, got {text!r}") from None
-    if not np.isfinite(times).all():
-        raise argparse.ArgumentTypeError(f"times must be finite, got {text!r}")
-    return times
-
-
-def _load(path: Path, *, textures: bool) -> GltfAsset:
-    """Load ``path``; warnings are collected in the asset instead of being printed."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return load_gltf(path, textures=textures)
-
 
 # --------------------------------------------------------------------------------------------
 # inspect
@@ -151,16 +103,6 @@ def summarize(asset: GltfAsset) -> str:
     return "\n".join(lines)
 
 
-def run_inspect(args: argparse.Namespace) -> int:
-    """Handler of ``ossa inspect``."""
-    if args.model.suffix.lower() == ".bvh":
-        from engine.io.mocap_commands import run_inspect_bvh  # noqa: PLC0415 (mocap_commands imports this module)
-
-        return run_inspect_bvh(args)
-    print(summarize(_load(args.model, textures=True)))
-    return 0
-
-
 # --------------------------------------------------------------------------------------------
 # evaluate
 
@@ -169,17 +111,6 @@ def _column_major(matrices: FloatArray) -> list[Any]:
     """``(..., 4, 4)`` → nested lists ending in 16 floats, column-major (glTF's order)."""
     flat = np.swapaxes(matrices, -1, -2).reshape(*matrices.shape[:-2], 16)
     return list(flat.tolist())
-
-
-def _pick_clip(asset: GltfAsset, clip: str | None) -> Clip | None:
-    if clip is None:
-        return asset.clips[0] if asset.clips else None
-    if clip.lstrip("-").isdigit():
-        index = int(clip)
-        if not 0 <= index < len(asset.clips):
-            raise InvalidInputError(f"--clip {index} is out of range: the file has {len(asset.clips)} clip(s)")
-        return asset.clips[index]
-    return asset.clips[asset.clip_index(clip)]
 
 
 def evaluate(asset: GltfAsset, clip: Clip | None, times: FloatArray) -> dict[str, Any]:
@@ -227,28 +158,3 @@ def evaluate(asset: GltfAsset, clip: Clip | None, times: FloatArray) -> dict[str
                 }
             )
     return {"times": times.tolist(), "nodes": nodes, "skins": skins, "meshes": meshes}
-
-
-def run_evaluate(args: argparse.Namespace) -> int:
-    """Handler of ``ossa evaluate``."""
-    if args.model.suffix.lower() == ".bvh":
-        from engine.io.mocap_commands import run_evaluate_bvh  # noqa: PLC0415 (mocap_commands imports this module)
-
-        return run_evaluate_bvh(args)
-    asset = _load(args.model, textures=False)
-    for warning in asset.warnings:
-        print(f"ossa evaluate: warning: {warning}", file=sys.stderr)
-    return write_json(evaluate(asset, _pick_clip(asset, args.clip), args.times), args.out)
-
-
-def write_json(document: dict[str, Any], out: Path | None) -> int:
-    """Print ``document`` as JSON, or write it to ``out``; the exit status of ``ossa evaluate``."""
-    text = json.dumps(document)
-    if out is None:
-        print(text)
-        return 0
-    try:
-        out.write_text(text + "\n")
-    except OSError as exc:
-        raise InvalidInputError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
-    return 0

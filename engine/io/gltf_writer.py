@@ -1,13 +1,22 @@
-"""Write a skeleton, its clips and skinned meshes as a glTF 2.0 file (``.glb`` or ``.gltf``).
+"""Write glTF 2.0 files (``.glb`` or ``.gltf``): new ones, or an existing one with new animations.
 
-The layout is the plainest valid one: one node per joint (rest TRS), one skin, one node per
-mesh at the scene root (a skinned mesh's own transform is ignored by the spec), one animation
-per clip with a sampler per channel, and every array in one binary buffer, each accessor in
-its own 4-byte-aligned buffer view. Clip markers travel in ``animations[i].extras.markers``.
+:func:`save_gltf` writes a skeleton, its clips and skinned meshes in the plainest valid layout:
+one node per joint (rest TRS), one skin, one node per mesh at the scene root (a skinned mesh's own
+transform is ignored by the spec), one animation per clip with a sampler per channel, and every
+array in one binary buffer, each accessor in its own 4-byte-aligned buffer view.
+
+:func:`save_gltf_with_clips` copies a whole glTF document (every node, mesh, skin, material,
+texture, sampler, camera, extension and extra as it is) and replaces its animations with new
+clips whose channels target the file's nodes: what ``ossa retarget`` writes. Its buffers become
+one (the GLB's BIN chunk, or one ``.bin`` beside a ``.gltf``) and external or ``data:`` images are
+embedded as buffer views, so the result is self-contained.
+
+Clip markers travel in ``animations[i].extras.markers``.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,7 +26,8 @@ import pygltflib
 from engine.anim.clip import Clip
 from engine.anim.mesh import MeshData
 from engine.anim.skeleton import Skeleton
-from engine.errors import InvalidInputError
+from engine.errors import AssetError, InvalidInputError
+from engine.io.gltf import GltfDocument
 
 _ARRAY_BUFFER = 34962
 _ELEMENT_ARRAY_BUFFER = 34963
@@ -37,15 +47,25 @@ class _BufferBuilder:
         self.gltf = gltf
         self.blob = bytearray()
 
+    def append(self, data: bytes) -> int:
+        """Append raw ``data`` (padded to 4 bytes) and return the byte offset it starts at."""
+        offset = len(self.blob)
+        self.blob += data
+        self.blob += b"\0" * (-len(self.blob) % 4)
+        return offset
+
+    def view(self, data: bytes, target: int | None = None) -> int:
+        """Append ``data`` as a new buffer view and return its index."""
+        offset = self.append(data)
+        view = pygltflib.BufferView(buffer=0, byteOffset=offset, byteLength=len(data), target=target)
+        self.gltf.bufferViews.append(view)
+        return len(self.gltf.bufferViews) - 1
+
     def add(self, data: np.ndarray, *, target: int | None = None, min_max: bool = False) -> int:
         """Append ``data`` (rows = elements) as a new accessor and return its index."""
         data = np.ascontiguousarray(data)
         width = int(np.prod(data.shape[1:])) if data.ndim > 1 else 1
-        offset = len(self.blob)
-        self.blob += data.tobytes()
-        self.blob += b"\0" * (-len(self.blob) % 4)
-        view = pygltflib.BufferView(buffer=0, byteOffset=offset, byteLength=data.nbytes, target=target)
-        self.gltf.bufferViews.append(view)
+        self.view(data.tobytes(), target)
         flat = data.reshape(len(data), width)
         accessor = pygltflib.Accessor(
             bufferView=len(self.gltf.bufferViews) - 1,
@@ -100,11 +120,9 @@ def _add_mesh(gltf: pygltflib.GLTF2, buffers: _BufferBuilder, mesh: MeshData, nu
     return len(gltf.meshes) - 1
 
 
-def _add_clip(gltf: pygltflib.GLTF2, buffers: _BufferBuilder, clip: Clip, skeleton: Skeleton) -> None:
-    if clip.num_targets != skeleton.num_joints:
-        raise InvalidInputError(
-            f"clip {clip.name!r} targets {clip.num_targets} joints, the skeleton has {skeleton.num_joints}"
-        )
+def _add_clip(gltf: pygltflib.GLTF2, buffers: _BufferBuilder, clip: Clip, node_count: int, what: str) -> None:
+    if clip.num_targets != node_count:
+        raise InvalidInputError(f"clip {clip.name!r} targets {clip.num_targets} joints, the {what} has {node_count}")
     samplers, channels = [], []
     for channel in clip.channels:
         times = buffers.add(channel.times.astype(np.float32), min_max=True)
@@ -126,9 +144,7 @@ def save_gltf(
     ``.glb`` writes one binary file; ``.gltf`` writes JSON plus a ``.bin`` beside it. Returns the
     path written. Rotations are written as stored (unit quaternions, x y z w).
     """
-    path = Path(path)
-    if path.suffix.lower() not in {".glb", ".gltf"}:
-        raise InvalidInputError(f"path must end in .glb or .gltf, got {path.name!r}")
+    path = _checked_path(path)
     gltf = pygltflib.GLTF2(asset=pygltflib.Asset(version="2.0", generator="Ossa"))
     buffers = _BufferBuilder(gltf)
     children: list[list[int]] = [[] for _ in range(skeleton.num_joints)]
@@ -159,18 +175,84 @@ def save_gltf(
             )
             scene_nodes.append(len(gltf.nodes) - 1)
     for clip in clips:
-        _add_clip(gltf, buffers, clip, skeleton)
+        _add_clip(gltf, buffers, clip, skeleton.num_joints, "skeleton")
     gltf.scenes.append(pygltflib.Scene(nodes=scene_nodes))
     gltf.scene = 0
-    blob = bytes(buffers.blob)
-    gltf.buffers.append(pygltflib.Buffer(byteLength=len(blob)))
+    return _write(gltf, bytes(buffers.blob), path)
+
+
+def _checked_path(path: str | Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in {".glb", ".gltf"}:
+        raise InvalidInputError(f"path must end in .glb or .gltf, got {path.name!r}")
+    return path
+
+
+def _write(gltf: pygltflib.GLTF2, blob: bytes, path: Path) -> Path:
+    """Save ``gltf`` with ``blob`` as its one buffer: a GLB, or JSON and a ``.bin`` beside it."""
+    gltf.buffers = [pygltflib.Buffer(byteLength=len(blob))] if blob else []
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".glb":
         gltf.set_binary_blob(blob)
         gltf.save_binary(str(path))
     else:
-        bin_path = path.with_suffix(".bin")
-        bin_path.write_bytes(blob)
-        gltf.buffers[0].uri = bin_path.name
+        if blob:
+            bin_path = path.with_suffix(".bin")
+            bin_path.write_bytes(blob)
+            gltf.buffers[0].uri = bin_path.name
         gltf.save_json(str(path))
     return path
+
+
+#: Image formats recognised by their first bytes → MIME type (glTF core, KHR_texture_basisu, EXT_texture_webp).
+_IMAGE_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"\xabKTX 20\xbb", "image/ktx2"),
+)
+
+
+def _mime_type(data: bytes, given: str | None, where: str, file: str) -> str:
+    if given:
+        return given
+    for signature, mime in _IMAGE_SIGNATURES:
+        if data.startswith(signature):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    raise AssetError("cannot tell the image's format (not PNG, JPEG, KTX2 or WebP) to embed it", file=file, where=where)
+
+
+def save_gltf_with_clips(source: str | Path, path: str | Path, clips: Sequence[Clip]) -> Path:
+    """Write the glTF file ``source`` to ``path`` with its animations replaced by ``clips``.
+
+    Everything else of the document is kept as it is (module docstring). Each clip's channels
+    target glTF node indices of ``source`` (``clip.num_targets`` = its node count); markers go to
+    ``extras.markers``. The animations' old data stays in the buffer, unreferenced.
+
+    Raises
+    ------
+    AssetError
+        If ``source`` cannot be read (see :class:`~engine.io.gltf.GltfDocument`), or an image to
+        embed has an unknown format and no ``mimeType``.
+    InvalidInputError
+        If ``path`` does not end in ``.glb``/``.gltf`` or a clip does not target the file's nodes.
+    """
+    path = _checked_path(path)
+    doc = GltfDocument(source)
+    gltf = copy.deepcopy(doc.gltf)
+    buffers = _BufferBuilder(gltf)
+    starts = [buffers.append(doc.buffer(i)) for i in range(doc.count("buffers"))]
+    for view in gltf.bufferViews or []:
+        view.byteOffset = starts[view.buffer] + (view.byteOffset or 0)
+        view.buffer = 0
+    for i, image in enumerate(gltf.images or []):
+        if image.uri is not None:
+            data, _ = doc.image_bytes(i)
+            image.mimeType = _mime_type(data, image.mimeType, f"images[{i}]", doc.file)
+            image.bufferView = buffers.view(data)
+            image.uri = None
+    gltf.animations = []
+    for clip in clips:
+        _add_clip(gltf, buffers, clip, doc.count("nodes"), "file")
+    return _write(gltf, bytes(buffers.blob), path)

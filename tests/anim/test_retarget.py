@@ -10,9 +10,10 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from engine.anim import Pose, Skeleton, model_from_pose, sample
+from engine.anim.humanoid import find_humanoid, name_side
 from engine.anim.retarget import (
-    find_humanoid,
-    name_side,
+    GROUND_SOFTNESS,
+    explain_joint_map,
     plan_retarget,
     propose_joint_map,
     retarget_clip,
@@ -22,6 +23,7 @@ from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.io import load_character
 from engine.io.bvh import load_bvh
 from engine.procedural.mannequin import build_skeleton
+from tests.anim.rigs import rig as scheme_rig
 from tests.helpers import assert_quat_allclose
 
 FRAMES = np.array([0, 45, 130, 260, 333, 470, 591])
@@ -260,7 +262,7 @@ def test_cesium_man_parts_are_found_without_names(pirouette, source_pose: Pose, 
 @pytest.mark.assets
 def test_the_fox_is_refused_with_a_reason(pirouette, shared_assets: Path) -> None:
     fox = character(shared_assets / "fox" / "glTF-Binary" / "Fox.glb").skeleton
-    reason = r"'b_Hip_01' has 4 limbs \(b_Spine01_02, b_Tail01_012, b_LeftLeg01_015, b_RightLeg01_019\)"
+    reason = r"the spine \('b_Hip_01' → 'b_Spine02_03'\) is 68° from up \[0.0, 1.0, 0.0\].*not upright"
     with pytest.raises(SkeletonMismatchError, match=reason):
         find_humanoid(fox)
     with pytest.raises(SkeletonMismatchError, match="cannot propose a joint map.*" + reason):
@@ -298,7 +300,9 @@ def test_mannequin_maps_onto_itself_by_parts_and_names(mannequin: Skeleton) -> N
 
 
 def test_not_upright_when_up_is_wrong(mannequin: Skeleton) -> None:
-    with pytest.raises(SkeletonMismatchError, match=r"spine.*90° from up.*not upright"):
+    with pytest.raises(
+        SkeletonMismatchError, match=r"legs 'upper_leg_l' and 'upper_leg_r' do not reach below 'hips'.*not upright"
+    ):
         find_humanoid(mannequin, up=(0, 0, 1))
 
 
@@ -321,7 +325,12 @@ def test_unnamed_rig_without_toes_cannot_tell_left_from_right(mannequin: Skeleto
     ("joint_map", "options", "error", "message"),
     [
         ({}, {}, InvalidInputError, "non-empty mapping"),
-        ({"hips": "pelvis"}, {}, SkeletonMismatchError, r"do not exist: source \[\], target \['pelvis'\]"),
+        (
+            {"hips": "pelvis"},
+            {},
+            SkeletonMismatchError,
+            "joint_map names joints that do not exist: target joints 'pelvis'$",
+        ),
         ({"hips": "hips", "spine": "hips"}, {}, SkeletonMismatchError, "sends both 'hips' and 'spine'"),
         (
             {"hips": "upper_leg_l", "upper_leg_l": "hips"},
@@ -364,3 +373,93 @@ def test_identity_map_on_the_same_skeleton_is_the_identity(mannequin: Skeleton, 
     out = retarget_pose(plan, pose)
     assert_quat_allclose(out.rotations, pose.rotations, atol=1e-12)
     np.testing.assert_allclose(out.translations, pose.translations, atol=1e-12)
+
+
+# --- errors in the caller's words, '#' names, the report --------------------------------------------
+
+
+def test_errors_name_the_map_as_the_caller_calls_it(mannequin: Skeleton) -> None:
+    with pytest.raises(SkeletonMismatchError, match=r"^--map m\.json sends both 'hips' and 'spine' to target joint"):
+        plan_retarget(mannequin, mannequin, {"hips": "hips", "spine": "hips"}, map_name="--map m.json")
+    with pytest.raises(InvalidInputError, match=r"^--map m\.json must be a non-empty mapping"):
+        plan_retarget(mannequin, mannequin, {}, map_name="--map m.json")
+
+
+def test_repeated_names_are_hinted() -> None:
+    """The glTF reader names repeated nodes ``Torso#10``; a map naming ``Torso`` is told so."""
+    names = ["hips", "Torso#10", "Torso#12", "head"]
+    target = Skeleton(names, [-1, 0, 1, 2], [[0, 1, 0], [0, 0.2, 0], [0, 0.2, 0], [0, 0.2, 0]])
+    source = Skeleton(["hips", "spine", "chest", "head"], [-1, 0, 1, 2], target.rest_translations)
+    expected = (
+        r"joint_map names joints that do not exist: target joints 'Torso' \(several joints share that name and are "
+        r"called \['Torso#10', 'Torso#12'\] here: the glTF reader adds '#' and the node index to repeats\)$"
+    )
+    with pytest.raises(SkeletonMismatchError, match=expected):
+        plan_retarget(source, target, {"hips": "hips", "spine": "Torso"}, root_scale=1.0)
+    with pytest.raises(SkeletonMismatchError, match=r"source joints 'heda' \(did you mean 'head'\?\)$"):
+        plan_retarget(source, target, {"hips": "hips", "heda": "head"}, root_scale=1.0)
+
+
+@pytest.mark.assets
+def test_explain_joint_map_says_which_part_and_why(pirouette, mannequin: Skeleton) -> None:
+    joint_map = propose_joint_map(pirouette.skeleton, mannequin)
+    lines = explain_joint_map(pirouette.skeleton, mannequin, joint_map).splitlines()
+    line = next(line for line in lines if line.startswith("lShldr → upper_arm_l"))
+    assert "upper_arm_l: source name: 'lShldr' = upper arm; target name: 'upper_arm_l' = upper arm" in line
+    assert any(line.startswith("abdomen → ") and "of the way from hips to chest" in line for line in lines)
+    fewer = {s: t for s, t in joint_map.items() if not t.startswith("toes")}
+    assert "found in both but not mapped: toes_l, toes_r" in explain_joint_map(pirouette.skeleton, mannequin, fewer)
+    fox = Skeleton(["a", "b"], [-1, 0], [[0, 0, 0], [0, 1, 0]])
+    assert explain_joint_map(fox, fox, {"a": "a", "b": "b"}) == (
+        "2 joints mapped by name (the source is not a humanoid skeleton (2 joints): no joint where a spine and two "
+        "legs meet (no joint has three limbs of two or more joints))"
+    )
+
+
+# --- ground contact --------------------------------------------------------------------------------
+
+
+def target_leg(plan) -> float:
+    """Rest height of the target's hips above its lowest leg joint."""
+    rest = model_from_pose(plan.target, plan.target.rest_pose())[:, 1, 3]
+    return float(rest[plan.target.index("hips")] - rest.min())
+
+
+def test_grounding_puts_the_supporting_foot_at_the_scaled_source_height() -> None:
+    """Legs of other proportions (thighs 40 % shorter, shins 60 % longer), the source on one leg or on both."""
+    source = scheme_rig("vrm").skeleton  # Y up, facing +Z, left +X, identity rest rotations
+    count = 12
+    lift = np.linspace(0.0, 1.2, count)  # right thigh forward, knee bent twice as much, left leg bent a little
+    rotations = np.tile([0.0, 0.0, 0.0, 1.0], (count, source.num_joints, 1))
+    rotations[:, source.index("rightUpperLeg")] = Rotation.from_rotvec(np.outer(-lift, [1, 0, 0])).as_quat()
+    rotations[:, source.index("rightLowerLeg")] = Rotation.from_rotvec(np.outer(2 * lift, [1, 0, 0])).as_quat()
+    rotations[:, source.index("leftUpperLeg")] = Rotation.from_rotvec(np.outer(-0.3 * lift, [1, 0, 0])).as_quat()
+    rotations[:, source.index("leftLowerLeg")] = Rotation.from_rotvec(np.outer(0.6 * lift, [1, 0, 0])).as_quat()
+    translations = np.broadcast_to(source.rest_translations, (count, source.num_joints, 3)).copy()
+    pose = Pose(translations, rotations, np.ones_like(translations))
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}LowerLeg")] *= 0.6
+        offsets[source.index(f"{side}Foot")] *= 1.6
+    target = Skeleton(source.names, source.parents, offsets)
+    joint_map = {n: n for n in source.names}
+    grounded = plan_retarget(source, target, joint_map)
+    floating = plan_retarget(source, target, joint_map, ground_feet=False)
+    assert [target.names[j] for j in grounded.target_feet] == ["leftFoot", "rightFoot", "leftToes", "rightToes"]
+    assert floating.target_feet.size == 0
+    legs = np.array([[source.index(n) for n in (f"{side}Foot", f"{side}Toes")] for side in ("left", "right")])
+    source_heights = grounded.root_scale * model_from_pose(source, pose)[..., 1, 3]  # (T, J)
+    frames = np.arange(count)
+    per_leg = source_heights[:, legs]  # (T, leg, ankle/toes)
+    lower_leg = np.argmin(per_leg.min(axis=2), axis=1)
+    support = legs[lower_leg, np.argmin(per_leg[frames, lower_leg], axis=1)]  # the source's lowest joint
+    errors = {}
+    for name, plan in (("grounded", grounded), ("floating", floating)):
+        target_heights = model_from_pose(target, retarget_pose(plan, pose))[..., 1, 3]
+        errors[name] = np.abs(target_heights[frames, support] - source_heights[frames, support])
+    # one leg clearly lower (the other 8 softness widths higher, weight e⁻⁸): its lowest joint lands exactly
+    single = np.abs(np.diff(per_leg.min(axis=2), axis=1))[:, 0] > 8 * GROUND_SOFTNESS * target_leg(grounded)
+    assert single.sum() >= 4
+    assert errors["grounded"][single].max() < 1e-3 * errors["floating"][single].max()
+    # both feet down: the lift shares the legs' mismatch between them
+    assert errors["grounded"].max() < errors["floating"].max()

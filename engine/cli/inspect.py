@@ -1,0 +1,37 @@
+"""``ossa inspect MODEL``: a readable summary of a glTF/GLB file, or of a BVH take."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from pathlib import Path
+from typing import Any
+
+from engine.cli.options import add_scale, is_bvh, refuse_scale_for_gltf
+from engine.io.build import load_gltf
+from engine.io.bvh import load_bvh
+from engine.io.commands import summarize
+from engine.io.mocap_commands import summarize_bvh
+
+
+def add_parser(subcommands: Any) -> None:
+    """Add ``inspect``."""
+    parser = subcommands.add_parser(
+        "inspect", help="summarise a glTF/GLB file (scenes, nodes, skins, meshes, clips, warnings) or a BVH take"
+    )
+    parser.add_argument("model", type=Path, help="a .gltf, .glb or .bvh file")
+    add_scale(parser, "a .bvh MODEL")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the summary of ``args.model``."""
+    if is_bvh(args.model):
+        print(summarize_bvh(load_bvh(args.model, scale=args.scale), args.model))
+        return 0
+    refuse_scale_for_gltf(args, args.model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the summary lists the loader's warnings itself
+        asset = load_gltf(args.model, textures=True)
+    print(summarize(asset))
+    return 0
