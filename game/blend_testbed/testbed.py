@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import argparse
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import moderngl
@@ -66,6 +66,7 @@ import numpy as np
 import pygame
 
 from engine.anim import (
+    Clip,
     CompiledClip,
     Pose,
     Skeleton,
@@ -81,15 +82,14 @@ from engine.anim.rootmotion import remove_planar
 from engine.animator import Action, Animator
 from engine.camera import Camera, camera_axes, orbit_orientation
 from engine.errors import InvalidInputError
-from engine.io import Character, load_character
 from engine.math._checks import FloatArray
 from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
 from game import app
 from game.blend_testbed.methods import LABELS, METHODS, angular_errors, blend_three_ways, flip_layer
 from game.blend_testbed.report import Recorder, write_report
+from game.model import Model, body_weights
 from game.ui import ACCENT, Overlay
 
-DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "assets" / "mannequin.glb"
 WEIGHT_STEP = 0.1
 DURATION_STEP = 0.1
 DURATION_RANGE = (0.1, 5.0)
@@ -103,8 +103,9 @@ METHOD_COLORS = {"ours": (0.4, 0.9, 0.5, 1.0), "slerp": (0.4, 0.7, 1.0, 1.0), "n
 
 def build_parser() -> argparse.ArgumentParser:
     """The testbed's options: the common ones (game/app.py) plus model, layers and report."""
-    parser = app.common_parser("Ossa animation-blending testbed: weights, crossfades, sync, masks, additive layers.")
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="skinned glTF/GLB (default: the mannequin)")
+    parser = app.common_parser(
+        "game.blend_testbed", "Ossa animation-blending testbed: weights, crossfades, sync, masks, additive layers."
+    )
     parser.add_argument(
         "--additive", default=None, help="clip played as the additive layer (default: lean_look if present; 'none')"
     )
@@ -133,13 +134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def choose_clips(
-    character: Character, additive: str | None, sync: str | None
+    clips: Mapping[str, Clip], additive: str | None, sync: str | None
 ) -> tuple[list[str], str | None, list[str]]:
     """Override clip names, the additive clip (or ``None``) and the sync group's clips.
 
     Raises :class:`InvalidInputError` for a named clip the model lacks.
     """
-    names = list(character.clips)
+    names = list(clips)
     if not names:
         raise InvalidInputError(f"the model has no animation clips; the testbed needs at least one, got {names}")
     wanted = ["lean_look"] if additive is None else [] if additive.lower() == "none" else [additive]
@@ -186,12 +187,12 @@ class Playback:
     """
 
     def __init__(
-        self, character: Character, overrides: list[str], additive: str | None, sync: list[str], root: int | None
+        self, model: Model, overrides: list[str], additive: str | None, sync: list[str], root: int | None
     ) -> None:
-        self.animators = tuple(Animator(character.skeleton, root_motion=root) for _ in range(2))
+        self.animators = tuple(Animator(model.skeleton, root_motion=root) for _ in range(2))
         self.actions: tuple[list[Action], ...] = tuple(
-            [animator.action(character.clips[n]) for n in overrides]
-            + ([animator.action(character.clips[additive], additive=True)] if additive else [])
+            [animator.action(model.clips[n]) for n in overrides]
+            + ([animator.action(model.clips[additive], additive=True)] if additive else [])
             for animator in self.animators
         )
         if sync:
@@ -242,31 +243,28 @@ class BlendTestbed:
     title = "Ossa blend testbed"
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.character = load_character(args.model)
-        self.skeleton = self.character.skeleton
-        overrides, additive, sync = choose_clips(self.character, args.additive, args.sync)
+        self.model = app.load_program_model(args)
+        self.skeleton = self.model.skeleton
+        overrides, additive, sync = choose_clips(self.model.clips, args.additive, args.sync)
         self.names = overrides + ([f"{additive} (additive)"] if additive else [])
         self.sync_names = sync
-        # Play in place: the root's ground-plane motion is removed when its parent space is the Y-up world.
-        root = 0 if np.allclose(self.character.root_transform, np.eye(4)) else None
-        self.playback = Playback(self.character, overrides, additive, sync, root)
+        # Play in place: root motion is taken out of the pose, as the model's bounds were measured.
+        self.playback = Playback(self.model, overrides, additive, sync, 0 if self.model.root_motion else None)
         self.masks = body_masks(self.skeleton)
         self.compiled = [compile_clip(a.clip) for a in self.playback.actions[0]]
         self.delta_skeleton = identity_skeleton(self.skeleton)
         self.selected, self.duration, self.warp, self.sync = 0, 0.5, True, bool(sync)
         self.time_scale, self.paused, self.compare, self.flip = TIME_SCALES.index(1.0), False, args.compare, False
         self.show_bones, self.mask_modes = False, ["full"] * len(self.names)
-        self.message = f"loaded {args.model.name}: {len(self.skeleton.names)} joints, {len(self.names)} clips"
+        self.message = f"loaded {self.model.path.name}: {len(self.skeleton.names)} joints, {len(self.names)} clips"
         self.time, self.yaw, self.pitch = 0.0, 0.45, -0.12
         self.weights_history: deque[FloatArray] = deque(maxlen=round(PLOT_SECONDS / app.FIXED_DT))
         self.recorder = Recorder(args.report, self.names, list(self.skeleton.names)) if args.report else None
         self.finished = False
         self._evaluate()
-        # Framing, from the bind-pose mesh's bounding box in world space.
-        points = np.concatenate([mesh.positions for mesh in self.character.meshes])
-        world = points @ self.character.root_transform[:3, :3].T + self.character.root_transform[:3, 3]
-        low, high = world.min(axis=0), world.max(axis=0)
-        self.center, self.extent, self.floor = (low + high) / 2.0, high - low, float(low[1])
+        # Framing, from the figure's bounds over every blended clip (character frame, floor at y = 0).
+        bounds = self.model.motion_bounds(overrides)
+        self.center, self.extent, self.floor = bounds.centre, bounds.size, 0.0
         self.spacing = 1.15 * max(self.extent[0], self.extent[2], 0.5 * self.extent[1])
 
     # --- setup: GL resources ----------------------------------------------------------------------
@@ -274,7 +272,7 @@ class BlendTestbed:
     def setup(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
         """Meshes, one palette buffer for up to three characters, debug lines, overlays."""
         self.size = size
-        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.character.meshes]
+        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.model.meshes]
         self.palette = PaletteBuffer(ctx, self.skeleton.num_joints)
         self.debug = DebugDraw(ctx)
         self.overlay = Overlay(ctx, size)
@@ -415,7 +413,8 @@ class BlendTestbed:
             model, palettes, offsets = self.animator.model, self.animator.palette, np.zeros((1, 3))
         worlds = np.repeat(np.eye(4)[None], len(offsets), axis=0)
         worlds[:, :3, 3] = offsets
-        worlds = worlds @ self.character.root_transform
+        worlds[:, 1, 3] = -self.model.ground(body_weights(self.playback.actions[int(self.sync)]))
+        worlds = worlds @ self.model.frame
         self.palette.upload(palettes)
         for mesh in self.meshes:
             mesh.draw(self.palette, view, projection, worlds)
