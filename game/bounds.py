@@ -35,6 +35,7 @@ from engine.anim.rootmotion import remove_planar
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skinning_palette
+from engine.camera import camera_axes
 from engine.math import transform_points
 from engine.math._checks import FloatArray
 
@@ -239,3 +240,42 @@ def clip_motion(
     model = space @ model_from_pose(skeleton, sample_poses(skeleton, clip, times, in_place=in_place))
     lows, highs = sample_boxes(skeleton, meshes, model)
     return ClipMotion(times, lows, highs, model[:, 0, :3, 3])
+
+
+def fit_distance(
+    points: FloatArray,
+    centre: FloatArray,
+    orientation: FloatArray,
+    fov_y: float,
+    aspect: float,
+    *,
+    fill: float = 0.7,
+    centre_x: float = 0.0,
+) -> float:
+    """How far behind ``centre`` a camera must stand for all ``points`` ``(N, 3)`` to be in frame.
+
+    The camera looks along ``orientation``'s forward at ``centre``, which projects to horizontal
+    NDC ``centre_x`` (the camera is shifted sideways for it, see :func:`framing_position`).
+    Every point then lies within ``fill`` of the frame's half-height vertically, and within
+    ``fill`` of the free half-width ``1 - |centre_x|`` around ``centre_x`` horizontally: a point
+    at depth ``d + z`` (``z`` along forward from the centre) and ``y`` up projects to ``y / ((d +
+    z) tan(fov_y / 2))``, so ``d ≥ |y| / (fill · tan) - z``; likewise across.
+    """
+    right, up, forward = camera_axes(orientation)
+    offsets = np.asarray(points) - centre
+    x, y, z = offsets @ right, offsets @ up, offsets @ forward
+    tan_y = float(np.tan(0.5 * fov_y))
+    tan_x = tan_y * aspect
+    half_width = fill * (1.0 - abs(centre_x))
+    vertical = np.abs(y) / (fill * tan_y) - z
+    across = np.abs(x - centre_x * z * tan_x) / (half_width * tan_x) - z
+    return float(max(vertical.max(), across.max(), 2.0 * z.max(), 1e-3))
+
+
+def framing_position(
+    centre: FloatArray, orientation: FloatArray, distance: float, fov_y: float, aspect: float, centre_x: float = 0.0
+) -> FloatArray:
+    """Camera position ``(3,)`` for :func:`fit_distance`: ``distance`` behind ``centre``, shifted sideways."""
+    right, _, forward = camera_axes(orientation)
+    shift = centre_x * distance * float(np.tan(0.5 * fov_y)) * aspect
+    return np.asarray(centre) - distance * forward - shift * right

@@ -87,6 +87,7 @@ from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
 from game import app
 from game.blend_testbed.methods import LABELS, METHODS, angular_errors, blend_three_ways, flip_layer
 from game.blend_testbed.report import Recorder, write_report
+from game.bounds import fit_distance, framing_position
 from game.model import Model, body_weights
 from game.ui import ACCENT, Overlay
 
@@ -98,6 +99,9 @@ MASK_MODES = ("full", "upper", "lower")
 PLOT_SECONDS = 4.0
 PANEL_WIDTH = 340
 BACKGROUND = (0.12, 0.13, 0.16, 1.0)
+FOV_Y = float(np.radians(60.0))
+FRAME_FILL = 0.7
+"""The framed bounds reach at most this fraction of the frame's half-height from its middle."""
 METHOD_COLORS = {"ours": (0.4, 0.9, 0.5, 1.0), "slerp": (0.4, 0.7, 1.0, 1.0), "naive": (1.0, 0.4, 0.3, 1.0)}
 
 
@@ -263,9 +267,10 @@ class BlendTestbed:
         self.finished = False
         self._evaluate()
         # Framing, from the figure's bounds over every blended clip (character frame, floor at y = 0).
-        bounds = self.model.motion_bounds(overrides)
-        self.center, self.extent, self.floor = bounds.centre, bounds.size, 0.0
-        self.spacing = 1.15 * max(self.extent[0], self.extent[2], 0.5 * self.extent[1])
+        self.bounds = self.model.motion_bounds(overrides)
+        self.center, self.extent, self.floor = self.bounds.centre, self.bounds.size, 0.0
+        self.spacing = 0.0
+        """Metres between the side-by-side characters (set with the camera each frame)."""
 
     # --- setup: GL resources ----------------------------------------------------------------------
 
@@ -403,14 +408,13 @@ class BlendTestbed:
     def render(self, ctx: moderngl.Context, framebuffer: moderngl.Framebuffer) -> None:  # noqa: ARG002 (Program)
         """Draw one character (or three side by side), the floor and the overlays."""
         framebuffer.clear(*BACKGROUND, depth=1.0)
-        camera, right = self._camera()
+        camera, offsets = self._layout()
         view, projection = camera.view_matrix(), camera.projection_matrix(self.size[0] / self.size[1])
         if self.compare:
             model = model_from_pose(self.skeleton, self.methods)
             palettes = skinning_palette(self.skeleton, model)
-            offsets = np.outer(np.arange(len(METHODS)) - 1.0, self.spacing * right)
         else:
-            model, palettes, offsets = self.animator.model, self.animator.palette, np.zeros((1, 3))
+            model, palettes = self.animator.model, self.animator.palette
         worlds = np.repeat(np.eye(4)[None], len(offsets), axis=0)
         worlds[:, :3, 3] = offsets
         worlds[:, 1, 3] = -self.model.ground(body_weights(self.playback.actions[int(self.sync)]))
@@ -421,19 +425,28 @@ class BlendTestbed:
         self._draw_lines(worlds, model, offsets, view, projection)
         self._draw_overlays(camera, projection @ view, offsets)
 
-    def _camera(self) -> tuple[Camera, FloatArray]:
-        """Orbit camera framing the character (or the three), shifted right of the panels; its right axis."""
+    def _layout(self) -> tuple[Camera, FloatArray]:
+        """The orbit camera and each drawn character's offset ``(N, 3)``; sets :attr:`spacing`.
+
+        Side by side, the three stand :attr:`spacing` apart along the view's horizontal right
+        axis (1.15 × the figure's footprint across the view). The camera frames the union of
+        their motion bounds' corners (:func:`~game.bounds.fit_distance`, :data:`FRAME_FILL` of the frame)
+        in the part of the frame right of the panels.
+        """
         orientation = orbit_orientation(self.yaw, self.pitch)
-        right, _, forward = camera_axes(orientation)
+        right = camera_axes(orientation)[0]
         flat_right = np.array([right[0], 0.0, right[2]]) / max(float(np.hypot(right[0], right[2])), 1e-9)
+        footprint = abs(flat_right[0]) * self.extent[0] + abs(flat_right[2]) * self.extent[2]
+        self.spacing = 1.15 * max(footprint, 0.3 * self.extent[1])
+        count = len(METHODS) if self.compare else 1
+        offsets = np.outer(np.arange(count) - (count - 1) / 2.0, self.spacing * flat_right)
+        corners = (self.bounds.corners()[None] + offsets[:, None]).reshape(-1, 3)
         aspect = self.size[0] / self.size[1]
-        width = self.extent[1] * 0.9 + (3.0 * self.spacing if self.compare else 0.0)
-        half_fov = np.radians(30.0)
-        distance = 1.25 * max(0.5 * self.extent[1] / np.tan(half_fov), 0.5 * width / (np.tan(half_fov) * aspect))
-        panel = min((PANEL_WIDTH + 40) / self.size[0], 0.5)
-        pivot = self.center - flat_right * panel * distance * np.tan(half_fov) * aspect
-        camera = Camera(pivot - distance * forward, orientation, near=distance / 100.0, far=distance * 10.0)
-        return camera, flat_right
+        panel = min((PANEL_WIDTH + 40) / self.size[0], 0.5)  # NDC x of the free area's centre
+        distance = fit_distance(corners, self.center, orientation, FOV_Y, aspect, fill=FRAME_FILL, centre_x=panel)
+        position = framing_position(self.center, orientation, distance, FOV_Y, aspect, centre_x=panel)
+        camera = Camera(position, orientation, fov_y=FOV_Y, near=distance / 100.0, far=distance * 10.0)
+        return camera, offsets
 
     def _draw_lines(
         self, worlds: FloatArray, model: FloatArray, offsets: FloatArray, view: FloatArray, projection: FloatArray
