@@ -198,6 +198,8 @@ class Model:
         root_transform``. A character at world transform ``W`` draws with ``W @ frame``.
     scale
         Metres per file unit (see :func:`guess_unit`).
+    unit
+        The file's unit as assumed: ``"metres"``, ``"centimetres"``, ... or ``"--scale"`` when given.
     height
         How tall the figure stands while the :attr:`reference` clip plays, metres.
     reference
@@ -229,6 +231,7 @@ class Model:
     root_transform: FloatArray
     frame: FloatArray
     scale: float
+    unit: str
     height: float
     reference: str | None
     root_motion: bool
@@ -330,29 +333,33 @@ def _read(path: Path) -> _Source:
     return _Source(**{**source.__dict__, "warnings": tuple(str(w.message) for w in caught)})
 
 
-def guess_unit(height: float, upright: bool) -> tuple[float, str]:
-    """Metres per file unit for a figure ``height`` units tall, and what was assumed (``""``: metres).
+def guess_unit(height: float, upright: bool) -> tuple[float, str, str]:
+    """Metres per file unit for a figure ``height`` units tall, the unit's name, and a note (``""``: metres).
 
     Heights within :data:`FIGURE_HEIGHTS` are metres. Otherwise an ``upright`` figure is read in
     the first of :data:`UNITS` that makes it a :data:`HUMAN_HEIGHTS` human, any figure in the
     first of centimetres, inches and millimetres that brings it within :data:`FIGURE_HEIGHTS`;
     when none does, metres.
 
-    >>> guess_unit(1.8, True), guess_unit(175.0, True)[0], guess_unit(70.0, True)[0], guess_unit(79.0, False)[0]
-    ((1.0, ''), 0.01, 0.0254, 0.01)
+    >>> guess_unit(1.8, True), guess_unit(175.0, True)[:2], guess_unit(70.0, True)[:2], guess_unit(79.0, False)[:2]
+    ((1.0, 'metres', ''), (0.01, 'centimetres'), (0.0254, 'inches'), (0.01, 'centimetres'))
     """
     low, high = FIGURE_HEIGHTS
     if low <= height <= high:
-        return 1.0, ""
+        return 1.0, "metres", ""
     shape = "upright" if upright else "not upright"
     if upright:
         for unit, metres in UNITS:
             if HUMAN_HEIGHTS[0] <= height * metres <= HUMAN_HEIGHTS[1]:
-                return metres, f"{height:.3g} units tall, {shape}: read as {unit}, a {height * metres:.2f} m human"
+                return (
+                    metres,
+                    unit,
+                    f"{height:.3g} units tall, {shape}: read as {unit}, a {height * metres:.2f} m human",
+                )
     for unit, metres in UNITS[:3]:  # CMU units are for human mocap only
         if low <= height * metres <= high:
-            return metres, f"{height:.3g} units tall, {shape}: read as {unit} ({height * metres:.2f} m)"
-    return 1.0, f"{height:.3g} units tall: no common unit makes it {low:g}-{high:g} m, kept as metres"
+            return metres, unit, f"{height:.3g} units tall, {shape}: read as {unit} ({height * metres:.2f} m)"
+    return 1.0, "metres", f"{height:.3g} units tall: no common unit makes it {low:g}-{high:g} m, kept as metres"
 
 
 def load_model(path: str | Path | None = None, *, scale: float | None = None) -> Model:
@@ -394,8 +401,9 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
     # 2. units, from the animated height and whether the figure stands upright (taller than deep)
     faced = raw.transformed(facing)
     depth = float(np.median(faced.highs[:, 2] - faced.lows[:, 2]))
+    unit = "--scale"
     if scale is None:
-        scale, assumed = guess_unit(raw.height, raw.height >= UPRIGHT_RATIO * depth)
+        scale, unit, assumed = guess_unit(raw.height, raw.height >= UPRIGHT_RATIO * depth)
         if assumed:
             notes.append(f"{assumed}" + (f", scaled by {scale:g}" if scale != 1.0 else "") + " (--scale to change)")
     base = facing @ np.diag([scale, scale, scale, 1.0]) @ source.root_transform
@@ -422,6 +430,7 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
         root_transform=source.root_transform,
         frame=frame,
         scale=float(scale),
+        unit=unit,
         height=float(shown.height),
         reference=reference,
         root_motion=root_motion,
