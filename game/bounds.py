@@ -131,18 +131,23 @@ class ClipMotion:
 
 
 def sample_times(clip: Clip | None) -> FloatArray:
-    """Clip times to sample: every key of ``clip`` and every 1/:data:`SAMPLE_RATE` s, at most :data:`MAX_SAMPLES`.
+    """Clip times to sample: every key, and no gap longer than 1/:data:`SAMPLE_RATE` s.
 
-    The keys are where a linearly interpolated joint turns round (a mocap foot dips between two
-    30 Hz samples); the even grid covers cubic curves and sparse keys. ``[0]`` for ``None`` or a
+    Between keys further apart, evenly spaced times are added; at most :data:`MAX_SAMPLES` are
+    kept (evenly thinned, ends kept). The keys are where a linearly interpolated joint turns
+    round (a mocap foot dips between two 30 Hz samples); the filled gaps cover cubic curves and
+    sparse keys. Keys closer than :data:`MERGE_SECONDS` count once. ``[0]`` for ``None`` or a
     clip of zero duration.
     """
     if clip is None or clip.duration <= 0.0:
         return np.zeros(1)
-    grid = np.linspace(0.0, clip.duration, int(np.ceil(clip.duration * SAMPLE_RATE)) + 1)
-    keys = np.concatenate([channel.times for channel in clip.channels])
-    times = np.unique(np.concatenate((grid, keys[(keys >= 0.0) & (keys <= clip.duration)])))
-    times = times[np.concatenate(([True], np.diff(times) > MERGE_SECONDS))]  # float32 keys beside the grid
+    keys = np.concatenate([[0.0, clip.duration], *(channel.times for channel in clip.channels)])
+    keys = np.unique(keys[(keys >= 0.0) & (keys <= clip.duration)])
+    keys = keys[np.concatenate(([True], np.diff(keys) > MERGE_SECONDS))]  # float32 copies of one key
+    gaps = np.diff(keys)
+    pieces = np.maximum(np.ceil(gaps * SAMPLE_RATE - 1e-9).astype(int), 1)
+    within = np.arange(pieces.sum()) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    times = np.append(np.repeat(keys[:-1], pieces) + within * np.repeat(gaps / pieces, pieces), keys[-1])
     if times.size > MAX_SAMPLES:  # evenly thinned, ends kept
         times = times[np.round(np.linspace(0, times.size - 1, MAX_SAMPLES)).astype(int)]
     return times

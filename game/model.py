@@ -304,7 +304,7 @@ def _read(path: Path) -> _Source:
         raise InvalidInputError(f"--model {path}: expected a .gltf, .glb or .bvh file, got {suffix or 'no suffix'!r}")
     if not path.is_file():
         hint = " (run `ossa make-mannequin` to write it)" if path == DEFAULT_MODEL else ""
-        raise AssetError(f"model file not found: {path}{hint}", file=str(path))
+        raise AssetError(f"model file not found{hint}", file=str(path))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if suffix == ".bvh":

@@ -99,6 +99,8 @@ MASK_MODES = ("full", "upper", "lower")
 PLOT_SECONDS = 4.0
 PANEL_WIDTH = 340
 BACKGROUND = (0.12, 0.13, 0.16, 1.0)
+PROG_MODULE = "game.blend_testbed"
+PROG = f"python -m {PROG_MODULE}"
 FOV_Y = float(np.radians(60.0))
 FRAME_FILL = 0.7
 """The framed bounds reach at most this fraction of the frame's half-height from its middle."""
@@ -108,7 +110,7 @@ METHOD_COLORS = {"ours": (0.4, 0.9, 0.5, 1.0), "slerp": (0.4, 0.7, 1.0, 1.0), "n
 def build_parser() -> argparse.ArgumentParser:
     """The testbed's options: the common ones (game/app.py) plus model, layers and report."""
     parser = app.common_parser(
-        "game.blend_testbed", "Ossa animation-blending testbed: weights, crossfades, sync, masks, additive layers."
+        PROG_MODULE, "Ossa animation-blending testbed: weights, crossfades, sync, masks, additive layers."
     )
     parser.add_argument(
         "--additive", default=None, help="clip played as the additive layer (default: lean_look if present; 'none')"
@@ -120,7 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the testbed (``python -m game.blend_testbed``), then write the ``--report`` files."""
+    """Run the testbed (``python -m game.blend_testbed``), then write the ``--report`` files.
+
+    The report covers every recorded step, also of a run stopped by Ctrl-C (exit status 130) or
+    ending with a GL error (3); a headless run without ``--frames`` stops after
+    :data:`game.app.HEADLESS_FRAMES` frames and writes it too.
+    """
     testbeds: list[BlendTestbed] = []
 
     def factory(args: argparse.Namespace) -> BlendTestbed:
@@ -128,8 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return testbeds[-1]
 
     code = app.main(factory, build_parser(), argv)
-    if code == 0 and testbeds and testbeds[0].recorder is not None:
-        for path in write_report(testbeds[0].recorder):
+    recorder = testbeds[0].recorder if testbeds else None
+    if recorder is not None and recorder.times:  # also after Ctrl-C or a GL error: what was recorded
+        try:
+            paths = write_report(recorder)
+        except OSError as exc:
+            app.say(PROG, "error", f"--report {recorder.directory}: cannot write the report: {exc.strerror or exc}")
+            return 2
+        for path in paths:
             print(f"wrote {path}")
     return code
 
@@ -415,15 +428,23 @@ class BlendTestbed:
             palettes = skinning_palette(self.skeleton, model)
         else:
             model, palettes = self.animator.model, self.animator.palette
-        worlds = np.repeat(np.eye(4)[None], len(offsets), axis=0)
-        worlds[:, :3, 3] = offsets
-        worlds[:, 1, 3] = -self.model.ground(body_weights(self.playback.actions[int(self.sync)]))
-        worlds = worlds @ self.model.frame
+        worlds = self.world_transforms(offsets)
         self.palette.upload(palettes)
         for mesh in self.meshes:
             mesh.draw(self.palette, view, projection, worlds)
         self._draw_lines(worlds, model, offsets, view, projection)
         self._draw_overlays(camera, projection @ view, offsets)
+
+    def world_transforms(self, offsets: FloatArray) -> FloatArray:
+        """World transforms ``(N, 4, 4)`` of characters drawn at ``offsets`` ``(N, 3)``.
+
+        Each is its offset, lowered by the playing clips' weighted lowest point
+        (:meth:`game.model.Model.ground`) so the feet touch the floor, times the model's frame.
+        """
+        worlds = np.repeat(np.eye(4)[None], len(offsets), axis=0)
+        worlds[:, :3, 3] = offsets
+        worlds[:, 1, 3] -= self.model.ground(body_weights(self.playback.actions[int(self.sync)]))
+        return worlds @ self.model.frame
 
     def _layout(self) -> tuple[Camera, FloatArray]:
         """The orbit camera and each drawn character's offset ``(N, 3)``; sets :attr:`spacing`.

@@ -240,7 +240,7 @@ def test_without_display_it_says_how_to_run_headless() -> None:
     [
         (["--items", "0"], "--items must be at least 1, got 0"),
         (["--time", "0"], "--time must be a positive number of seconds, got 0.0"),
-        (["--model", "no/such/model.glb"], "model file not found: no/such/model.glb"),
+        (["--model", "no/such/model.glb"], "python -m game.demo: error: no/such/model.glb: model file not found\n"),
     ],
 )
 def test_bad_options_print_an_error(options: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
