@@ -476,7 +476,7 @@ class BlendTestbed:
         size = 1.5 * max(self.extent[0], self.extent[2]) + 2.0 * self.spacing
         ticks = np.linspace(-size, size, 17)
         zeros, edge = np.zeros_like(ticks), np.full_like(ticks, size)
-        floor = np.array([self.center[0], self.floor, self.center[2]])
+        floor = np.array([0.0, self.floor, 0.0])  # under the root: the frame puts it at the origin
         starts = np.concatenate([np.stack([-edge, zeros, ticks], -1), np.stack([ticks, zeros, -edge], -1)])
         ends = np.concatenate([np.stack([edge, zeros, ticks], -1), np.stack([ticks, zeros, edge], -1)])
         self.debug.lines(floor + starts, floor + ends, (0.3, 0.32, 0.36, 1.0))
@@ -510,7 +510,7 @@ class BlendTestbed:
         if self.compare:
             largest = angular_errors(self.methods).max(axis=1)
             notes = ["the reference", f"max {largest[0]:.2f} deg off", f"max {largest[1]:.1f} deg off"]
-            floor = np.array([self.center[0], self.floor, self.center[2]])
+            floor = np.array([0.0, self.floor, 0.0])  # under the root: the frame puts it at the origin
             toward = (camera.position - floor) * np.array([1.0, 0.0, 1.0])
             front = floor + 0.4 * self.spacing * toward / max(float(np.linalg.norm(toward)), 1e-9)
             for k, name in enumerate(METHODS):  # three labels, under the characters
