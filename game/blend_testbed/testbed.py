@@ -1,7 +1,10 @@
 """Animation-blending testbed: weights, crossfades, sync, masks and additive layers on one character.
 
 Run ``python -m game.blend_testbed`` (the generated mannequin) or add ``--model PATH`` for any
-skinned glTF, e.g. the Fox (Survey / Walk / Run) or CesiumMan from ``../shared/assets``.
+skinned glTF or BVH take, e.g. the Fox (Survey / Walk / Run), CesiumMan or the pirouette from
+``../shared/assets``. The character stands on the floor whatever blend plays (each clip's lowest
+point over the clip is known, :meth:`game.model.Model.ground`) and the camera frames the union of
+its clips' motion bounds.
 
 What to look at
 ---------------
