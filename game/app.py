@@ -273,6 +273,13 @@ def _open_window(prog: str, size: tuple[int, int], title: str) -> moderngl.Conte
     try:
         pygame.display.set_mode(size, pygame.OPENGL | pygame.DOUBLEBUF)
     except pygame.error as exc:
+        screens = pygame.display.get_desktop_sizes()
+        if screens and all(size[0] > w or size[1] > h for w, h in screens):
+            largest = max(screens, key=lambda s: s[0] * s[1])
+            raise InvalidInputError(
+                f"--size {size[0]}x{size[1]}: no window that large could be opened on this "
+                f"{largest[0]}x{largest[1]} screen ({exc})"
+            ) from None
         raise GLContextError(_no_display_message(prog, f"pygame could not open an OpenGL 4.3 window ({exc})")) from None
     pygame.display.set_caption(title)
     return create_context()

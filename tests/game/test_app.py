@@ -275,3 +275,24 @@ def test_parse_size_accepts_the_usual_spellings() -> None:
     assert parse_size("960x540") == (960, 540)
     assert parse_size("64X36") == (64, 36)
     assert np.prod(parse_size("16x16")) == 256
+
+
+@pytest.mark.window
+def test_a_window_larger_than_the_screen_says_one_line(display: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "game.demo", "--frames", "1", "--size", "100000x100000"],
+        cwd=ROOT,
+        env={**os.environ, "DISPLAY": display},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("error: XDG_RUNTIME_DIR")]  # SDL's
+    assert len(lines) == 1, lines
+    assert re.fullmatch(
+        r"python -m game\.demo: error: --size 100000x100000: no window that large could be opened on this "
+        r"\d+x\d+ screen \(.+\)",
+        lines[0],
+    )

@@ -10,6 +10,7 @@ over the frame height.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -18,9 +19,12 @@ import pytest
 
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.sampling import sample
+from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skin_vertices, skinning_palette
 from engine.errors import AssetError, InvalidInputError
+from engine.io.gltf_writer import save_gltf
 from engine.math import transform_points
+from engine.procedural.mannequin import build_mannequin
 from game.app import Controls, parse_args
 from game.blend_testbed.testbed import BlendTestbed
 from game.blend_testbed.testbed import build_parser as build_testbed_parser
@@ -185,6 +189,49 @@ def test_a_take_in_other_units_is_the_same_figure_in_metres(
         transform_points(model.frame, rest), transform_points(reference.frame, expected), atol=1e-4
     )
     assert any(f"read as {unit}" in note for note in model.notes)
+
+
+def mannequin_in(tmp_path: Path, units_per_metre: float) -> Path:
+    """The mannequin written again with every length × ``units_per_metre`` (a file in other units)."""
+    mannequin = build_mannequin()
+    k = units_per_metre
+    skeleton = mannequin.skeleton
+    inverse_binds = skeleton.inverse_bind_matrices.copy()
+    inverse_binds[:, :3, 3] *= k
+    scaled = Skeleton(
+        skeleton.names,
+        skeleton.parents,
+        skeleton.rest_translations * k,
+        skeleton.rest_rotations,
+        skeleton.rest_scales,
+        inverse_binds,
+    )
+    clips = [
+        dataclasses.replace(
+            clip,
+            channels=tuple(
+                dataclasses.replace(c, values=c.values * k) if c.path == "translation" else c for c in clip.channels
+            ),
+        )
+        for clip in mannequin.clips.values()
+    ]
+    mesh = dataclasses.replace(mannequin.mesh, positions=mannequin.mesh.positions * k)
+    return save_gltf(tmp_path / f"mannequin_x{k:g}.glb", scaled, clips, [mesh])
+
+
+@pytest.mark.parametrize(("units_per_metre", "unit"), [(100.0, "centimetres"), (1 / 0.0254, "inches")])
+def test_a_gltf_character_in_other_units_is_the_same_figure_in_metres(
+    tmp_path: Path, units_per_metre: float, unit: str
+) -> None:
+    reference = cached_model()
+    model = load_model(mannequin_in(tmp_path, units_per_metre))
+    assert model.unit == unit
+    assert model.scale == pytest.approx(1.0 / units_per_metre)
+    assert model.height == pytest.approx(reference.height, rel=1e-5)
+    for name, bounds in reference.bounds.items():
+        np.testing.assert_allclose(model.bounds[name].low, bounds.low, atol=1e-4)
+        np.testing.assert_allclose(model.bounds[name].high, bounds.high, atol=1e-4)
+    assert f"read as {unit}, a {reference.height:.2f} m human" in model.notes[0]
 
 
 @pytest.mark.assets
