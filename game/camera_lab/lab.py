@@ -238,12 +238,19 @@ class CameraLab:
         self._draw_overlay(contents)
 
     def _character(self, figure: Figure) -> tuple[PaletteBuffer, np.ndarray]:
-        """Pose the character for ``figure`` (in place, on the ground) and upload its palette.
+        """Upload the palette of :meth:`figure_pose`; the palette buffer and the world transform ``(1, 4, 4)``."""
+        palette, world = self.figure_pose(figure)
+        self.palette.upload(palette[None])
+        return self.palette, world[None]
 
-        Returns the palette buffer and the world transform ``(1, 4, 4)``. The scene's ``idle`` and
-        ``run`` are the model's clips of those roles (a run falls back on the walk, either on the
-        first clip); a gait clip plays at the rate that matches its measured ground speed to the
-        target's, :data:`RUN_SPEED`. The figure is lowered by the clip's lowest point over the clip.
+    def figure_pose(self, figure: Figure) -> tuple[np.ndarray, np.ndarray]:
+        """Skinning palette ``(J, 4, 4)`` and world transform ``(4, 4)`` of the character for ``figure``.
+
+        The scene's ``idle`` and ``run`` are the model's clips of those roles (a run falls back on
+        the walk, either on the first clip); a gait clip plays at the rate that matches its
+        measured ground speed to the target's, :data:`RUN_SPEED`, in place. The figure is lowered
+        by the clip's lowest point over the clip (:meth:`game.model.Model.ground`): it stands on
+        the grid.
         """
         model = self.model
         name = self.clip_for(figure.clip)
@@ -252,11 +259,11 @@ class CameraLab:
         rate = RUN_SPEED / gait.speed if gait is not None and gait.moves else 1.0
         time = np.array([(rate * figure.time) % clip.duration if clip is not None and clip.duration > 0 else 0.0])
         pose = sample_poses(model.skeleton, clip, time, in_place=model.root_motion)
-        self.palette.upload(skinning_palette(model.skeleton, model_from_pose(model.skeleton, pose)))
+        palette = skinning_palette(model.skeleton, model_from_pose(model.skeleton, pose))[0]
         facing = quat_from_axis_angle([0.0, 1.0, 0.0], figure.heading)
         ground = model.ground({name: 1.0} if name is not None else {})
         world = matrix_from_trs(figure.position - [0.0, ground, 0.0], facing, np.ones(3)) @ model.frame
-        return self.palette, world[None]
+        return palette, world
 
     def clip_for(self, role: str) -> str | None:
         """The model's clip playing a scene's ``"idle"`` or ``"run"``, ``None`` without clips."""

@@ -29,6 +29,9 @@ from game.app import Controls, parse_args
 from game.blend_testbed.testbed import BlendTestbed
 from game.blend_testbed.testbed import build_parser as build_testbed_parser
 from game.bounds import MAX_SAMPLES, clip_motion, sample_times, skinned_positions
+from game.camera_lab.lab import RUN_SPEED, CameraLab
+from game.camera_lab.lab import build_parser as build_lab_parser
+from game.camera_lab.scenes import Figure
 from game.demo.game import DemoGame
 from game.demo.game import make_parser as demo_parser
 from game.demo.player import Player
@@ -377,3 +380,22 @@ def test_the_testbed_side_by_side_keeps_all_three_in_frame(character: Path | Non
     homogeneous = np.concatenate((points, np.ones((len(points), 1))), axis=1) @ view_projection.T
     ndc = homogeneous[:, :2] / homogeneous[:, 3:]
     assert np.abs(ndc).max() < 1.0
+
+
+# --- the camera lab: on the grid --------------------------------------------------------------------
+
+
+def test_the_camera_lab_stands_the_character_on_its_grid(character: Path | None) -> None:
+    """The lab's idle and run figures over their whole clips: lowest vertex on the grid (``y = 0``) ± 2 cm."""
+    with cached_models():
+        lab = CameraLab(parse_args(build_lab_parser(), [] if character is None else ["--model", str(character)]))
+    for role in ("idle", "run"):
+        name = lab.clip_for(role)
+        duration = lab.model.clips[name].duration if name is not None else 0.0
+        gait = lab.model.gaits.get(name) if name is not None else None
+        rate = RUN_SPEED / gait.speed if gait is not None and gait.moves else 1.0  # clip seconds per second
+        lowest = []
+        for time in np.arange(0.0, duration / rate + STEP, STEP):  # the figure's clock, a whole clip
+            palette, world = lab.figure_pose(Figure(np.zeros(3), 0.3, role, float(time)))
+            lowest.append(skinned(lab.model.meshes, world @ palette)[:, 1].min())
+        assert min(lowest) == pytest.approx(0.0, abs=GROUND_TOLERANCE), role
