@@ -8,9 +8,11 @@ grid at ``y = 0`` with its shadow under its feet, whole and in frame.
 
 Which characters: the files named on the command line, else every ``.gltf``/``.glb``/``.bvh`` of
 the default places (:func:`default_sources`): the generated mannequin, the shared assets
-(``$OSSA_SHARED_ASSETS``, else ``../shared/assets``) and the character corpus
-(``tests/data/characters``) when they exist. A file that is not a character (a glTF without a
-skin) is left out and said so; one file per name (``Fox.glb`` and ``Fox.gltf`` are one fox).
+(``$OSSA_SHARED_ASSETS``, else ``../shared/assets``) and the character corpus as
+``python3 -m tests.corpus.fetch`` fetches it (``$OSSA_CORPUS/files``, else
+``~/.cache/ossa-corpus/files``; see ``tests/data/characters/README.md``) when they exist. A
+file that is not a character (a glTF without a skin) is left out and said so; one file per
+name (``Fox.glb`` and ``Fox.gltf`` are one fox).
 
 Each tile shows the reference clip (:attr:`game.model.Model.reference`) at a sampled time where
 its lowest point is the clip's lowest (the one nearest mid-clip), so the contact with the ground
@@ -72,11 +74,17 @@ class Shot:
     label: tuple[str, ...]
 
 
+def corpus_files() -> Path:
+    """Where the character corpus's files are fetched: ``$OSSA_CORPUS/files`` (``~/.cache/ossa-corpus``)."""
+    cache = os.environ.get("OSSA_CORPUS")
+    return (Path(cache).expanduser() if cache else Path.home() / ".cache" / "ossa-corpus") / "files"
+
+
 def default_sources() -> list[Path]:
-    """The mannequin, then the shared assets and the character corpus, if present (one file per name)."""
+    """The mannequin, then the shared assets and the fetched character corpus, if present (one file per name)."""
     shared = Path(os.environ.get("OSSA_SHARED_ASSETS", ROOT.parent / "shared" / "assets"))
     found = [DEFAULT_MODEL]
-    for folder in (shared, ROOT / "tests" / "data" / "characters"):
+    for folder in (shared, corpus_files()):
         if folder.is_dir():
             found += sorted(p for p in folder.rglob("*") if p.suffix.lower() in SUFFIXES)
     unique: dict[str, Path] = {}
@@ -151,7 +159,7 @@ class Renderer:
         label = (
             model.path.name,
             f"{model.height:.2f} m tall, file in {model.unit}{scaled}",
-            f"'{clip}' at {time:.2f} s: lowest point {abs(lowest) * 100:.1f} cm up" if clip else "rest pose",
+            f"'{clip}' at {time:.2f} s: lowest {abs(lowest) * 100:.1f} cm up" if clip else "rest pose",
             f"rest-pose grounding: {round(-model.rest_bounds.low[1] * 100) + 0:+d} cm up",
         )
         return Shot(model.path, np.array(pixels), label)

@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 
 from engine.anim.local_to_model import model_from_pose
+from engine.anim.rootmotion import remove_planar
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skin_vertices, skinning_palette
-from engine.errors import AssetError, InvalidInputError
+from engine.errors import AssetError, InvalidInputError, OssaError
 from engine.io.gltf_writer import save_gltf
 from engine.math import transform_points
 from engine.procedural.mannequin import build_mannequin
@@ -37,20 +38,44 @@ from game.demo.game import make_parser as demo_parser
 from game.demo.player import Player
 from game.demo.world import Terrain
 from game.model import FIGURE_HEIGHTS, guess_unit, load_model
-from tests.game.characters import CHARACTERS, cached_model, cached_models, character_path
+from tests.game.characters import CHARACTERS, CORPUS, SHARED, cached_model, cached_models, character_path
 
 STEP = 1.0 / 60.0
 GROUND_TOLERANCE = 0.02
 """Metres: the lowest point over the clip sits this close to the ground."""
+CHECK_SECONDS = 8.0
+"""Seconds of a clip the programs are stepped through. A longer clip (a 38 s mocap take) is
+checked whole by :func:`test_every_clip_stands_on_the_ground_over_its_whole_length`; stepping
+through its first seconds checks that nothing sinks (its lowest point may come later)."""
+
+
+def assert_on_ground(lowest: list[float], floor: float, whole: bool, what: object) -> None:
+    """The lowest point over the steps is on ``floor`` ± 2 cm (``whole`` clip), or at least not below it."""
+    if whole:
+        assert min(lowest) == pytest.approx(floor, abs=GROUND_TOLERANCE), what
+    else:
+        assert min(lowest) >= floor - GROUND_TOLERANCE, what
+
+
 FILL_RANGE = (0.2, 0.8)
 """Fraction of the frame height the projected character fills."""
 
 
 @pytest.fixture(params=CHARACTERS)
 def character(request: pytest.FixtureRequest) -> Path | None:
-    """The file of each character (``None``: the mannequin), skipping the shared ones without the assets."""
-    shared = request.getfixturevalue("shared_assets") if request.param != "mannequin" else None
-    return character_path(request.param, shared)
+    """The file of each character (``None``: the mannequin), skipping the shared ones without the assets.
+
+    A corpus file the programs cannot load (a glTF without a skin, a take the BVH reader refuses)
+    is an expected failure with the loader's message: the corpus tests track those.
+    """
+    shared = request.getfixturevalue("shared_assets") if request.param in SHARED else None
+    path = character_path(request.param, shared)
+    if request.param in CORPUS:
+        try:
+            cached_model(path)
+        except OssaError as exc:
+            pytest.xfail(f"the programs cannot load it yet: {exc}")
+    return path
 
 
 def skinned(model_meshes: tuple, palette: np.ndarray) -> np.ndarray:
@@ -282,6 +307,32 @@ def test_a_malformed_take_names_its_line(tmp_path: Path) -> None:
 # --- the demo: on the ground, in frame --------------------------------------------------------------
 
 
+def test_every_clip_stands_on_the_ground_over_its_whole_length(character: Path | None) -> None:
+    """Each clip alone, at every key and 60 times a second, placed as the programs place it.
+
+    The programs draw a clip playing alone with ``frame`` lowered by ``ground({clip: 1})`` and,
+    for root-motion models, joint 0 without its planar motion (the engine's ``remove_planar``);
+    its lowest skinned vertex over the whole clip is on ``y = 0``.
+    """
+    model = cached_model(character)
+    for name, clip in model.clips.items():
+        keys = np.concatenate([channel.times for channel in clip.channels])
+        times = np.unique(np.concatenate((keys, np.arange(0.0, clip.duration, 1.0 / 60.0))))
+        lowered = model.frame.copy()
+        lowered[1, 3] -= model.ground({name: 1.0})
+        lowest = np.inf
+        for chunk in np.array_split(times, max(1, len(times) // 120)):  # bounded memory for long takes
+            pose = sample(clip, model.skeleton, chunk)
+            if model.root_motion:
+                pose.translations[:, 0], pose.rotations[:, 0] = remove_planar(
+                    pose.translations[:, 0], pose.rotations[:, 0]
+                )
+            palettes = skinning_palette(model.skeleton, lowered @ model_from_pose(model.skeleton, pose))
+            for mesh in model.meshes:  # skinned_positions: skin_vertices without normals (tested equal above)
+                lowest = min(lowest, float(skinned_positions(palettes, mesh)[..., 1].min()))
+        assert lowest == pytest.approx(0.0, abs=GROUND_TOLERANCE), name
+
+
 def demo_game(path: Path | None) -> DemoGame:
     with cached_models():
         return DemoGame(parse_args(demo_parser(), [] if path is None else ["--model", str(path)]))
@@ -295,10 +346,10 @@ def test_the_demo_puts_the_lowest_point_over_the_clip_on_the_ground(character: P
     for move, clip in (([0.0, 0.0, 0.0], model.reference), ([0.0, 0.0, 1.0], walk)):
         duration = model.clips[clip].duration if clip is not None else 0.5
         lowest = []
-        for _ in range(round(duration / STEP) + 30):  # past the clip's whole length (and the blend into it)
+        for _ in range(round(min(duration, CHECK_SECONDS) / STEP) + 30):  # past the clip's end, and the blend in
             player.update(STEP, move, run=False, jump=False)
             lowest.append(skinned(model.meshes, player.world() @ player.palette)[:, 1].min())
-        assert min(lowest) == pytest.approx(0.0, abs=GROUND_TOLERANCE), (clip, move)
+        assert_on_ground(lowest, 0.0, duration <= CHECK_SECONDS, (clip, move))
 
 
 def test_the_demo_frames_the_character(character: Path | None) -> None:
@@ -355,7 +406,7 @@ def test_the_testbed_stands_each_clip_on_the_floor_and_frames_it(character: Path
         bed.playback.actions[1][row].reset()
         lowest, fills = [], []
         duration = bed.playback.actions[0][row].duration
-        for _ in range(round(duration / STEP) + 2):
+        for _ in range(round(min(duration, CHECK_SECONDS) / STEP) + 2):
             bed.update(STEP, Controls())
             camera, _ = bed._layout()
             points = bed_vertices(bed)
@@ -364,7 +415,7 @@ def test_the_testbed_stands_each_clip_on_the_floor_and_frames_it(character: Path
             assert y.min() > -1.0
             assert y.max() < 1.0
             fills.append((y.max() - y.min()) / 2.0)
-        assert min(lowest) == pytest.approx(bed.floor, abs=GROUND_TOLERANCE), bed.names[row]
+        assert_on_ground(lowest, bed.floor, duration <= CHECK_SECONDS, bed.names[row])
         assert FILL_RANGE[0] <= min(fills), bed.names[row]
         assert max(fills) <= FILL_RANGE[1], bed.names[row]
 
@@ -395,7 +446,7 @@ def test_the_camera_lab_stands_the_character_on_its_grid(character: Path | None)
         gait = lab.model.gaits.get(name) if name is not None else None
         rate = RUN_SPEED / gait.speed if gait is not None and gait.moves else 1.0  # clip seconds per second
         lowest = []
-        for time in np.arange(0.0, duration / rate + STEP, STEP):  # the figure's clock, a whole clip
+        for time in np.arange(0.0, min(duration, CHECK_SECONDS) / rate + STEP, STEP):  # the figure's clock
             palette, world = lab.figure_pose(Figure(np.zeros(3), 0.3, role, float(time)))
             lowest.append(skinned(lab.model.meshes, world @ palette)[:, 1].min())
-        assert min(lowest) == pytest.approx(0.0, abs=GROUND_TOLERANCE), role
+        assert_on_ground(lowest, 0.0, duration <= CHECK_SECONDS, role)
