@@ -1,10 +1,27 @@
-"""Characters for the programs: the generated mannequin by default, any glTF character with ``--model``.
+"""Characters for the programs: the generated mannequin by default, any glTF or BVH file with ``--model``.
 
-:func:`load_model` loads a file with :func:`engine.io.load_character` and measures it, so that a
-program can place any character the same way. The returned :class:`Model`'s ``frame`` maps the
-skeleton's model space to the **character frame**: +Y up, +Z forward, metres, the bind-pose mesh
-standing on ``y = 0`` — whatever the file's units (the Fox is in centimetres), up axis
-(CesiumMan's skeleton is Z-up under a correction node) or facing (CesiumMan walks along +X).
+:func:`load_model` reads a ``.gltf``/``.glb`` character (:func:`engine.io.load_character`) or a
+``.bvh`` take (:func:`engine.io.bvh.load_bvh`, converted in memory: its skeleton, its motion as one
+clip, and a bone mesh from :func:`engine.io.bvh_character.bone_mesh`), then measures it **from
+its motion**, so that every program places any character the same way. The returned
+:class:`Model`'s ``frame`` maps the skeleton's model space to the **character frame**: +Y up, +Z
+forward, metres, the lowest point of the first clip a program plays standing on ``y = 0`` and the
+root joint's mean ground position over that clip at the origin — whatever the file's units (the
+Fox is in centimetres), up axis (CesiumMan's skeleton is Z-up under a correction node), facing
+(CesiumMan walks along +X) or rest pose (a BVH take's rest pose has the hips at the origin).
+
+Measuring from motion (:mod:`game.bounds`): every clip is sampled over its duration and the
+figure's box is taken at each sample (CPU-skinned vertices, or joints without a mesh). So
+
+- **units**: the figure's animated height decides (:func:`guess_unit`): a model whose height is
+  not a plausible 0.25-3 m is read in the common unit that makes it one — an upright figure
+  (taller than 1.5 × its depth along its facing) as a 1.4-2.2 m human, anything else (the Fox) as
+  the first of centimetres, inches, millimetres that fits. The assumption is one line of
+  :attr:`Model.notes`; ``scale=`` overrides it.
+- **ground**: each clip's lowest point over the clip is known (:attr:`Model.bounds`); a program
+  that blends clips lowers the character by the weighted lowest points (:meth:`Model.ground`), so
+  the feet of whatever plays touch the ground.
+- **framing**: cameras frame the union of the boxes of the clips a program plays.
 
 Facing and ground speed are read from the motion itself by :func:`analyze_gait`: a clip whose
 root joint travels is root motion (speed = travel / duration); an in-place clip moves its
@@ -19,30 +36,38 @@ Examples
 >>> model = load_model()                      # assets/mannequin.glb
 >>> model.roles.walk, round(model.gaits["walk"].speed, 2), model.gaits["walk"].root_motion
 ('walk', 1.2, True)
->>> round(model.height, 2)
-1.87
+>>> round(model.height, 2), model.reference
+(1.85, 'idle')
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
 from engine.anim.clip import Clip
 from engine.anim.local_to_model import model_from_pose
-from engine.anim.sampling import sample
+from engine.anim.mesh import MeshData
 from engine.anim.skeleton import Skeleton
-from engine.errors import AssetError
+from engine.animator import Action
+from engine.errors import AssetError, InvalidInputError
 from engine.io import Character, load_character
+from engine.io.bvh import load_bvh
+from engine.io.bvh_character import bone_mesh
 from engine.math import matrix_from_trs, quat_from_axis_angle, transform_points
 from engine.math._checks import FloatArray
+from game.bounds import Bounds, ClipMotion, clip_motion, sample_poses
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = ROOT / "assets" / "mannequin.glb"
 """The generated mannequin (``ossa make-mannequin`` writes it)."""
+SUFFIXES = (".gltf", ".glb", ".bvh")
+"""The files ``--model`` takes."""
 
 #: Lower-case name fragments that give a clip a role, by role (first match in file order wins).
 ROLE_KEYWORDS: dict[str, tuple[str, ...]] = {
@@ -52,8 +77,14 @@ ROLE_KEYWORDS: dict[str, tuple[str, ...]] = {
     "jump": ("jump",),
     "wave": ("wave",),
 }
-#: A model taller than this (in its file's units) is taken to be in centimetres.
-CENTIMETRE_HEIGHT = 10.0
+FIGURE_HEIGHTS = (0.25, 3.0)
+"""Metres: a model whose animated height lies here is taken to be in metres already."""
+HUMAN_HEIGHTS = (1.4, 2.2)
+"""Metres: an upright figure in another unit is read in the unit that makes it this tall."""
+UPRIGHT_RATIO = 1.5
+"""A figure at least this many times taller than deep (along its facing) is upright, a biped."""
+UNITS = (("centimetres", 0.01), ("inches", 0.0254), ("millimetres", 0.001), ("CMU units", 0.0254 / 0.45))
+"""Units tried, metres per unit, in order of preference (a CMU mocap unit is 1/0.45 inch, about 5.6 cm)."""
 
 
 @dataclass(frozen=True)
@@ -116,23 +147,28 @@ def analyze_gait(skeleton: Skeleton, clip: Clip, frame: FloatArray, height: floa
         ``(4, 4)`` skeleton model space → a +Y-up frame in metres.
     height
         The character's height in that frame, metres: the scale of the thresholds (a root
-        that travels less than 5 % of it is in place; a gait moves its feet faster than 15 %
-        of it per second; feet are the lowest joints that swing by more than 5 % of it; "touching
-        the ground" is within 2 % of a foot's lowest point).
+        that travels less than 5 % of it is in place; a gait moves its root or its feet faster
+        than 15 % of it per second; feet are the lowest joints that swing by more than 5 % of
+        it, within its lowest quarter; "touching the ground" is within 2 % of a foot's lowest
+        point).
     samples
         Poses sampled over the loop.
     """
     if clip.duration <= 0.0:
         return Gait(0.0)
     times = np.linspace(0.0, clip.duration, samples + 1)
-    points = transform_points(frame, model_from_pose(skeleton, sample(clip, skeleton, times))[..., :3, 3])
+    points = transform_points(frame, model_from_pose(skeleton, sample_poses(skeleton, clip, times))[..., :3, 3])
     travel = (points[-1, 0] - points[0, 0]) * [1.0, 0.0, 1.0]
     distance = float(np.linalg.norm(travel))
     if distance > 0.05 * height:
-        return Gait(distance / clip.duration, travel / distance, root_motion=True)
+        speed = distance / clip.duration
+        if speed < 0.15 * height:  # a dancer drifting, not a walk: played in place, not steered by
+            return Gait(0.0, root_motion=True)
+        return Gait(speed, travel / distance, root_motion=True)
     heights = points[:-1, :, 1]
     lowest = heights.min(axis=0)
     swings = np.ptp(points[:, :, [0, 2]], axis=0).max(axis=-1) > 0.05 * height  # a foot moves; a pivot does not
+    swings &= lowest <= lowest.min() + 0.25 * height  # a foot is near the ground, a waving hand is not
     if not swings.any():
         return Gait(0.0)
     feet = swings & (lowest <= lowest[swings].min() + 0.03 * height)
@@ -153,96 +189,256 @@ class Model:
     ----------
     path
         The file read.
-    character
-        What :func:`engine.io.load_character` returned.
+    skeleton, clips, meshes
+        The character: its skeleton, clips by name (file order) and skinned meshes (bind space).
+    root_transform
+        ``(4, 4)`` the file's transform above the skeleton (identity for BVH).
     frame
-        ``(4, 4)`` skeleton model space → character frame: ``lift · facing · scale ·
+        ``(4, 4)`` skeleton model space → character frame: ``offset · facing · scale ·
         root_transform``. A character at world transform ``W`` draws with ``W @ frame``.
+    scale
+        Metres per file unit (see :func:`guess_unit`).
+    unit
+        The file's unit as assumed: ``"metres"``, ``"centimetres"``, ... or ``"--scale"`` when given.
     height
-        Bind-pose mesh height in metres.
+        How tall the figure stands while the :attr:`reference` clip plays, metres.
+    reference
+        The clip programs play first (the idle, else the walk, the run or the first clip; ``None``
+        without clips): its lowest point is on ``y = 0`` and its root over the origin.
+    root_motion
+        Whether the gait clips carry their travel in the root joint (programs then play joint 0
+        without its planar motion, and :attr:`bounds` are measured that way).
+    bounds
+        :class:`~game.bounds.Bounds` of the figure over each clip, by clip name, character frame.
+    rest_bounds
+        Bounds of the rest pose, character frame.
     roles
         Clip names by role.
     gaits
         :class:`Gait` of the ``walk`` and ``run`` role clips and of the first clip, by clip name.
     notes
-        One line per adjustment made (units, facing), for the programs' overlays.
+        One line per adjustment made (source, units, facing), for the programs' overlays.
     warnings
         Text of the loader's warnings (the programs show them instead of failing).
+    character
+        What :func:`engine.io.load_character` returned (``None`` for a BVH take).
     """
 
     path: Path
-    character: Character
+    skeleton: Skeleton
+    clips: Mapping[str, Clip]
+    meshes: tuple[MeshData, ...]
+    root_transform: FloatArray
     frame: FloatArray
+    scale: float
+    unit: str
     height: float
+    reference: str | None
+    root_motion: bool
+    bounds: Mapping[str, Bounds]
+    rest_bounds: Bounds
     roles: ClipRoles
     gaits: dict[str, Gait]
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+    character: Character | None = None
 
     @property
     def name(self) -> str:
         """The file's name without its suffix."""
         return self.path.stem
 
-    @property
-    def skeleton(self) -> Skeleton:
-        """The character's skeleton."""
-        return self.character.skeleton
+    def ground(self, weights: Mapping[str, float]) -> float:
+        """Height of the lowest point of the clips playing at ``weights`` above ``y = 0``, character frame.
+
+        The weighted mean of each clip's lowest point over the clip (the rest pose's when the
+        weights sum to zero): a program draws the character this much lower to keep its feet on
+        the ground whatever it blends. 0 for the :attr:`reference` clip alone.
+        """
+        total = sum(max(w, 0.0) for w in weights.values())
+        if total <= 0.0:
+            return float(self.rest_bounds.low[1])
+        return sum(max(w, 0.0) * float(self.bounds[name].low[1]) for name, w in weights.items()) / total
+
+    def motion_bounds(self, names: list[str] | tuple[str, ...] | None = None) -> Bounds:
+        """The union of the bounds of clips ``names`` (default: every clip; the rest pose without clips)."""
+        chosen = list(self.clips) if names is None else list(names)
+        if not chosen:
+            return self.rest_bounds
+        return Bounds.union(self.bounds[name] for name in chosen)
 
 
-def _mesh_points(character: Character) -> FloatArray:
-    """Bind-pose vertices of every mesh ``(V, 3)``, skeleton model space (or the root joint if none)."""
-    if not character.meshes:
-        return np.zeros((1, 3))
-    return np.concatenate([np.asarray(mesh.positions) for mesh in character.meshes])
+def body_weights(actions: Iterable[Action], character: int = 0) -> dict[str, float]:
+    """How much each clip shapes the body of animator row ``character``, for :meth:`Model.ground`.
+
+    Each non-additive action counts with its effective weight times its mask at joint 0 (an
+    arm-only layer such as the demo's wave counts 0: it does not move the feet).
+    """
+    weights: dict[str, float] = {}
+    for action in actions:
+        if not action.additive:
+            mask = 1.0 if action.mask is None else float(action.mask[0])
+            weights[action.clip.name] = (
+                weights.get(action.clip.name, 0.0) + float(action.effective_weight[character]) * mask
+            )
+    return weights
 
 
-def load_model(path: str | Path | None = None) -> Model:
+@dataclass(frozen=True)
+class _Source:
+    """What a file holds, before measuring."""
+
+    skeleton: Skeleton
+    clips: Mapping[str, Clip]
+    meshes: tuple[MeshData, ...]
+    root_transform: FloatArray
+    character: Character | None
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def _read(path: Path) -> _Source:
+    """Read a ``.gltf``/``.glb`` character or convert a ``.bvh`` take in memory (see the module docstring)."""
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InvalidInputError(f"--model {path}: expected a .gltf, .glb or .bvh file, got {suffix or 'no suffix'!r}")
+    if not path.is_file():
+        hint = " (run `ossa make-mannequin` to write it)" if path == DEFAULT_MODEL else ""
+        raise AssetError(f"model file not found{hint}", file=str(path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if suffix == ".bvh":
+            take = load_bvh(path, scale=1.0)  # file units: the unit is read from the motion below
+            note = f"a BVH take, converted in memory ({take.skeleton.num_joints} joints, bone mesh)"
+            source = _Source(
+                take.skeleton,
+                MappingProxyType({take.clip.name: take.clip}),
+                (bone_mesh(take.skeleton),),
+                np.eye(4),
+                None,
+                (note,),
+                (),
+            )
+        else:
+            character = load_character(path)
+            source = _Source(
+                character.skeleton,
+                character.clips,
+                character.meshes,
+                character.root_transform,
+                character,
+                (),
+                (),
+            )
+    return _Source(**{**source.__dict__, "warnings": tuple(str(w.message) for w in caught)})
+
+
+def guess_unit(height: float, upright: bool) -> tuple[float, str, str]:
+    """Metres per file unit for a figure ``height`` units tall, the unit's name, and a note (``""``: metres).
+
+    Heights within :data:`FIGURE_HEIGHTS` are metres. Otherwise an ``upright`` figure is read in
+    the first of :data:`UNITS` that makes it a :data:`HUMAN_HEIGHTS` human, any figure in the
+    first of centimetres, inches and millimetres that brings it within :data:`FIGURE_HEIGHTS`;
+    when none does, metres.
+
+    >>> guess_unit(1.8, True), guess_unit(175.0, True)[:2], guess_unit(70.0, True)[:2], guess_unit(79.0, False)[:2]
+    ((1.0, 'metres', ''), (0.01, 'centimetres'), (0.0254, 'inches'), (0.01, 'centimetres'))
+    """
+    low, high = FIGURE_HEIGHTS
+    if low <= height <= high:
+        return 1.0, "metres", ""
+    shape = "upright" if upright else "not upright"
+    if upright:
+        for unit, metres in UNITS:
+            if HUMAN_HEIGHTS[0] <= height * metres <= HUMAN_HEIGHTS[1]:
+                return (
+                    metres,
+                    unit,
+                    f"{height:.3g} units tall, {shape}: read as {unit}, a {height * metres:.2f} m human",
+                )
+    for unit, metres in UNITS[:3]:  # CMU units are for human mocap only
+        if low <= height * metres <= high:
+            return metres, unit, f"{height:.3g} units tall, {shape}: read as {unit} ({height * metres:.2f} m)"
+    return 1.0, "metres", f"{height:.3g} units tall: no common unit makes it {low:g}-{high:g} m, kept as metres"
+
+
+def load_model(path: str | Path | None = None, *, scale: float | None = None) -> Model:
     """Load ``path`` (default :data:`DEFAULT_MODEL`) and measure it into a :class:`Model`.
+
+    Parameters
+    ----------
+    path
+        A ``.gltf``, ``.glb`` or ``.bvh`` file.
+    scale
+        Metres per file unit; ``None`` guesses it from the animated height (:func:`guess_unit`).
 
     Raises
     ------
     AssetError
-        The file is missing, not glTF, or has no skin (the message says which).
+        The file is missing or malformed, or a glTF file has no skin (the message says which).
+    InvalidInputError
+        The file is not ``.gltf``, ``.glb`` or ``.bvh``, or ``scale`` is not a positive number.
     """
     path = Path(path) if path is not None else DEFAULT_MODEL
-    if not path.is_file():
-        hint = " (run `ossa make-mannequin` to write it)" if path == DEFAULT_MODEL else ""
-        raise AssetError(f"model file not found: {path}{hint}", file=str(path))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        character = load_character(path)
-    notes = []
-    points = transform_points(character.root_transform, _mesh_points(character))
-    size = float(np.ptp(points[:, 1])) or 1.0
-    scale = 0.01 if size > CENTIMETRE_HEIGHT else 1.0
-    if scale != 1.0:
-        notes.append(f"{size:.0f} units tall: read as centimetres (scaled by 0.01)")
-    height = size * scale
-    base = np.diag([scale, scale, scale, 1.0]) @ character.root_transform
-    roles = clip_roles(list(character.clips))
-    first = next(iter(character.clips), None)
+    if scale is not None and not (np.isfinite(scale) and scale > 0.0):
+        raise InvalidInputError(f"--scale must be a positive number of metres per unit, got {scale}")
+    source = _read(path)
+    skeleton, clips, meshes = source.skeleton, source.clips, source.meshes
+    notes = list(source.notes)
+    roles = clip_roles(list(clips))
+    first = next(iter(clips), None)
+    reference = roles.idle or roles.walk or roles.run or first
+    # 1. facing, from the gait's direction of travel, in file units (the thresholds scale with the height)
+    raw = clip_motion(skeleton, meshes, clips[reference] if reference else None, source.root_transform)
     probe = roles.walk or roles.run or first
     yaw = 0.0
     if probe is not None:
-        travel = analyze_gait(character.skeleton, character.clips[probe], base, height).direction
+        travel = analyze_gait(skeleton, clips[probe], source.root_transform, raw.height).direction
         yaw = float(np.round(np.arctan2(travel[0], travel[2]) / (np.pi / 2)) * (np.pi / 2))  # models are axis-aligned
     if yaw != 0.0:
         notes.append(f"'{probe}' travels {np.degrees(yaw):+.0f}° from +Z: turned to face +Z")
-    facing = matrix_from_trs(np.zeros(3), quat_from_axis_angle([0.0, 1.0, 0.0], -yaw), np.ones(3)) @ base
-    lift = -float(transform_points(facing, _mesh_points(character))[:, 1].min())
-    frame = matrix_from_trs([0.0, lift, 0.0], [0.0, 0.0, 0.0, 1.0], np.ones(3)) @ facing
+    facing = matrix_from_trs(np.zeros(3), quat_from_axis_angle([0.0, 1.0, 0.0], -yaw), np.ones(3))
+    # 2. units, from the animated height and whether the figure stands upright (taller than deep)
+    faced = raw.transformed(facing)
+    depth = float(np.median(faced.highs[:, 2] - faced.lows[:, 2]))
+    unit = "--scale"
+    if scale is None:
+        scale, unit, assumed = guess_unit(raw.height, raw.height >= UPRIGHT_RATIO * depth)
+        if assumed:
+            notes.append(f"{assumed}" + (f", scaled by {scale:g}" if scale != 1.0 else "") + " (--scale to change)")
+    base = facing @ np.diag([scale, scale, scale, 1.0]) @ source.root_transform
+    height = raw.height * scale
+    # 3. gaits, then every clip's bounds as the programs play it, and the offset that grounds the reference
     gaits = {
-        name: analyze_gait(character.skeleton, character.clips[name], frame, height)
+        name: analyze_gait(skeleton, clips[name], base, height)
         for name in dict.fromkeys(n for n in (roles.walk, roles.run, first) if n is not None)
     }
+    root_motion = any(g.root_motion for g in gaits.values())
+    motions: dict[str | None, ClipMotion] = {
+        name: clip_motion(skeleton, meshes, clips[name] if name else None, base, in_place=root_motion)
+        for name in (None, *clips)
+    }
+    shown = motions[reference]
+    centre = shown.roots.mean(axis=0)
+    offset = np.array([-centre[0], -float(shown.lows[:, 1].min()), -centre[2]])
+    frame = matrix_from_trs(offset, [0.0, 0.0, 0.0, 1.0], np.ones(3)) @ base
     return Model(
-        path,
-        character,
-        frame,
-        height,
-        roles,
-        gaits,
-        tuple(notes),
-        tuple(str(w.message) for w in caught),
+        path=path,
+        skeleton=skeleton,
+        clips=clips,
+        meshes=meshes,
+        root_transform=source.root_transform,
+        frame=frame,
+        scale=float(scale),
+        unit=unit,
+        height=float(shown.height),
+        reference=reference,
+        root_motion=root_motion,
+        bounds=MappingProxyType({name: motions[name].bounds.shifted(offset) for name in clips}),
+        rest_bounds=motions[None].bounds.shifted(offset),
+        roles=roles,
+        gaits=gaits,
+        notes=tuple(notes),
+        warnings=source.warnings,
+        character=source.character,
     )

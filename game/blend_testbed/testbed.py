@@ -1,7 +1,10 @@
 """Animation-blending testbed: weights, crossfades, sync, masks and additive layers on one character.
 
 Run ``python -m game.blend_testbed`` (the generated mannequin) or add ``--model PATH`` for any
-skinned glTF, e.g. the Fox (Survey / Walk / Run) or CesiumMan from ``../shared/assets``.
+skinned glTF or BVH take, e.g. the Fox (Survey / Walk / Run), CesiumMan or the pirouette from
+``../shared/assets``. The character stands on the floor whatever blend plays (each clip's lowest
+point over the clip is known, :meth:`game.model.Model.ground`) and the camera frames the union of
+its clips' motion bounds.
 
 What to look at
 ---------------
@@ -58,7 +61,7 @@ from __future__ import annotations
 
 import argparse
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import moderngl
@@ -66,6 +69,7 @@ import numpy as np
 import pygame
 
 from engine.anim import (
+    Clip,
     CompiledClip,
     Pose,
     Skeleton,
@@ -81,15 +85,15 @@ from engine.anim.rootmotion import remove_planar
 from engine.animator import Action, Animator
 from engine.camera import Camera, camera_axes, orbit_orientation
 from engine.errors import InvalidInputError
-from engine.io import Character, load_character
 from engine.math._checks import FloatArray
 from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
 from game import app
 from game.blend_testbed.methods import LABELS, METHODS, angular_errors, blend_three_ways, flip_layer
 from game.blend_testbed.report import Recorder, write_report
+from game.bounds import fit_distance, framing_position
+from game.model import Model, body_weights
 from game.ui import ACCENT, Overlay
 
-DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "assets" / "mannequin.glb"
 WEIGHT_STEP = 0.1
 DURATION_STEP = 0.1
 DURATION_RANGE = (0.1, 5.0)
@@ -98,13 +102,19 @@ MASK_MODES = ("full", "upper", "lower")
 PLOT_SECONDS = 4.0
 PANEL_WIDTH = 340
 BACKGROUND = (0.12, 0.13, 0.16, 1.0)
+PROG_MODULE = "game.blend_testbed"
+PROG = f"python -m {PROG_MODULE}"
+FOV_Y = float(np.radians(60.0))
+FRAME_FILL = 0.7
+"""The framed bounds reach at most this fraction of the frame's half-height from its middle."""
 METHOD_COLORS = {"ours": (0.4, 0.9, 0.5, 1.0), "slerp": (0.4, 0.7, 1.0, 1.0), "naive": (1.0, 0.4, 0.3, 1.0)}
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The testbed's options: the common ones (game/app.py) plus model, layers and report."""
-    parser = app.common_parser("Ossa animation-blending testbed: weights, crossfades, sync, masks, additive layers.")
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="skinned glTF/GLB (default: the mannequin)")
+    parser = app.common_parser(
+        PROG_MODULE, "Ossa animation-blending testbed: weights, crossfades, sync, masks, additive layers."
+    )
     parser.add_argument(
         "--additive", default=None, help="clip played as the additive layer (default: lean_look if present; 'none')"
     )
@@ -115,7 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the testbed (``python -m game.blend_testbed``), then write the ``--report`` files."""
+    """Run the testbed (``python -m game.blend_testbed``), then write the ``--report`` files.
+
+    The report covers every recorded step, also of a run stopped by Ctrl-C (exit status 130) or
+    ending with a GL error (3); a headless run without ``--frames`` stops after
+    :data:`game.app.HEADLESS_FRAMES` frames and writes it too.
+    """
     testbeds: list[BlendTestbed] = []
 
     def factory(args: argparse.Namespace) -> BlendTestbed:
@@ -123,8 +138,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return testbeds[-1]
 
     code = app.main(factory, build_parser(), argv)
-    if code == 0 and testbeds and testbeds[0].recorder is not None:
-        for path in write_report(testbeds[0].recorder):
+    recorder = testbeds[0].recorder if testbeds else None
+    if recorder is not None and recorder.times:  # also after Ctrl-C or a GL error: what was recorded
+        try:
+            paths = write_report(recorder)
+        except OSError as exc:
+            app.say(PROG, "error", f"--report {recorder.directory}: cannot write the report: {exc.strerror or exc}")
+            return 2
+        for path in paths:
             print(f"wrote {path}")
     return code
 
@@ -133,13 +154,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def choose_clips(
-    character: Character, additive: str | None, sync: str | None
+    clips: Mapping[str, Clip], additive: str | None, sync: str | None
 ) -> tuple[list[str], str | None, list[str]]:
     """Override clip names, the additive clip (or ``None``) and the sync group's clips.
 
     Raises :class:`InvalidInputError` for a named clip the model lacks.
     """
-    names = list(character.clips)
+    names = list(clips)
     if not names:
         raise InvalidInputError(f"the model has no animation clips; the testbed needs at least one, got {names}")
     wanted = ["lean_look"] if additive is None else [] if additive.lower() == "none" else [additive]
@@ -186,12 +207,12 @@ class Playback:
     """
 
     def __init__(
-        self, character: Character, overrides: list[str], additive: str | None, sync: list[str], root: int | None
+        self, model: Model, overrides: list[str], additive: str | None, sync: list[str], root: int | None
     ) -> None:
-        self.animators = tuple(Animator(character.skeleton, root_motion=root) for _ in range(2))
+        self.animators = tuple(Animator(model.skeleton, root_motion=root) for _ in range(2))
         self.actions: tuple[list[Action], ...] = tuple(
-            [animator.action(character.clips[n]) for n in overrides]
-            + ([animator.action(character.clips[additive], additive=True)] if additive else [])
+            [animator.action(model.clips[n]) for n in overrides]
+            + ([animator.action(model.clips[additive], additive=True)] if additive else [])
             for animator in self.animators
         )
         if sync:
@@ -242,39 +263,37 @@ class BlendTestbed:
     title = "Ossa blend testbed"
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.character = load_character(args.model)
-        self.skeleton = self.character.skeleton
-        overrides, additive, sync = choose_clips(self.character, args.additive, args.sync)
+        self.model = app.load_program_model(args)
+        self.skeleton = self.model.skeleton
+        overrides, additive, sync = choose_clips(self.model.clips, args.additive, args.sync)
         self.names = overrides + ([f"{additive} (additive)"] if additive else [])
         self.sync_names = sync
-        # Play in place: the root's ground-plane motion is removed when its parent space is the Y-up world.
-        root = 0 if np.allclose(self.character.root_transform, np.eye(4)) else None
-        self.playback = Playback(self.character, overrides, additive, sync, root)
+        # Play in place: root motion is taken out of the pose, as the model's bounds were measured.
+        self.playback = Playback(self.model, overrides, additive, sync, 0 if self.model.root_motion else None)
         self.masks = body_masks(self.skeleton)
         self.compiled = [compile_clip(a.clip) for a in self.playback.actions[0]]
         self.delta_skeleton = identity_skeleton(self.skeleton)
         self.selected, self.duration, self.warp, self.sync = 0, 0.5, True, bool(sync)
         self.time_scale, self.paused, self.compare, self.flip = TIME_SCALES.index(1.0), False, args.compare, False
         self.show_bones, self.mask_modes = False, ["full"] * len(self.names)
-        self.message = f"loaded {args.model.name}: {len(self.skeleton.names)} joints, {len(self.names)} clips"
+        self.message = f"loaded {self.model.path.name}: {len(self.skeleton.names)} joints, {len(self.names)} clips"
         self.time, self.yaw, self.pitch = 0.0, 0.45, -0.12
         self.weights_history: deque[FloatArray] = deque(maxlen=round(PLOT_SECONDS / app.FIXED_DT))
         self.recorder = Recorder(args.report, self.names, list(self.skeleton.names)) if args.report else None
         self.finished = False
         self._evaluate()
-        # Framing, from the bind-pose mesh's bounding box in world space.
-        points = np.concatenate([mesh.positions for mesh in self.character.meshes])
-        world = points @ self.character.root_transform[:3, :3].T + self.character.root_transform[:3, 3]
-        low, high = world.min(axis=0), world.max(axis=0)
-        self.center, self.extent, self.floor = (low + high) / 2.0, high - low, float(low[1])
-        self.spacing = 1.15 * max(self.extent[0], self.extent[2], 0.5 * self.extent[1])
+        # Framing, from the figure's bounds over every blended clip (character frame, floor at y = 0).
+        self.bounds = self.model.motion_bounds(overrides)
+        self.center, self.extent, self.floor = self.bounds.centre, self.bounds.size, 0.0
+        self.spacing = 0.0
+        """Metres between the side-by-side characters (set with the camera each frame)."""
 
     # --- setup: GL resources ----------------------------------------------------------------------
 
     def setup(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
         """Meshes, one palette buffer for up to three characters, debug lines, overlays."""
         self.size = size
-        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.character.meshes]
+        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.model.meshes]
         self.palette = PaletteBuffer(ctx, self.skeleton.num_joints)
         self.debug = DebugDraw(ctx)
         self.overlay = Overlay(ctx, size)
@@ -405,36 +424,53 @@ class BlendTestbed:
     def render(self, ctx: moderngl.Context, framebuffer: moderngl.Framebuffer) -> None:  # noqa: ARG002 (Program)
         """Draw one character (or three side by side), the floor and the overlays."""
         framebuffer.clear(*BACKGROUND, depth=1.0)
-        camera, right = self._camera()
+        camera, offsets = self._layout()
         view, projection = camera.view_matrix(), camera.projection_matrix(self.size[0] / self.size[1])
         if self.compare:
             model = model_from_pose(self.skeleton, self.methods)
             palettes = skinning_palette(self.skeleton, model)
-            offsets = np.outer(np.arange(len(METHODS)) - 1.0, self.spacing * right)
         else:
-            model, palettes, offsets = self.animator.model, self.animator.palette, np.zeros((1, 3))
-        worlds = np.repeat(np.eye(4)[None], len(offsets), axis=0)
-        worlds[:, :3, 3] = offsets
-        worlds = worlds @ self.character.root_transform
+            model, palettes = self.animator.model, self.animator.palette
+        worlds = self.world_transforms(offsets)
         self.palette.upload(palettes)
         for mesh in self.meshes:
             mesh.draw(self.palette, view, projection, worlds)
         self._draw_lines(worlds, model, offsets, view, projection)
         self._draw_overlays(camera, projection @ view, offsets)
 
-    def _camera(self) -> tuple[Camera, FloatArray]:
-        """Orbit camera framing the character (or the three), shifted right of the panels; its right axis."""
+    def world_transforms(self, offsets: FloatArray) -> FloatArray:
+        """World transforms ``(N, 4, 4)`` of characters drawn at ``offsets`` ``(N, 3)``.
+
+        Each is its offset, lowered by the playing clips' weighted lowest point
+        (:meth:`game.model.Model.ground`) so the feet touch the floor, times the model's frame.
+        """
+        worlds = np.repeat(np.eye(4)[None], len(offsets), axis=0)
+        worlds[:, :3, 3] = offsets
+        worlds[:, 1, 3] -= self.model.ground(body_weights(self.playback.actions[int(self.sync)]))
+        return worlds @ self.model.frame
+
+    def _layout(self) -> tuple[Camera, FloatArray]:
+        """The orbit camera and each drawn character's offset ``(N, 3)``; sets :attr:`spacing`.
+
+        Side by side, the three stand :attr:`spacing` apart along the view's horizontal right
+        axis (1.15 × the figure's footprint across the view). The camera frames the union of
+        their motion bounds' corners (:func:`~game.bounds.fit_distance`, :data:`FRAME_FILL` of the frame)
+        in the part of the frame right of the panels.
+        """
         orientation = orbit_orientation(self.yaw, self.pitch)
-        right, _, forward = camera_axes(orientation)
+        right = camera_axes(orientation)[0]
         flat_right = np.array([right[0], 0.0, right[2]]) / max(float(np.hypot(right[0], right[2])), 1e-9)
+        footprint = abs(flat_right[0]) * self.extent[0] + abs(flat_right[2]) * self.extent[2]
+        self.spacing = 1.15 * max(footprint, 0.3 * self.extent[1])
+        count = len(METHODS) if self.compare else 1
+        offsets = np.outer(np.arange(count) - (count - 1) / 2.0, self.spacing * flat_right)
+        corners = (self.bounds.corners()[None] + offsets[:, None]).reshape(-1, 3)
         aspect = self.size[0] / self.size[1]
-        width = self.extent[1] * 0.9 + (3.0 * self.spacing if self.compare else 0.0)
-        half_fov = np.radians(30.0)
-        distance = 1.25 * max(0.5 * self.extent[1] / np.tan(half_fov), 0.5 * width / (np.tan(half_fov) * aspect))
-        panel = min((PANEL_WIDTH + 40) / self.size[0], 0.5)
-        pivot = self.center - flat_right * panel * distance * np.tan(half_fov) * aspect
-        camera = Camera(pivot - distance * forward, orientation, near=distance / 100.0, far=distance * 10.0)
-        return camera, flat_right
+        panel = min((PANEL_WIDTH + 40) / self.size[0], 0.5)  # NDC x of the free area's centre
+        distance = fit_distance(corners, self.center, orientation, FOV_Y, aspect, fill=FRAME_FILL, centre_x=panel)
+        position = framing_position(self.center, orientation, distance, FOV_Y, aspect, centre_x=panel)
+        camera = Camera(position, orientation, fov_y=FOV_Y, near=distance / 100.0, far=distance * 10.0)
+        return camera, offsets
 
     def _draw_lines(
         self, worlds: FloatArray, model: FloatArray, offsets: FloatArray, view: FloatArray, projection: FloatArray
@@ -443,7 +479,7 @@ class BlendTestbed:
         size = 1.5 * max(self.extent[0], self.extent[2]) + 2.0 * self.spacing
         ticks = np.linspace(-size, size, 17)
         zeros, edge = np.zeros_like(ticks), np.full_like(ticks, size)
-        floor = np.array([self.center[0], self.floor, self.center[2]])
+        floor = np.array([0.0, self.floor, 0.0])  # under the root: the frame puts it at the origin
         starts = np.concatenate([np.stack([-edge, zeros, ticks], -1), np.stack([ticks, zeros, -edge], -1)])
         ends = np.concatenate([np.stack([edge, zeros, ticks], -1), np.stack([ticks, zeros, edge], -1)])
         self.debug.lines(floor + starts, floor + ends, (0.3, 0.32, 0.36, 1.0))
@@ -477,7 +513,7 @@ class BlendTestbed:
         if self.compare:
             largest = angular_errors(self.methods).max(axis=1)
             notes = ["the reference", f"max {largest[0]:.2f} deg off", f"max {largest[1]:.1f} deg off"]
-            floor = np.array([self.center[0], self.floor, self.center[2]])
+            floor = np.array([0.0, self.floor, 0.0])  # under the root: the frame puts it at the origin
             toward = (camera.position - floor) * np.array([1.0, 0.0, 1.0])
             front = floor + 0.4 * self.spacing * toward / max(float(np.linalg.norm(toward)), 1e-9)
             for k, name in enumerate(METHODS):  # three labels, under the characters

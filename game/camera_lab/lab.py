@@ -45,7 +45,8 @@ Engine functions it exercises
 :func:`~engine.camera.camera_axes`, :func:`~engine.camera.view_matrix`,
 :func:`~engine.camera.orbit_orientation`; :class:`engine.render.DebugDraw` (grid, frusta, axes,
 targets), :class:`engine.render.SkinnedMesh` and :func:`engine.anim.sampling.sample` for the
-mannequin.
+character (the mannequin, or ``--model``: any glTF character or BVH take, standing on the ground
+at its own size).
 
 The code reads top-down: load (:class:`CameraLab` ``__init__``), then the loop
 (:func:`game.app.run` calls ``setup`` once, then ``update`` and ``render`` every frame), update,
@@ -55,7 +56,6 @@ render. The scenes' contents are in :mod:`game.camera_lab.scenes`.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -63,14 +63,14 @@ import moderngl
 import numpy as np
 
 from engine.anim.local_to_model import model_from_pose
-from engine.anim.sampling import sample
 from engine.anim.skinning import skinning_palette
 from engine.camera import camera_axes, orbit_orientation, view_matrix
 from engine.errors import OssaError
 from engine.math import matrix_from_trs, perspective, quat_from_axis_angle
 from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
 from game import app
-from game.app import Controls
+from game.app import Controls, load_program_model
+from game.bounds import sample_poses
 from game.camera_lab import report
 from game.camera_lab.experiments import CIRCLE_RADIUS, FPS, RUN_RATE, run_experiments
 from game.camera_lab.scenes import (
@@ -84,7 +84,6 @@ from game.camera_lab.scenes import (
     ground_grid,
     make_scenes,
 )
-from game.model import load_model
 from game.ui import ACCENT, DIM, Overlay
 
 BACKGROUND = (0.09, 0.1, 0.13)
@@ -115,7 +114,9 @@ RUN_SPEED = CIRCLE_RADIUS * RUN_RATE
 
 def build_parser() -> argparse.ArgumentParser:
     """The lab's options: the common ones (:func:`game.app.common_parser`) and the report."""
-    parser = app.common_parser("Ossa camera lab: smoothing, stabilisation, cones, look-at and transitions.")
+    parser = app.common_parser(
+        "game.camera_lab", "Ossa camera lab: smoothing, stabilisation, cones, look-at and transitions."
+    )
     parser.add_argument("--report", type=Path, help="write the plots, CSV files and table into this folder")
     parser.add_argument(
         "--report-only", action="store_true", help="with --report: write the report and exit (no window, no GL)"
@@ -135,7 +136,7 @@ class CameraLab:
     Raises
     ------
     AssetError
-        The mannequin cannot be loaded.
+        The model cannot be loaded.
     """
 
     title = "Ossa camera lab"
@@ -143,7 +144,7 @@ class CameraLab:
     # --- load ---------------------------------------------------------------------------------
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.model = load_model()
+        self.model = load_program_model(args)
         self.state = LabState()
         self.scenes = make_scenes(self.state, run_experiments())
         self.finished = False
@@ -162,12 +163,12 @@ class CameraLab:
     # --- the loop: app.run calls setup once, then update and render each frame -----------------
 
     def setup(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
-        """Create the GPU resources: debug lines, overlay, the mannequin's meshes and palette."""
+        """Create the GPU resources: debug lines, overlay, the character's meshes and palette."""
         self.size = size
         self.overlay = Overlay(ctx, size)
         self.debug = DebugDraw(ctx)
         self.palette = PaletteBuffer(ctx, self.model.skeleton.num_joints)
-        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.model.character.meshes]
+        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.model.meshes]
 
     def update(self, dt: float, controls: Controls) -> None:
         """One fixed step: keys, then the observer, then the clock."""
@@ -237,21 +238,38 @@ class CameraLab:
         self._draw_overlay(contents)
 
     def _character(self, figure: Figure) -> tuple[PaletteBuffer, np.ndarray]:
-        """Pose the mannequin for ``figure`` (in place: the root's travel is dropped) and upload its palette.
-
-        Returns the palette buffer and the world transform ``(1, 4, 4)``. A gait clip plays at the
-        rate that matches its measured ground speed to the target's, :data:`RUN_SPEED`.
-        """
-        clip = self.model.character.clips[figure.clip]
-        skeleton = self.model.skeleton
-        gait = self.model.gaits.get(figure.clip)
-        rate = RUN_SPEED / gait.speed if gait is not None and gait.moves else 1.0
-        pose = sample(clip, skeleton, np.array([(rate * figure.time) % clip.duration]))
-        pose.translations[:, 0, [0, 2]] = skeleton.rest_translations[0, [0, 2]]  # the root (joint 0) stays put
-        self.palette.upload(skinning_palette(skeleton, model_from_pose(skeleton, pose)))
-        facing = quat_from_axis_angle([0.0, 1.0, 0.0], figure.heading)
-        world = matrix_from_trs(figure.position, facing, np.ones(3)) @ self.model.frame
+        """Upload the palette of :meth:`figure_pose`; the palette buffer and the world transform ``(1, 4, 4)``."""
+        palette, world = self.figure_pose(figure)
+        self.palette.upload(palette[None])
         return self.palette, world[None]
+
+    def figure_pose(self, figure: Figure) -> tuple[np.ndarray, np.ndarray]:
+        """Skinning palette ``(J, 4, 4)`` and world transform ``(4, 4)`` of the character for ``figure``.
+
+        The scene's ``idle`` and ``run`` are the model's clips of those roles (a run falls back on
+        the walk, either on the first clip); a gait clip plays at the rate that matches its
+        measured ground speed to the target's, :data:`RUN_SPEED`, in place. The figure is lowered
+        by the clip's lowest point over the clip (:meth:`game.model.Model.ground`): it stands on
+        the grid.
+        """
+        model = self.model
+        name = self.clip_for(figure.clip)
+        clip = model.clips[name] if name is not None else None
+        gait = model.gaits.get(name) if name is not None else None
+        rate = RUN_SPEED / gait.speed if gait is not None and gait.moves else 1.0
+        time = np.array([(rate * figure.time) % clip.duration if clip is not None and clip.duration > 0 else 0.0])
+        pose = sample_poses(model.skeleton, clip, time, in_place=model.root_motion)
+        palette = skinning_palette(model.skeleton, model_from_pose(model.skeleton, pose))[0]
+        facing = quat_from_axis_angle([0.0, 1.0, 0.0], figure.heading)
+        ground = model.ground({name: 1.0} if name is not None else {})
+        world = matrix_from_trs(figure.position - [0.0, ground, 0.0], facing, np.ones(3)) @ model.frame
+        return palette, world
+
+    def clip_for(self, role: str) -> str | None:
+        """The model's clip playing a scene's ``"idle"`` or ``"run"``, ``None`` without clips."""
+        roles = self.model.roles
+        found = (roles.run or roles.walk) if role == "run" else roles.idle
+        return found or self.model.reference
 
     def _camera(self, lens: tuple[np.ndarray, np.ndarray], aspect: float) -> tuple[np.ndarray, np.ndarray]:
         """View and projection ``(4, 4)`` of the observer, or of the pane's camera in lens mode.
@@ -306,14 +324,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``--report DIR`` writes the report first (no GL needed); with ``--report-only`` that is all.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = app.parse_args(parser, argv)
     if args.report_only and args.report is None:
         parser.error("--report-only needs --report DIR")
     if args.report is not None:
         try:
             paths, table = report.write_report(args.report)
         except (OSError, OssaError) as exc:
-            print(f"error: cannot write the report: {exc}", file=sys.stderr)
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            app.say(args.prog, "error", f"--report {args.report}: cannot write the report: {detail}")
             return 2
         print(table)
         print("wrote " + ", ".join(str(path) for path in paths))

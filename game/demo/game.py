@@ -40,10 +40,8 @@ loading (units, facing, gait speeds) in :mod:`game.model`.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import moderngl
 import numpy as np
@@ -53,10 +51,9 @@ from engine.errors import InvalidInputError
 from engine.math import matrix_from_trs
 from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
 from game import app
-from game.app import Controls
+from game.app import Controls, load_program_model
 from game.demo.player import Player
 from game.demo.world import Collectibles, Terrain, disc, gem, single_joint_mesh, sphere
-from game.model import load_model
 from game.ui import ACCENT, DIM, Overlay
 
 SKY = (0.58, 0.72, 0.88)
@@ -84,10 +81,8 @@ KEY_HELP = (
 
 def make_parser() -> argparse.ArgumentParser:
     """The demo's options: the common ones (:func:`game.app.common_parser`) and the game's."""
-    parser = app.common_parser("Ossa demo: collect the glowing items before the time runs out.")
-    parser.prog = "python -m game.demo"
+    parser = app.common_parser("game.demo", "Ossa demo: collect the glowing items before the time runs out.")
     parser.epilog = "keys: " + "; ".join(KEY_HELP) + "; Esc again quits"
-    parser.add_argument("--model", type=Path, help="a glTF character (default: assets/mannequin.glb)")
     parser.add_argument("--items", type=int, default=8, help="items to collect (default 8)")
     parser.add_argument("--time", type=float, default=120.0, help="seconds to collect them (default 120)")
     parser.add_argument("--seed", type=int, default=7, help="seed of the item layout (default 7)")
@@ -119,9 +114,7 @@ class DemoGame:
             raise InvalidInputError(f"--items must be at least 1, got {args.items}")
         if not args.time > 0.0:
             raise InvalidInputError(f"--time must be a positive number of seconds, got {args.time}")
-        self.model = load_model(args.model)
-        for warning in self.model.warnings:
-            print(f"{self.model.path.name}: warning: {warning}", file=sys.stderr)
+        self.model = load_program_model(args)
         self.terrain = Terrain()
         self.items = Collectibles(self.terrain, args.items, args.seed)
         self.time_limit = float(args.time)
@@ -173,7 +166,7 @@ class DemoGame:
             ctx, single_joint_mesh(*disc(0.22 * self.model.height), (0.0, 0.0, 0.0, 0.35), name="shadow")
         )
         self.palette = PaletteBuffer(ctx, self.model.skeleton.num_joints)
-        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.model.character.meshes]
+        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.model.meshes]
 
     def update(self, dt: float, controls: Controls) -> None:
         """One fixed step: menus, then input → character → items and clock → camera."""

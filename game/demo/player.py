@@ -44,7 +44,7 @@ from engine.math import (
 )
 from engine.math._checks import FloatArray
 from game.demo.world import Terrain
-from game.model import Gait, Model
+from game.model import Gait, Model, body_weights
 
 UP = np.array([0.0, 1.0, 0.0])
 FORWARD = np.array([0.0, 0.0, 1.0])
@@ -135,7 +135,7 @@ class Locomotion:
     """
 
     def __init__(self, model: Model, animator: Animator) -> None:
-        clips, roles, gaits = model.character.clips, model.roles, model.gaits
+        clips, roles, gaits = model.clips, model.roles, model.gaits
         self.notes: list[str] = []
         self.space: BlendSpace1D | None = None
         self.gaits: dict[Action, Gait] = {}
@@ -220,7 +220,7 @@ class Player:
         self.model = model
         self.terrain = terrain
         skeleton = self.skeleton = model.skeleton
-        clips, roles = model.character.clips, model.roles
+        clips, roles = model.clips, model.roles
         root_motion = any(g.root_motion for g in model.gaits.values())
         self.animator = Animator(skeleton, 1, root_motion=0 if root_motion else None, rest_threshold=1e-3)
         self.locomotion = Locomotion(model, self.animator)
@@ -260,8 +260,11 @@ class Player:
         """World positions ``(2, 3)`` the ankles were solved to last step (empty without foot IK)."""
         self.look_point: FloatArray | None = None
         """World point the head aimed at last step, ``None`` when not looking."""
+        self.ground = 0.0
+        """Height of the playing clips' lowest point in the character frame (:meth:`game.model.Model.ground`)."""
         self.locomotion.drive(0.0, 1.0)
         self.animator.update(0.0)
+        self.ground = model.ground(body_weights(self.animator.actions))
         self.pose = self.animator.local_pose[0]
         """The final local pose ``(J)`` of the last step (after IK)."""
         self.model_matrices = model_from_pose(skeleton, self.pose)
@@ -282,8 +285,8 @@ class Player:
         return self.jump is not None and bool(self.jump.enabled[0])
 
     def world(self) -> FloatArray:
-        """``(4, 4)`` skeleton model space → world: the placement times the model's frame."""
-        return matrix_from_trs(self.position, self.facing, np.ones(3)) @ self.model.frame
+        """``(4, 4)`` skeleton model space → world: the placement lowered by :attr:`ground`, times the frame."""
+        return matrix_from_trs(self.position - self.ground * UP, self.facing, np.ones(3)) @ self.model.frame
 
     # --- actions ------------------------------------------------------------------------------
 
@@ -325,6 +328,7 @@ class Player:
         with trusted():  # the inputs are ours and checked once at load: skip the NaN scans
             before = self.locomotion.clip_times()
             self.animator.update(dt)
+            self.ground = self.model.ground(body_weights(self.animator.actions))
             self._travel(dt, before)
             self._fit_to_world(dt, look_at)
 

@@ -40,7 +40,6 @@ NO_SKIN = (
 )
 PROGRAMS_XFAIL = {"box-animated": NO_SKIN, "interpolation-test": NO_SKIN, "animated-morph-cube": NO_SKIN}
 MORPH_XFAIL: dict[str, str] = {}
-BVH_MODEL = "--model takes .bvh directly, converted in memory (issue 14); today load_model reads it as glTF JSON"
 
 
 def params(entries: list[dict[str, Any]], xfails: dict[str, str]) -> list[Any]:
@@ -355,7 +354,7 @@ def test_converted_bvh_figure_is_human_sized(entry: dict[str, Any], corpus: Corp
     assert 1.2 < np.ptp(heights) < 2.1, f"{np.ptp(heights):.3f} m tall"
 
 
-@pytest.mark.parametrize("entry", params(BVH, dict.fromkeys((e["id"] for e in BVH), BVH_MODEL)))
+@pytest.mark.parametrize("entry", BVH, ids=entry_id)
 def test_programs_take_a_bvh_file_as_model(entry: dict[str, Any], corpus: Corpus) -> None:
     model = load_model(corpus.path(entry))
     assert 1.2 < model.height < 2.1

@@ -6,13 +6,12 @@ steps 3-4 set the crossfade duration to 0.3 s, step 8 crossfades idle → walk, 
 idle to 0.5 and 37-41 lower walk to 0.5, step 43 opens the side-by-side view, step 50 flips the
 last layer's quaternion signs; F12 saves screenshots at frames 48 and 56.
 
-Each file is loaded once (:func:`cached_load` stands in for the testbed's ``load_character``).
+Each file is loaded once (:func:`tests.game.characters.cached_model` stands in for ``load_model``).
 """
 
 from __future__ import annotations
 
 import csv
-import functools
 import os
 import subprocess
 import sys
@@ -25,16 +24,16 @@ from PIL import Image
 
 from engine.anim import Pose, Skeleton, blend
 from engine.errors import GLContextError, InvalidInputError
-from engine.io import load_character
 from engine.math import quat_angle, quat_from_axis_angle
 from engine.render import create_context
+from game import app
 from game.app import FIXED_DT, Controls, read_script
 from game.blend_testbed import BlendTestbed, build_parser, main
-from game.blend_testbed import testbed as testbed_module
 from game.blend_testbed.methods import angular_errors, blend_three_ways, flip_layer, naive_blend
 from game.blend_testbed.report import ERRORS_FILE, PLOT_FILE, WEIGHTS_FILE
 from game.blend_testbed.testbed import body_masks
 from tests.conftest import require_or_skip
+from tests.game.characters import cached_model
 from tests.helpers import assert_quat_allclose
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +71,7 @@ def read_csv(path: Path) -> tuple[list[str], np.ndarray]:
     return rows[0], np.array(rows[1:], dtype=object)
 
 
-cached_load = functools.cache(load_character)
+cached_load = cached_model
 
 
 def run_scripted(directory: Path, script: str, *options: str) -> SimpleNamespace:
@@ -83,7 +82,7 @@ def run_scripted(directory: Path, script: str, *options: str) -> SimpleNamespace
     argv = [*options, "--size", SIZE, "--script", str(directory / "script.txt"), "--report", str(report)]
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(directory)
-        patch.setattr(testbed_module, "load_character", cached_load)
+        patch.setattr(app, "load_model", cached_load)
         code = main(argv)
     header, rows = read_csv(report / WEIGHTS_FILE) if code == 0 else ([], np.zeros((0, 0)))
     return SimpleNamespace(code=code, directory=directory, report=report, header=header, rows=rows)
@@ -211,7 +210,7 @@ def test_without_display_it_says_how_to_run_headless(
 ) -> None:
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    monkeypatch.setattr(testbed_module, "load_character", cached_load)
+    monkeypatch.setattr(app, "load_model", cached_load)
     assert main(["--frames", "1"]) == 2
     assert "--headless" in capsys.readouterr().err
 
@@ -221,7 +220,7 @@ def test_without_display_it_says_how_to_run_headless(
 
 def make_testbed(*options: str) -> BlendTestbed:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(testbed_module, "load_character", cached_load)
+        patch.setattr(app, "load_model", cached_load)
         return BlendTestbed(build_parser().parse_args(list(options)))
 
 
@@ -303,7 +302,7 @@ def test_bad_clip_names() -> None:
 
 
 def test_main_prints_bad_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(testbed_module, "load_character", cached_load)
+    monkeypatch.setattr(app, "load_model", cached_load)
     assert main(["--headless", "--additive", "nope"]) == 2
     assert "error: --additive names clip 'nope'" in capsys.readouterr().err
 

@@ -7,14 +7,13 @@ Tab back to 1 at step 80; Space pauses at step 84, N steps once at step 88, Esc 
 F12 saves screenshots at frames 10, 30, 36, 55, 65, 75 and 86.
 
 The experiments are computed once per process (``run_experiments`` caches them) and the mannequin
-is loaded once (:func:`cached_model` stands in for the lab's ``load_model``).
+is loaded once (:func:`tests.game.characters.cached_model` stands in for ``load_model``).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import functools
 import itertools
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,16 +26,16 @@ from engine.camera import camera_axes, look_at
 from engine.errors import GLContextError
 from engine.math import quat_angle
 from engine.render import create_context
+from game import app
 from game.app import FIXED_DT, Controls, read_script
 from game.camera_lab import experiments as ex
 from game.camera_lab import lab as lab_module
 from game.camera_lab import report
 from game.camera_lab.lab import CameraLab, build_parser, main
-from game.model import load_model
 from tests.conftest import ROOT, require_or_skip
+from tests.game.characters import cached_model
 from tests.game.isolation import in_fresh_process
 
-cached_model = functools.cache(load_model)
 SIZE = "480x270"
 SCRIPT = """
 10 press f12
@@ -236,7 +235,8 @@ def test_report_only_writes_the_files_and_prints_the_table(tmp_path: Path, capsy
 def test_report_into_a_file_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "taken").write_text("")
     assert main(["--report", str(tmp_path / "taken"), "--report-only"]) == 2
-    assert "error: cannot write the report" in capsys.readouterr().err
+    message = f"python -m game.camera_lab: error: --report {tmp_path / 'taken'}: cannot write the report: File exists"
+    assert capsys.readouterr().err == message + "\n"
 
 
 # --- scripted runs through main --------------------------------------------------------------------
@@ -266,7 +266,7 @@ def run_lab(directory: Path, script: str, *options: str) -> SimpleNamespace:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(directory)
-        patch.setattr(lab_module, "load_model", cached_model)
+        patch.setattr(app, "load_model", cached_model)
         patch.setattr(lab_module, "CameraLab", factory)
         code = main(["--script", str(path), "--size", SIZE, *options])
     steps = made[0].steps if made else []
@@ -342,7 +342,7 @@ def test_without_display_it_says_how_to_run_headless(
 ) -> None:
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    monkeypatch.setattr(lab_module, "load_model", cached_model)
+    monkeypatch.setattr(app, "load_model", cached_model)
     assert main(["--frames", "1"]) == 2
     assert "--headless" in capsys.readouterr().err
 

@@ -6,14 +6,13 @@ released at step 84 while E orbits the camera for 20 steps (2/3 rad), W again fr
 saves screenshots at frames 20 and 130. Each step records the character's position, the
 camera's view direction and the score.
 
-Each model file is loaded once (:func:`cached_load` stands in for the demo's ``load_model``).
+Each model file is loaded once (:func:`tests.game.characters.cached_model` stands in for ``load_model``).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import os
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from engine.io.gltf_writer import save_gltf
 from engine.math import quat_from_axis_angle, quat_rotate, transform_points
 from engine.procedural.mannequin import ANKLE_HEIGHT, build_mannequin
 from engine.render import create_context
+from game import app
 from game.app import Controls, read_script
 from game.demo import game as demo_game
 from game.demo.game import CONE_LIMIT, DemoGame, main, make_parser
@@ -37,9 +37,10 @@ from game.demo.player import LOOK_YAW_LIMIT, Player, find_head, find_legs
 from game.demo.world import ITEM_HOVER, Collectibles, Terrain
 from game.model import load_model
 from tests.conftest import ROOT, require_or_skip
+from tests.game.characters import cached_model
 from tests.game.isolation import in_fresh_process
 
-cached_load = functools.cache(load_model)
+cached_load = cached_model
 STEP = 1.0 / 60.0
 SESSION_SCRIPT = """
 0 down w
@@ -83,7 +84,7 @@ def run_demo(directory: Path, script: str, *options: str) -> SimpleNamespace:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(directory)
-        patch.setattr(demo_game, "load_model", cached_load)
+        patch.setattr(app, "load_model", cached_load)
         patch.setattr(demo_game, "DemoGame", factory)
         code = main(["--script", str(path), "--size", "320x180", *options])
     game = made[0]
@@ -239,7 +240,7 @@ def test_without_display_it_says_how_to_run_headless() -> None:
     [
         (["--items", "0"], "--items must be at least 1, got 0"),
         (["--time", "0"], "--time must be a positive number of seconds, got 0.0"),
-        (["--model", "no/such/model.glb"], "model file not found: no/such/model.glb"),
+        (["--model", "no/such/model.glb"], "python -m game.demo: error: no/such/model.glb: model file not found\n"),
     ],
 )
 def test_bad_options_print_an_error(options: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -265,7 +266,7 @@ def test_script_key_names_may_hold_spaces(tmp_path: Path) -> None:
 
 def new_game(*options: str) -> DemoGame:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(demo_game, "load_model", cached_load)
+        patch.setattr(app, "load_model", cached_load)
         return DemoGame(make_parser().parse_args(list(options)))
 
 

@@ -1,0 +1,246 @@
+"""A contact sheet: every available character standing on the ground, one labelled tile each.
+
+``python -m game.contact_sheet --out docs/images/characters.png`` renders each character headless
+(EGL) exactly as the programs place it (:func:`game.model.load_model`: units, facing, ground and
+framing from its motion) and tiles the pictures with a label: file, height, unit assumed, clip
+and time shown. It is the picture to look at when a character is added: each must stand on the
+grid at ``y = 0`` with its shadow under its feet, whole and in frame.
+
+Which characters: the files named on the command line, else every ``.gltf``/``.glb``/``.bvh`` of
+the default places (:func:`default_sources`): the generated mannequin, the shared assets
+(``$OSSA_SHARED_ASSETS``, else ``../shared/assets``) and the character corpus as
+``python3 -m tests.corpus.fetch`` fetches it (``$OSSA_CORPUS/files``, else
+``~/.cache/ossa-corpus/files``; see ``tests/data/characters/README.md``) when they exist. A
+file that is not a character (a glTF without a skin) is left out and said so; one file per
+name (``Fox.glb`` and ``Fox.gltf`` are one fox).
+
+Each tile shows the reference clip (:attr:`game.model.Model.reference`) at a sampled time where
+its lowest point is the clip's lowest (the one nearest mid-clip), so the contact with the ground
+is on the picture; the camera looks from the front-left, a little from above, and fits that pose
+(:func:`game.bounds.fit_distance`). The last label line says how far the same pose would float
+(or sink) had the character been grounded by its rest pose, as the programs used to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import moderngl
+import numpy as np
+import pygame
+
+from engine.anim.local_to_model import model_from_pose
+from engine.anim.skinning import skinning_palette
+from engine.camera import orbit_orientation, view_matrix
+from engine.errors import GLContextError, OssaError
+from engine.math import matrix_from_trs, perspective
+from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh, create_context
+from engine.render.context import release_context
+from game.app import say
+from game.bounds import Bounds, clip_motion, fit_distance, framing_position, sample_boxes, sample_poses
+from game.demo.world import disc, single_joint_mesh
+from game.model import DEFAULT_MODEL, ROOT, SUFFIXES, Model, load_model
+
+PROG = "python -m game.contact_sheet"
+TILE = (320, 400)
+"""Pixels of one tile: the picture, then :data:`LABEL_HEIGHT` of text under it."""
+LABEL_HEIGHT = 78
+COLUMNS = 4
+BACKGROUND = (0.16, 0.17, 0.2)
+FLOOR_COLOR = (0.33, 0.35, 0.39, 1.0)
+GRID_COLOR = (0.55, 0.58, 0.64, 1.0)
+LIGHT = (-0.4, -0.8, -0.5)
+FOV_Y = float(np.radians(40.0))
+VIEW_YAW, VIEW_PITCH = -0.6, -0.2
+"""Radians: from the character's front-left, a little from above (its forward is +Z)."""
+CONTACT = 0.005
+"""Metres: a pose whose lowest point is this close to its clip's lowest touches the ground."""
+FILL = 0.8
+"""The pose's bounds reach at most this fraction of the tile's half-height from its middle."""
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One character's picture and label."""
+
+    path: Path
+    image: np.ndarray
+    """``(H, W, 3)`` uint8, first row at the top."""
+    label: tuple[str, ...]
+
+
+def corpus_files() -> Path:
+    """Where the character corpus's files are fetched: ``$OSSA_CORPUS/files`` (``~/.cache/ossa-corpus``)."""
+    cache = os.environ.get("OSSA_CORPUS")
+    return (Path(cache).expanduser() if cache else Path.home() / ".cache" / "ossa-corpus") / "files"
+
+
+def default_sources() -> list[Path]:
+    """The mannequin, then the shared assets and the fetched character corpus, if present (one file per name)."""
+    shared = Path(os.environ.get("OSSA_SHARED_ASSETS", ROOT.parent / "shared" / "assets"))
+    found = [DEFAULT_MODEL]
+    for folder in (shared, corpus_files()):
+        if folder.is_dir():
+            found += sorted(p for p in folder.rglob("*") if p.suffix.lower() in SUFFIXES)
+    unique: dict[str, Path] = {}
+    for path in found:
+        unique.setdefault(path.stem.lower(), path)
+    return list(unique.values())
+
+
+def contact_pose(model: Model) -> tuple[np.ndarray, float, str | None, float]:
+    """Model-space joint matrices ``(J, 4, 4)`` of a reference-clip pose that touches the ground.
+
+    Of the sampled poses whose lowest point is within :data:`CONTACT` of the clip's lowest, the
+    one nearest the middle of the clip. Returns them with that clip time, the clip's name
+    (``None``: the rest pose) and that pose's lowest point above the character frame's ``y = 0``.
+    """
+    name = model.reference
+    clip = model.clips[name] if name is not None else None
+    motion = clip_motion(model.skeleton, model.meshes, clip, model.frame, in_place=model.root_motion)
+    touching = np.nonzero(motion.lows[:, 1] <= motion.lows[:, 1].min() + CONTACT)[0]
+    k = int(touching[np.argmin(np.abs(motion.times[touching] - 0.5 * motion.times[-1]))])
+    time = float(motion.times[k])
+    pose = sample_poses(model.skeleton, clip, np.array([time]), in_place=model.root_motion)
+    return model_from_pose(model.skeleton, pose)[0], time, name, float(motion.lows[k, 1])
+
+
+class Renderer:
+    """Draws one character at a time into an offscreen tile (one GL context for the whole sheet)."""
+
+    def __init__(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
+        self.ctx = ctx
+        self.size = size
+        self.target = ctx.simple_framebuffer(size)
+        self.debug = DebugDraw(ctx)
+        floor = np.array([[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]])
+        self.floor = SkinnedMesh(
+            ctx, single_joint_mesh(floor, [0, 2, 1, 0, 3, 2], np.tile([0.0, 1.0, 0.0], (4, 1)), FLOOR_COLOR)
+        )
+        self.shadow = SkinnedMesh(ctx, single_joint_mesh(*disc(1.0), (0.0, 0.0, 0.0, 0.45), name="shadow"))
+
+    def shoot(self, model: Model) -> Shot:
+        """The tile picture of ``model`` and its label lines."""
+        model_matrices, time, clip, lowest = contact_pose(model)
+        placed = model.frame @ model_matrices
+        lows, highs = sample_boxes(model.skeleton, model.meshes, placed[None])
+        bounds = Bounds(lows[0], highs[0])
+        aspect = self.size[0] / self.size[1]
+        orientation = orbit_orientation(VIEW_YAW, VIEW_PITCH)
+        distance = fit_distance(bounds.corners(), bounds.centre, orientation, FOV_Y, aspect, fill=FILL)
+        eye = framing_position(bounds.centre, orientation, distance, FOV_Y, aspect)
+        view = view_matrix(eye, orientation)
+        projection = perspective(FOV_Y, aspect, distance / 50.0, distance * 20.0)
+        self.target.use()
+        self.target.clear(*BACKGROUND, 1.0, depth=1.0)
+        reach = 4.0 * float(max(bounds.size))
+        self.floor.draw(np.diag([reach, 1.0, reach, 1.0])[None, None], view, projection, light_direction=LIGHT)
+        ticks = np.linspace(-reach, reach, 33)
+        zeros, edge = np.zeros_like(ticks), np.full_like(ticks, reach)
+        starts = np.concatenate(
+            [np.stack([-edge, zeros + 1e-4 * reach, ticks], -1), np.stack([ticks, zeros, -edge], -1)]
+        )
+        ends = np.concatenate([np.stack([edge, zeros + 1e-4 * reach, ticks], -1), np.stack([ticks, zeros, edge], -1)])
+        self.debug.lines(starts, ends, GRID_COLOR)
+        self.debug.flush(view, projection)
+        palettes = PaletteBuffer(self.ctx, model.skeleton.num_joints)
+        palettes.upload(skinning_palette(model.skeleton, placed)[None])
+        for mesh in (SkinnedMesh(self.ctx, mesh) for mesh in model.meshes if mesh.joints is not None):
+            mesh.draw(palettes, view, projection, light_direction=LIGHT)
+        self._shadow(model, model_matrices, view, projection)
+        width, height = self.size
+        pixels = np.frombuffer(self.target.read(components=3), np.uint8).reshape(height, width, 3)[::-1]
+        scaled = f" (x{model.scale:g})" if model.scale != 1.0 else ""
+        label = (
+            model.path.name,
+            f"{model.height:.2f} m tall, file in {model.unit}{scaled}",
+            f"'{clip}' at {time:.2f} s: lowest {abs(lowest) * 100:.1f} cm up" if clip else "rest pose",
+            f"rest-pose grounding: {round(-model.rest_bounds.low[1] * 100) + 0:+d} cm up",
+        )
+        return Shot(model.path, np.array(pixels), label)
+
+    def _shadow(self, model: Model, model_matrices: np.ndarray, view: np.ndarray, projection: np.ndarray) -> None:
+        """A blob shadow on the floor under the root joint, as the demo draws it."""
+        root = (model.frame @ model_matrices[0])[:3, 3]
+        radius = 0.22 * model.height
+        spot = matrix_from_trs([root[0], 2e-3 * model.height, root[2]], [0.0, 0.0, 0.0, 1.0], [radius] * 3)
+        self.target.depth_mask = False
+        self.ctx.enable(moderngl.BLEND)
+        self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        self.shadow.draw(spot[None, None], view, projection, light_color=(0.0, 0.0, 0.0), ambient=(1.0, 1.0, 1.0))
+        self.ctx.disable(moderngl.BLEND)
+        self.target.depth_mask = True
+
+
+def compose(shots: Sequence[Shot], columns: int = COLUMNS) -> pygame.Surface:
+    """Tile the shots ``columns`` wide, each with its label under it."""
+    pygame.font.init()
+    font = pygame.font.Font(None, 20)
+    bold = pygame.font.Font(None, 24)
+    columns = max(1, min(columns, len(shots)))
+    rows = -(-len(shots) // columns)
+    width, height = TILE
+    sheet = pygame.Surface((columns * width, rows * height))
+    sheet.fill((30, 32, 38))
+    for k, shot in enumerate(shots):
+        x, y = (k % columns) * width, (k // columns) * height
+        picture = pygame.image.frombuffer(np.ascontiguousarray(shot.image).tobytes(), shot.image.shape[1::-1], "RGB")
+        sheet.blit(picture, (x, y))
+        for line, text in enumerate(shot.label):
+            rendered = (bold if line == 0 else font).render(
+                text, True, (235, 235, 235) if line == 0 else (190, 190, 190)
+            )
+            sheet.blit(rendered, (x + 8, y + height - LABEL_HEIGHT + 4 + 18 * line), (0, 0, width - 12, 20))
+        pygame.draw.rect(sheet, (60, 63, 72), (x, y, width, height), 1)
+    return sheet
+
+
+def _load(path: Path) -> Model | None:
+    """The model in ``path``, or ``None`` (said) when it is not a character."""
+    try:
+        return load_model(path)
+    except OssaError as exc:
+        say(PROG, "note", f"left out {path.name}: {exc}")
+        return None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The contact sheet's options."""
+    parser = argparse.ArgumentParser(prog=PROG, description="Tile headless pictures of every character.")
+    parser.add_argument("models", nargs="*", type=Path, help="character files (default: see game/contact_sheet.py)")
+    parser.add_argument("--out", type=Path, required=True, help="the PNG file to write")
+    parser.add_argument("--columns", type=int, default=COLUMNS, help=f"tiles per row (default {COLUMNS})")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Render the sheet; the exit status is 0, or 2 when no GL context or no character could be had."""
+    args = build_parser().parse_args(argv)
+    sources = list(args.models) or default_sources()
+    models = [model for model in map(_load, sources) if model is not None]
+    if not models:
+        say(PROG, "error", "no character to show")
+        return 2
+    try:
+        ctx = create_context(standalone=True)
+    except GLContextError as exc:
+        say(PROG, "error", str(exc))
+        return 2
+    try:
+        renderer = Renderer(ctx, (TILE[0], TILE[1] - LABEL_HEIGHT))
+        shots = [renderer.shoot(model) for model in models]
+    finally:
+        release_context(ctx)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    pygame.image.save(compose(shots, args.columns), str(args.out))
+    print(f"wrote {args.out}: {len(shots)} characters ({', '.join(s.path.name for s in shots)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The contact sheet: which characters it finds, the pose it shows, and the picture it writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from engine.anim.local_to_model import model_from_pose
+from engine.anim.sampling import sample
+from engine.anim.skinning import skin_vertices, skinning_palette
+from engine.errors import GLContextError
+from engine.render import create_context
+from game import contact_sheet
+from game.contact_sheet import CONTACT, LABEL_HEIGHT, TILE, contact_pose, default_sources, main
+from game.model import DEFAULT_MODEL
+from tests.conftest import require_or_skip
+from tests.game.characters import cached_model
+
+
+@pytest.fixture(scope="module")
+def egl() -> None:
+    try:
+        context = create_context(standalone=True)
+    except GLContextError as exc:
+        require_or_skip(f"no OpenGL 4.3 context for the headless runs: {exc}", "OSSA_REQUIRE_GL")
+    context.__exit__(None, None, None)
+    context.release()
+
+
+def test_default_sources_are_the_mannequin_then_one_file_per_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("fox/glTF-Binary/Fox.glb", "fox/glTF/Fox.gltf", "take/walk.bvh", "notes/readme.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.setenv("OSSA_SHARED_ASSETS", str(tmp_path))
+    sources = default_sources()
+    assert sources[0] == DEFAULT_MODEL
+    shared = [p.relative_to(tmp_path).as_posix() for p in sources if tmp_path in p.parents]
+    assert len(shared) == 2
+    assert shared[1] == "take/walk.bvh"
+    assert shared[0] in ("fox/glTF-Binary/Fox.glb", "fox/glTF/Fox.gltf")
+
+
+def test_the_pose_shown_touches_the_ground() -> None:
+    """The idle pose shown: its skinned lowest vertex (the engine's skinning) is the clip's lowest, ± CONTACT."""
+    model = cached_model()
+    matrices, time, clip, lowest = contact_pose(model)
+    assert clip == "idle"
+    palette = skinning_palette(model.skeleton, model.frame @ matrices)
+    shown = min(skin_vertices(palette, mesh)[0][:, 1].min() for mesh in model.meshes)
+    assert shown == pytest.approx(lowest, abs=1e-9)
+    times = np.linspace(0.0, model.clips["idle"].duration, 181)
+    poses = model_from_pose(model.skeleton, sample(model.clips["idle"], model.skeleton, times))
+    palettes = skinning_palette(model.skeleton, model.frame @ poses)
+    clip_lowest = min(skin_vertices(palettes, mesh)[0][..., 1].min() for mesh in model.meshes)
+    assert abs(shown - clip_lowest) <= CONTACT + 1e-6
+    assert abs(clip_lowest) <= 1e-3  # the idle is the reference: its lowest point is the ground
+    assert 0.0 <= time <= model.clips["idle"].duration
+
+
+@pytest.mark.gl
+@pytest.mark.assets
+def test_the_sheet_tiles_every_character_given_and_leaves_out_the_rest(
+    egl: None, shared_assets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sheet" / "characters.png"
+    files = [
+        DEFAULT_MODEL,
+        shared_assets / "pirouette_bvh" / "pirouette.bvh",
+        shared_assets / "khronos" / "box_animated.gltf",
+    ]
+    assert main([*map(str, files), "--out", str(out), "--columns", "2"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"wrote {out}: 2 characters (mannequin.glb, pirouette.bvh)\n"
+    assert captured.err.startswith("python -m game.contact_sheet: note: left out box_animated.gltf: ")
+    with Image.open(out) as image:
+        assert image.size == (2 * TILE[0], TILE[1])
+        pixels = np.asarray(image.convert("RGB"), dtype=float)
+    for column in range(2):
+        picture = pixels[: TILE[1] - LABEL_HEIGHT, column * TILE[0] : (column + 1) * TILE[0]]
+        assert picture.std() > 10.0
+        label = pixels[TILE[1] - LABEL_HEIGHT :, column * TILE[0] : (column + 1) * TILE[0]]
+        assert (label > 200).any()  # text
+
+
+def test_no_character_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty.bvh").write_text("HIERARCHY\n")
+    assert main([str(tmp_path / "empty.bvh"), "--out", str(tmp_path / "out.png")]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("python -m game.contact_sheet: note: left out empty.bvh: ")
+    assert lines[-1] == "python -m game.contact_sheet: error: no character to show"
+    assert not (tmp_path / "out.png").exists()
+    assert contact_sheet.PROG == "python -m game.contact_sheet"
