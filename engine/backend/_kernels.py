@@ -471,6 +471,7 @@ def run(
     threads: Any,
 ) -> Any:
     """The serial driver, or the parallel one on ``threads`` threads (one scratch block each)."""
+    threads = min(threads, max_threads())
     if threads <= 1:
         return run_serial(
             characters, layers, masks, threshold, bank, scratch, local, palette, model_out, blend, compose
@@ -479,3 +480,15 @@ def run(
         set_num_threads(threads)
     blocks = (scratch[0][:threads], scratch[1][:threads])
     return run_parallel(characters, layers, masks, threshold, bank, blocks, local, palette, model_out, blend, compose)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def select_due(rates: Any, last: Any, frame: Any, out: Any) -> Any:
+    """Indices ``c`` due on ``frame`` into ``out`` (see engine.backend.lod); sets their ``last``; returns how many."""
+    count = 0
+    for c in range(rates.size):
+        if (c + frame) % rates[c] == 0 or frame - last[c] >= rates[c]:
+            out[count] = c
+            last[c] = frame
+            count += 1
+    return count

@@ -93,7 +93,10 @@ class FrameState:
         self.everyone: Int64Array = np.arange(int(characters), dtype=np.int64)
         self.everyone.flags.writeable = False
         self._scratch: tuple[FloatArray, FloatArray] | None = None
+        # stand-ins for the outputs a compiled call does not write (same types: no extra compilation)
         self._no_local = (np.zeros((0, joints, 3)), np.zeros((0, joints, 4)), np.zeros((0, joints, 3)))
+        self._no_palette = np.zeros((0, joints, 4, 4), dtype=np.float32)
+        self._no_layers = np.zeros((int(layers), int(characters)))
 
     @property
     def num_layers(self) -> int:
@@ -298,6 +301,7 @@ def evaluate_frame(
     model = _NO_MODEL if model_out is None else _check_out(model_out, state, "model_out", (np.float64,))
     chosen = state._characters(characters)
     threshold = _check_threshold(threshold)
+    workers = _threads_for(state, threads, chosen.size)
     if resolve(backend) == "numpy":
         _numpy_checks(times, weights, chosen)
         local = _reference.local_pose(
@@ -305,7 +309,7 @@ def evaluate_frame(
         )
         _write_matrices(state.bank, local, chosen, out, model_out)
         return out
-    _run(state, chosen, times, weights, threshold, state._no_local, out, model, True, True, threads)
+    _run(state, chosen, times, weights, threshold, state._no_local, out, model, True, True, workers)
     return out
 
 
@@ -330,6 +334,7 @@ def sample_blend(
     local = _check_pose(out, state, "out")
     chosen = state._characters(characters)
     threshold = _check_threshold(threshold)
+    workers = _threads_for(state, threads, chosen.size)
     if resolve(backend) == "numpy":
         _numpy_checks(times, weights, chosen)
         pose = _reference.local_pose(
@@ -341,7 +346,7 @@ def sample_blend(
             pose.scales,
         )
         return out
-    _run(state, chosen, times, weights, threshold, local, _no_palette(state), _NO_MODEL, True, False, threads)
+    _run(state, chosen, times, weights, threshold, local, state._no_palette, _NO_MODEL, True, False, workers)
     return out
 
 
@@ -364,12 +369,12 @@ def finalize(
     out = _check_out(out, state, "out", (np.float32, np.float64))
     model = _NO_MODEL if model_out is None else _check_out(model_out, state, "model_out", (np.float64,))
     chosen = state._characters(characters)
+    workers = _threads_for(state, threads, chosen.size)
     if resolve(backend) == "numpy":
         with_rows = Pose(local.translations[chosen], local.rotations[chosen], local.scales[chosen])
         _write_matrices(state.bank, with_rows, chosen, out, model_out)
         return out
-    empty = np.zeros((state.num_layers, state.num_characters))
-    _run(state, chosen, empty, empty, 1.0, arrays, out, model, False, True, threads)
+    _run(state, chosen, state._no_layers, state._no_layers, 1.0, arrays, out, model, False, True, workers)
     return out
 
 
@@ -385,10 +390,6 @@ def _check_pose(pose: Any, state: FrameState, name: str) -> tuple[FloatArray, Fl
                 f"got {array.shape}"
             )
     return arrays
-
-
-def _no_palette(state: FrameState) -> np.ndarray:
-    return np.zeros((0, state.bank.num_joints, 4, 4), dtype=np.float32)
 
 
 def _numpy_checks(times: FloatArray, weights: FloatArray, chosen: Int64Array) -> None:
@@ -415,9 +416,9 @@ def _run(
     model: FloatArray,
     blend: bool,
     compose: bool,
-    threads: Any,
+    threads: int,
 ) -> None:
-    """One compiled call; raises after it when characters were skipped for bad times or weights."""
+    """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input."""
     module = kernels()
     layers = (state._clip_ids, times, weights, state.cursors)
     skipped = module.run(
@@ -432,7 +433,7 @@ def _run(
         model,
         blend,
         compose,
-        _threads_for(state, threads, chosen.size),
+        threads,
     )
     if skipped:
         raise InvalidInputError(_first_bad(times, weights, chosen) or f"{skipped} characters had bad input")

@@ -1,23 +1,26 @@
 """Animation LOD for crowds: each character is evaluated every frame, every 2nd, every 4th, ...
 
-A character with update rate ``r`` is *due* on frame ``f`` when ``(f + c) % r == 0`` (its index
-``c`` staggers the characters, so a quarter of the rate-4 ones update on each frame and the cost
-per frame stays even). Only the due characters go to :func:`~engine.backend.frame.evaluate_frame`
-(``characters=schedule.due()``); the others keep last frame's palette.
+A character ``c`` with update rate ``r`` is *due* on frame ``f`` when ``(f + c) % r == 0`` (its
+index staggers the characters, so a quarter of the rate-4 ones update on each frame and the cost
+per frame stays even), or when it was last updated ``r`` or more frames ago (right after its
+rate was lowered). Only the due characters go to
+:func:`~engine.backend.frame.evaluate_frame` (``characters=schedule.due()``); the others keep
+their palette from the frame they were last updated on. Everyone is due on the first frame.
 
-"No pop" means, and ``tests/backend/test_lod.py`` checks:
+"No pop" means, and ``tests/backend/test_lod.py`` checks every frame of a crowd whose rates
+change at random:
 
 - LOD never touches time: every character's clock advances every frame (the caller's
-  ``times``), so an update always shows the exact pose of the character's *current* time —
-  bit-identical to evaluating it every frame — and never a time that jumped;
-- a character shown at rate ``r`` is never more than ``r - 1`` frames stale, also across a
-  rate change: lowering the rate (4 → 1) updates it on the very next frame, raising it (1 → 4)
-  holds its pose for at most 3 frames;
-- so the pose change between two displayed frames is at most the motion of ``max(old, new)``
-  frames at full rate, the same jump the character makes at that rate anyway.
+  ``times``), so an update always shows the exact pose of the character's *current* time,
+  bit-identical to evaluating it every frame, never a time that jumped or lagged;
+- a character is never shown more than ``r - 1`` frames stale for its *current* rate ``r``, also
+  right after a change: lowering the rate updates it at once if it is already that stale,
+  raising it holds its pose at most ``r - 1`` frames;
+- so the change between two displayed poses of a character is the motion of at most ``r`` frames
+  at full rate, the same step it takes at that rate anyway: a rate change adds no extra jump.
 
-Nothing is allocated per frame: :meth:`UpdateSchedule.due` returns a view into a buffer the
-schedule owns.
+On the compiled backend nothing is allocated per frame: :meth:`UpdateSchedule.due` returns a
+view into a buffer the schedule owns.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engine.backend.select import kernels, resolve
 from engine.errors import InvalidInputError
 from engine.math._checks import as_array
 
@@ -52,10 +56,12 @@ class UpdateSchedule:
     >>> schedule = UpdateSchedule(8)
     >>> schedule.set_rates([1, 1, 2, 2, 4, 4, 4, 4])
     UpdateSchedule(8 characters, frame 0, rates {1: 2, 2: 2, 4: 4})
-    >>> schedule.due()
-    array([0, 1, 2, 4])
+    >>> schedule.due()  # the first frame: everyone
+    array([0, 1, 2, 3, 4, 5, 6, 7])
     >>> schedule.advance().due()
     array([0, 1, 3, 7])
+    >>> schedule.advance().due()
+    array([0, 1, 2, 6])
     """
 
     def __init__(self, characters: int) -> None:
@@ -69,6 +75,7 @@ class UpdateSchedule:
         self._flag = np.empty(count, dtype=bool)
         self._band = np.empty(count, dtype=bool)
         self._due = np.empty(count, dtype=np.int64)
+        self._last = np.full(count, np.iinfo(np.int64).min // 2, dtype=np.int64)  # never updated
 
     @property
     def rates(self) -> Int64Array:
@@ -110,13 +117,21 @@ class UpdateSchedule:
             np.copyto(self._rates, rate, where=self._band)
         return self
 
-    def due(self) -> Int64Array:
-        """Indices of the characters due on the current frame, ascending (a view, valid until the next call)."""
+    def due(self, *, backend: str | None = None) -> Int64Array:
+        """Indices of the characters due on the current frame, ascending (a view, valid until the next call).
+
+        Call it once per frame and evaluate exactly these characters: the schedule records them
+        as updated. The compiled backend allocates nothing; the numpy one an index array.
+        """
+        if resolve(backend) == "numba":
+            return self._due[: kernels().select_due(self._rates, self._last, self.frame, self._due)]
         np.add(self._index, self.frame, out=self._phase)
         np.remainder(self._phase, self._rates, out=self._phase)
         np.equal(self._phase, 0, out=self._flag)
-        count = int(np.count_nonzero(self._flag))
-        return np.compress(self._flag, self._index, out=self._due[:count])
+        np.subtract(self.frame, self._last, out=self._phase)
+        self._flag |= self._phase >= self._rates
+        self._last[self._flag] = self.frame
+        return np.flatnonzero(self._flag)
 
     def advance(self) -> UpdateSchedule:
         """Move to the next frame; returns self."""
