@@ -97,6 +97,7 @@ class FrameState:
         self._no_local = (np.zeros((0, joints, 3)), np.zeros((0, joints, 4)), np.zeros((0, joints, 3)))
         self._no_palette = np.zeros((0, joints, 4, 4), dtype=np.float32)
         self._no_layers = np.zeros((int(layers), int(characters)))
+        self._workspace: dict[Any, Any] = {}  # the numpy backend's buffers
 
     @property
     def num_layers(self) -> int:
@@ -305,9 +306,17 @@ def evaluate_frame(
     if resolve(backend) == "numpy":
         _numpy_checks(times, weights, chosen)
         local = _reference.local_pose(
-            state.bank, state._clip_ids, state._masks, state.cursors, times, weights, chosen, threshold
+            state.bank,
+            state._clip_ids,
+            state._masks,
+            state.cursors,
+            times,
+            weights,
+            chosen,
+            threshold,
+            state._workspace,
         )
-        _write_matrices(state.bank, local, chosen, out, model_out)
+        _write_matrices(state, local, chosen, out, model_out)
         return out
     _run(state, chosen, times, weights, threshold, state._no_local, out, model, True, True, workers)
     return out
@@ -338,7 +347,15 @@ def sample_blend(
     if resolve(backend) == "numpy":
         _numpy_checks(times, weights, chosen)
         pose = _reference.local_pose(
-            state.bank, state._clip_ids, state._masks, state.cursors, times, weights, chosen, threshold
+            state.bank,
+            state._clip_ids,
+            state._masks,
+            state.cursors,
+            times,
+            weights,
+            chosen,
+            threshold,
+            state._workspace,
         )
         out.translations[chosen], out.rotations[chosen], out.scales[chosen] = (
             pose.translations,
@@ -372,7 +389,7 @@ def finalize(
     workers = _threads_for(state, threads, chosen.size)
     if resolve(backend) == "numpy":
         with_rows = Pose(local.translations[chosen], local.rotations[chosen], local.scales[chosen])
-        _write_matrices(state.bank, with_rows, chosen, out, model_out)
+        _write_matrices(state, with_rows, chosen, out, model_out)
         return out
     _run(state, chosen, state._no_layers, state._no_layers, 1.0, arrays, out, model, False, True, workers)
     return out
@@ -398,9 +415,14 @@ def _numpy_checks(times: FloatArray, weights: FloatArray, chosen: Int64Array) ->
         raise InvalidInputError(problem)
 
 
-def _write_matrices(bank: ClipBank, local: Pose, chosen: Int64Array, out: np.ndarray, model_out: Any) -> None:
-    model, palette = _reference.model_and_palette(bank, local)
-    out[chosen] = np.swapaxes(palette, -1, -2)  # column-major per matrix, cast to out's dtype
+def _write_matrices(state: FrameState, local: Pose, chosen: Int64Array, out: np.ndarray, model_out: Any) -> None:
+    model, palette = _reference.model_and_palette(state.bank, local, state._workspace)
+    if chosen is state.everyone:
+        np.copyto(out, np.swapaxes(palette, -1, -2))  # column-major per matrix, cast to out's dtype
+        if model_out is not None:
+            np.copyto(model_out, model)
+        return
+    out[chosen] = np.swapaxes(palette, -1, -2)
     if model_out is not None:
         model_out[chosen] = model
 
