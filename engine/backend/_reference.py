@@ -21,11 +21,12 @@ from engine.backend.bank import ClipBank
 from engine.math._checks import FloatArray, IntArray, trusted
 
 
-def _buffers(workspace: dict[Any, Any], key: Any, make: Any) -> Any:
-    found = workspace.get(key)
-    if found is None:
-        found = workspace[key] = make()
-    return found
+def _buffers(workspace: dict[str, Any], kind: str, count: int, make: Any) -> Any:
+    """The workspace's ``kind`` buffers for ``count`` characters (made anew when the count changes)."""
+    found = workspace.get(kind)
+    if found is None or found[0] != count:
+        found = workspace[kind] = (count, make())
+    return found[1]
 
 
 def _batch_last(leading: tuple[int, ...], tail: int, joints: int, count: int) -> FloatArray:
@@ -44,7 +45,7 @@ def local_pose(
     weights: FloatArray,
     characters: IntArray,
     threshold: float,
-    workspace: dict[Any, Any],
+    workspace: dict[str, Any],
 ) -> Pose:
     """Sample every layer of ``characters`` and blend them: a pose ``(K, J)``; updates ``cursors``.
 
@@ -55,10 +56,10 @@ def local_pose(
     layers, joints, count = clip_ids.shape[0], bank.num_joints, characters.size
     with trusted():  # finite by construction (inputs checked by the caller); fresh buffers are garbage
         stacked = _buffers(
-            workspace, ("layers", count), lambda: Pose(*(_batch_last((layers,), k, joints, count) for k in (3, 4, 3)))
+            workspace, "layers", count, lambda: Pose(*(_batch_last((layers,), k, joints, count) for k in (3, 4, 3)))
         )
         local = _buffers(
-            workspace, ("local", count), lambda: Pose(*(_batch_last((), k, joints, count) for k in (3, 4, 3)))
+            workspace, "local", count, lambda: Pose(*(_batch_last((), k, joints, count) for k in (3, 4, 3)))
         )
         for layer in range(layers):
             ids = clip_ids[layer, characters]
@@ -82,7 +83,7 @@ def local_pose(
         return blend(stacked, weights[:, characters], masks, rest=bank.skeleton, threshold=threshold, out=local)
 
 
-def model_and_palette(bank: ClipBank, local: Pose, workspace: dict[Any, Any]) -> tuple[FloatArray, FloatArray]:
+def model_and_palette(bank: ClipBank, local: Pose, workspace: dict[str, Any]) -> tuple[FloatArray, FloatArray]:
     """Model matrices and skinning palette ``(K, J, 4, 4)`` (row-major) of a local pose ``(K, J)``.
 
     Workspace memory: valid until the next call.
@@ -90,7 +91,8 @@ def model_and_palette(bank: ClipBank, local: Pose, workspace: dict[Any, Any]) ->
     count, joints = local.shape
     model, palette = _buffers(
         workspace,
-        ("matrices", count),
+        "matrices",
+        count,
         lambda: tuple(np.empty((4, 4, joints, count)).transpose(3, 2, 0, 1) for _ in range(2)),
     )
     with trusted():

@@ -52,7 +52,7 @@ class FrameState:
         ``C``, the number of characters.
     threads
         The most threads a call may use (default :func:`~engine.backend.select.default_threads`);
-        one scratch block of about ``400·J`` bytes each.
+        one scratch block of about ``470·J`` bytes each.
 
     Attributes
     ----------
@@ -97,7 +97,7 @@ class FrameState:
         self._no_local = (np.zeros((0, joints, 3)), np.zeros((0, joints, 4)), np.zeros((0, joints, 3)))
         self._no_palette = np.zeros((0, joints, 4, 4), dtype=np.float32)
         self._no_layers = np.zeros((int(layers), int(characters)))
-        self._workspace: dict[Any, Any] = {}  # the numpy backend's buffers
+        self._workspace: dict[str, Any] = {}  # the numpy backend's buffers
 
     @property
     def num_layers(self) -> int:
@@ -236,11 +236,11 @@ def _check_out(out: Any, state: FrameState, name: str, dtypes: tuple[type, ...])
 
 
 def _threads_for(state: FrameState, threads: Any, count: int) -> int:
-    """Threads for ``count`` characters: parallel only when each thread gets a few characters."""
+    """Threads for ``count`` characters: a thread only for every 32 (waking threads costs more)."""
     wanted = state.threads if threads is None else _check_threads(threads, "threads")
     if wanted > state.threads:
         raise InvalidInputError(f"threads must be at most the state's {state.threads}, got {wanted}")
-    return max(1, min(wanted, count // 4))
+    return max(1, min(wanted, count // 32))
 
 
 def _check_threshold(threshold: float) -> float:
