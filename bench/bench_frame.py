@@ -1,0 +1,275 @@
+"""One crowd frame against ozz-animation, three.js and Panda3D: sample 2 clips, blend, local→model, palette.
+
+The workload of issue 17: a 64-joint humanoid (bench_pose's skeleton, 11 depth levels), two
+clips (2.0 s and 1.5 s, 30 keys/s, LINEAR rotations and translations on every joint), every
+character samples both at its own times, blends them 0.5/0.5, composes model matrices and writes
+the palette (model × inverse bind) as float32 column-major ``mat4`` into a caller-owned buffer.
+
+Rows: ozz-animation, three.js and Panda3D as measured in the issue (same machine, another day),
+the issue's "Ossa numpy today", then this run: the same numpy jobs (engine.anim into reused
+buffers, no float32 packing: the anchor between the two tables, since the machine's speed
+drifts), the numpy backend (those jobs plus cursors and the float32 column-major write), the
+numba backend on 1 thread and on every thread. Cells are wall-clock medians in ms per frame (the
+minimum in brackets: the machine is shared).
+
+Also printed: allocations per frame (tracemalloc), compile and cache-load times of the kernels
+(fresh processes with an empty and a warm ``NUMBA_CACHE_DIR``), float32 vs float64 clip tables,
+and 10,000 characters under animation LOD at 60 FPS.
+
+Run: ``python bench/bench_frame.py`` (a few minutes; ``--quick`` for about one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from bench_pose import humanoid, make_clip
+
+from engine.anim import Pose, blend, model_from_pose, sample, skinning_palette
+from engine.backend import ClipBank, FrameState, UpdateSchedule, default_threads, evaluate_frame
+from engine.math import trusted
+
+COUNTS = (1, 10, 100, 1000, 10000)
+ISSUE_ROWS = {  # ms per frame, single thread, from issue 17 (measured side by side on this machine kind)
+    "ozz-animation 0.16 (C++, SSE2)": (0.0023, 0.26, 6.0, 59.0),
+    "three.js r187": (0.030, 8.5, 80.0, None),
+    "Panda3D 1.10": (0.042, 4.9, 50.0, None),
+    "Ossa numpy (issue 17, 'today')": (0.42, 1.08, 8.2, 95.0),
+}
+ISSUE_COUNTS = (1, 100, 1000, 10000)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def crowd(bank: ClipBank, count: int, threads: int) -> tuple[FrameState, np.ndarray, np.ndarray, np.ndarray]:
+    """State (layer 0 walks, layer 1 waves), times ``(2, C)``, weights 0.5/0.5 and a float32 palette."""
+    state = FrameState(bank, 2, count, threads=threads).play(0, 0).play(1, 1)
+    times = np.random.default_rng(count).uniform(0.0, 1.5, (2, count))
+    return state, times, np.full((2, count), 0.5), state.new_palette()
+
+
+def timed(frame: Callable[[], object], times: np.ndarray, repeat: int) -> tuple[float, float]:
+    """Median and minimum wall time (ms) of ``frame``, the clock advancing 1/60 s between calls."""
+    frame()
+    samples = []
+    for _ in range(repeat):
+        times += 1.0 / 60.0
+        np.remainder(times, 1.5, out=times)
+        start = time.perf_counter()
+        frame()
+        samples.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(samples), 1e3 * min(samples)
+
+
+def jobs_frame(bank: ClipBank, count: int) -> tuple[Callable[[], object], np.ndarray]:
+    """The issue's "Ossa numpy today" path: engine.anim's jobs into reused batch-innermost buffers."""
+    skeleton, (walk, wave) = bank.skeleton, bank.clips
+    times = np.random.default_rng(count).uniform(0.0, 1.5, (2, count))
+    weights = np.full((2, count), 0.5)
+    with trusted():
+        stacked = Pose(*(np.empty((2, k, skeleton.num_joints, count)).transpose(0, 3, 2, 1) for k in (3, 4, 3)))
+        local = Pose(*(np.empty((k, skeleton.num_joints, count)).transpose(2, 1, 0) for k in (3, 4, 3)))
+    model = np.empty((4, 4, skeleton.num_joints, count)).transpose(3, 2, 0, 1)
+    palette = np.empty_like(model)
+
+    def frame() -> None:
+        with trusted():
+            sample(walk, skeleton, times[0], out=stacked[0])
+            sample(wave, skeleton, times[1], out=stacked[1])
+            blend(stacked, weights, rest=skeleton, out=local)
+            model_from_pose(skeleton, local, out=model)
+            skinning_palette(skeleton, model, out=palette)
+
+    return frame, times
+
+
+def measure(bank: ClipBank, repeat_for: Callable[[int], int]) -> dict[str, dict[int, tuple[float, float]]]:
+    threads = default_threads()
+    rows: dict[str, dict[int, tuple[float, float]]] = {"Ossa numpy jobs (this run, the anchor)": {}}
+    for count in COUNTS:
+        frame, times = jobs_frame(bank, count)
+        rows["Ossa numpy jobs (this run, the anchor)"][count] = timed(frame, times, max(3, repeat_for(count) // 10))
+    for label, backend, workers in (
+        ("Ossa numpy backend (this run)", "numpy", 1),
+        ("Ossa numba, 1 thread", "numba", 1),
+        (f"Ossa numba, {threads} threads", "numba", threads),
+    ):
+        rows[label] = {}
+        for count in COUNTS:
+            state, times, weights, palette = crowd(bank, count, workers)
+            repeat = max(3, repeat_for(count) // (10 if backend == "numpy" else 1))
+
+            def frame(state=state, times=times, weights=weights, palette=palette, backend=backend) -> None:
+                evaluate_frame(state, times, weights, out=palette, backend=backend)
+
+            rows[label][count] = timed(frame, times, repeat)
+    return rows
+
+
+def allocations(bank: ClipBank) -> list[tuple[str, int]]:
+    """Peak bytes traced during a frame of 1000 characters (after a warm-up frame)."""
+    result = []
+    for label, backend, threads in (
+        ("numba, 1 thread", "numba", 1),
+        (f"numba, {default_threads()} threads", "numba", default_threads()),
+        ("numpy", "numpy", 1),
+    ):
+        state, times, weights, palette = crowd(bank, 1000, threads)
+        evaluate_frame(state, times, weights, out=palette, backend=backend)
+        tracemalloc.start()
+        evaluate_frame(state, times, weights, out=palette, backend=backend)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        result.append((label, peak))
+    return result
+
+
+_STARTUP = """
+import time
+start = time.perf_counter()
+import numpy as np, sys
+sys.path.insert(0, "bench")
+from bench_pose import humanoid, make_clip
+from engine.backend import ClipBank, FrameState, evaluate_frame
+bank = ClipBank(humanoid(), [make_clip("walk", 2.0, 1), make_clip("wave", 1.5, 2)])
+ready = time.perf_counter()
+for threads in (1, 2):
+    state = FrameState(bank, 2, 64, threads=threads).play(1, 1)
+    evaluate_frame(state, np.zeros((2, 64)), np.full((2, 64), 0.5), out=state.new_palette())
+print(ready - start, time.perf_counter() - ready)
+"""
+
+
+def startup_times() -> list[tuple[str, float, float]]:
+    """Import + bank time and first-frame time (compile, or load from cache) in fresh processes."""
+    rows = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        for label in ("empty cache (compiles)", "warm cache (loads)"):
+            out = subprocess.run(
+                [sys.executable, "-c", _STARTUP], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+            )
+            ready, first = (float(v) for v in out.stdout.split())
+            rows.append((label, ready, first))
+    return rows
+
+
+def table_precision(bank64: ClipBank, bank32: ClipBank, repeat: int) -> list[tuple[str, float, float]]:
+    """1000 characters: median ms and worst palette difference of float32 clip tables vs float64."""
+    rows = []
+    reference = None
+    for label, bank in (("float64 tables", bank64), ("float32 tables", bank32)):
+        state, times, weights, palette = crowd(bank, 1000, 1)
+        wide = state.new_palette(np.float64)
+        evaluate_frame(state, times, weights, out=wide)
+        reference = wide if reference is None else reference
+        error = float(np.abs(wide - reference).max() / np.abs(reference).max())
+        median, _ = timed(lambda s=state, t=times, w=weights, p=palette: evaluate_frame(s, t, w, out=p), times, repeat)
+        rows.append((label, median, error))
+    return rows
+
+
+def lod_frame(bank: ClipBank, repeat: int) -> list[tuple[str, float, float, float]]:
+    """10,000 characters, distances 2..80 m (10 % within 10 m, 25 % within 30 m): rates 1/2/4."""
+    count = 10_000
+    distances = np.random.default_rng(7).permutation(
+        np.concatenate(
+            (
+                np.linspace(2, 10, 1000, endpoint=False),
+                np.linspace(10, 30, 2500, endpoint=False),
+                np.linspace(30, 80, count - 3500),
+            )
+        )
+    )
+    rows = []
+    for threads in sorted({1, default_threads()}):
+        state, times, weights, palette = crowd(bank, count, threads)
+        schedule = UpdateSchedule(count).set_rates_by_distance(distances)
+        evaluate_frame(state, times, weights, out=palette)  # the first frame shows everyone
+        schedule.due()
+        evaluated: list[int] = []
+
+        def frame(state=state, times=times, weights=weights, palette=palette, schedule=schedule, log=evaluated) -> None:
+            due = schedule.advance().due()
+            log.append(due.size)
+            evaluate_frame(state, times, weights, out=palette, characters=due)
+
+        median, best = timed(frame, times, repeat)
+        rows.append((f"{threads} thread{'s' if threads > 1 else ''}", median, best, statistics.mean(evaluated)))
+    return rows
+
+
+def cell(value: float | None) -> str:
+    return "—" if value is None else (f"{value:.4f}" if value < 0.1 else f"{value:.3g}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, no startup subprocesses")
+    args = parser.parse_args()
+    budget = 300 if args.quick else 3000  # characters × repeats per row
+
+    def repeat_for(count: int) -> int:
+        return int(min(2000, max(7, budget * 20 // count)))
+
+    load_before = os.getloadavg()
+    skeleton = humanoid()
+    clips = [make_clip("walk", 2.0, 1), make_clip("wave", 1.5, 2)]
+    bank = ClipBank(skeleton, clips)
+    rows = measure(bank, repeat_for)
+    load_after = os.getloadavg()
+
+    print(f"{skeleton.num_joints} joints, 2 clips (30 keys/s, LINEAR), blend 0.5/0.5, float32 column-major palette.")
+    print(f"Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} CPUs).")
+    print("\nms per frame: the issue's figures, then this run (median [minimum]):\n")
+    print("| | " + " | ".join(f"C = {c}" for c in COUNTS) + " |")
+    print("|---" * (len(COUNTS) + 1) + "|")
+    for label, values in ISSUE_ROWS.items():
+        by_count = dict(zip(ISSUE_COUNTS, values, strict=True))
+        print(f"| {label} | " + " | ".join(cell(by_count.get(c)) for c in COUNTS) + " |")
+    for label, by_count in rows.items():
+        print(f"| {label} | " + " | ".join(f"{cell(m)} [{cell(b)}]" for m, b in by_count.values()) + " |")
+    anchor = rows["Ossa numpy jobs (this run, the anchor)"][1000][0] / ISSUE_ROWS["Ossa numpy (issue 17, 'today')"][2]
+    ozz = dict(zip(ISSUE_COUNTS, ISSUE_ROWS["ozz-animation 0.16 (C++, SSE2)"], strict=True))
+    print(f"\nAnchor: this run's numpy jobs at C = 1000 take {anchor:.2f}× the issue's 'Ossa numpy today'.")
+    for label, by_count in rows.items():
+        if "numba" in label:
+            ratios = ", ".join(f"C={c}: {ozz[c] / by_count[c][0]:.2f}×" for c in ISSUE_COUNTS)
+            print(f"{label} vs ozz (ozz time / ours, >1 = faster than ozz): {ratios}")
+    single, multi = rows["Ossa numba, 1 thread"][1000], list(rows.values())[-1][1000]
+    print(
+        f"All threads vs 1 thread at C = 1000: {single[0] / multi[0]:.2f}× (medians), "
+        f"{single[1] / multi[1]:.2f}× (minima)"
+    )
+
+    print("\nAllocations during one frame of 1000 characters (tracemalloc peak):")
+    for label, peak in allocations(bank):
+        print(f"  {label}: {peak} bytes")
+
+    print("\nClip tables, 1000 characters, 1 thread:")
+    bank32 = ClipBank(skeleton, clips, table_dtype=np.float32)
+    for label, median, error in table_precision(bank, bank32, repeat_for(1000)):
+        print(f"  {label}: {median:.3f} ms, palette max |difference| / max |palette| = {error:.1e}")
+
+    print("\nLOD: 10,000 characters, 1000 within 10 m (every frame), 2500 within 30 m (every 2nd), 6500 beyond (4th):")
+    for label, median, best, evaluated in lod_frame(bank, max(10, repeat_for(4000))):
+        verdict = "fits" if median < 1000 / 60 else "misses"
+        print(f"  {label}: {median:.2f} ms [{best:.2f}] per frame, {evaluated:.0f} characters evaluated: {verdict}")
+
+    if not args.quick:
+        print("\nKernel start-up in a fresh process (import + bank, then the first frames on 1 and 2 threads):")
+        for label, ready, first in startup_times():
+            print(f"  {label}: import + bank {ready:.2f} s, first frames {first:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

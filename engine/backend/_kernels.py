@@ -1,0 +1,494 @@
+"""Compiled frame kernels (numba): the only module of Ossa that imports numba.
+
+One character at a time, everything in that character's scratch rows (a few kilobytes, in L1):
+
+1. per weighted layer: the segment from the cursor (:func:`find_segment`), the rest pose copied
+   into the layer's rows, then every group of the clip evaluated over its channels (loops over
+   channels that the compiler turns into SIMD), exactly as :mod:`engine.anim.sampling` does;
+2. blend over the layers, joint-wise (SIMD over joints): sign alignment to the first weighted
+   layer, weighted sums, the rest pose below the threshold, normalisation (as
+   :func:`~engine.anim.blending.blend`);
+3. down the joints in order: ``T·R·S``, ``model = model[parent] @ local``, ``palette = model @
+   inverse_bind`` written column-major (the GLSL ``mat4`` layout of :func:`engine.math.gl_pack`).
+
+Sampling is bit-identical to :func:`~engine.anim.sampling.sample`; blend and matrices differ
+from the numpy jobs by rounding only (``tests/backend``).
+
+Every kernel has a serial driver and a ``parallel=True`` driver (``prange`` over blocks of
+characters, each block with its own scratch); both call the same per-character function, so
+their results are bit-identical. All are ``nogil`` and cached on disk (``cache=True``:
+``__pycache__`` next to this file, or numba's user cache directory when that is read-only).
+Everything compiled lives in this one module on purpose: numba's cache is invalidated by changes
+to the cached function's own file only, so a callee in another module could go stale. And the
+per-character work is written out in one function on purpose too: numba reference-counts arrays
+passed to helper functions (atomic operations), which would cost more than the arithmetic.
+
+Inputs are trusted except for the per-frame numbers: a character whose times are not finite or
+whose weights are negative or not finite is skipped (its outputs untouched) and counted; the
+drivers return that count and the caller raises.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import config, get_num_threads, njit, prange, set_num_threads
+
+# Taylor coefficients of sine and cosine, computed exactly as engine.anim.sampling._sin_cos does.
+_SINE = np.array([(-1.0) ** k / math.factorial(2 * k + 1) for k in range(32)])
+_COSINE = np.array([(-1.0) ** k / math.factorial(2 * k) for k in range(32)])
+
+
+_POLY, _SLERP, _REST = range(3)  # group kinds of engine.backend.bank
+# Unsigned offsets: numba wraps negative signed indices around (a select per access), unsigned ones not.
+_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15 = (np.uint64(i) for i in range(1, 16))
+
+#: A character's scratch: ``SCRATCH_ROWS`` rows of ``J`` float64, then its model matrices.
+_ACC = 0  # blended t (3), q (4), s (3); total weight; reference rotation (4); "has a reference" flag
+_VALUE = 16  # one group's values (4 rows) and a slerp group's arc, arc², sine, cosine (4 rows)
+_LOCAL = 24  # local matrix rows 0..2 (12)
+_POSE = 36  # one layer's sampled pose: t (3), q (4), s (3)
+SCRATCH_ROWS = 46
+MODEL_FLOATS = 12  # per joint: model matrix rows 0..2, joint-major (the parent is read back)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def find_segment(timeline: Any, first: Any, count: Any, t: Any, k: Any) -> Any:
+    """Largest ``m`` in ``[0, count)`` with ``timeline[first + m] <= t``, else 0; the walk starts at ``k``.
+
+    Equals ``max(searchsorted(timeline[first:first + count], t, "right") - 1, 0)``. A few steps
+    from the previous frame's segment (ozz's sampling context), a binary search for longer jumps.
+    """
+    if k < 0:
+        k = 0
+    elif k >= count:
+        k = count - 1
+    if timeline[first + k] <= t:
+        for _ in range(4):
+            if k + 1 < count and timeline[first + k + 1] <= t:
+                k += 1
+            else:
+                return k
+        low, high = k, count  # timeline[low] <= t; timeline[high] > t or high == count
+        while high - low > 1:
+            middle = (low + high) >> 1
+            if timeline[first + middle] <= t:
+                low = middle
+            else:
+                high = middle
+        return low
+    for _ in range(4):
+        k -= 1
+        if k < 0:
+            return 0
+        if timeline[first + k] <= t:
+            return k
+    low, high = -1, k  # timeline[high] > t; timeline[low] <= t or low == -1
+    while high - low > 1:
+        middle = (low + high) >> 1
+        if timeline[first + middle] <= t:
+            low = middle
+        else:
+            high = middle
+    return max(low, 0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _character(
+    c: Any,
+    layers: Any,
+    masks: Any,
+    threshold: Any,
+    bank: Any,
+    work: Any,
+    model: Any,
+    local: Any,
+    palette: Any,
+    model_out: Any,
+    blend: Any,
+    compose: Any,
+) -> Any:
+    """One character: blend its layers (or read ``local``), then compose (or write ``local``).
+
+    ``work`` is this block's scratch ``(SCRATCH_ROWS, J)``. With ``blend`` every weighted layer
+    is sampled and blended; without it the local pose is read from ``local``. With ``compose``
+    the model matrices and the palette (and ``model_out`` when it has rows) are written; without
+    it the local pose is written to ``local``. Returns 1 (nothing written) when a time is not
+    finite or a weight negative or not finite, else 0.
+
+    Flat indices into the table are unsigned on purpose: numba wraps negative signed indices
+    around (a select per access), which keeps these loops from vectorising.
+    """
+    clip_ids, times, weights, cursors = layers
+    parents, rest, inverse_bind, timelines, inverse_intervals, timeline_starts = bank[:6]
+    table, table_starts, row_sizes, groups, group_starts, targets, affine = bank[6:]
+    translations, rotations, scales = local
+    n = parents.size
+    arc, square, sine, cosine = _VALUE + 4, _VALUE + 5, _VALUE + 6, _VALUE + 7
+    reference, referenced, total = _ACC + 11, _ACC + 15, _ACC + 10
+    if blend:
+        for layer in range(clip_ids.shape[0]):
+            w = weights[layer, c]
+            if not (w >= 0.0 and w < math.inf and math.isfinite(times[layer, c])):
+                return 1
+        fresh = True  # the first weighted layer writes the sums, later ones add to them
+        for layer in range(clip_ids.shape[0]):
+            layer_weight = weights[layer, c]
+            if not layer_weight > 0.0:
+                continue
+            k = clip_ids[layer, c]
+            first = timeline_starts[k]
+            t = times[layer, c]
+            segment = find_segment(timelines, first, timeline_starts[k + 1] - first, t, cursors[layer, c])
+            cursors[layer, c] = segment
+            u = min(max((t - timelines[first + segment]) * inverse_intervals[first + segment], 0.0), 1.0)
+            row = table_starts[k] + segment * row_sizes[k]
+            for g in range(group_starts[k], group_starts[k + 1]):
+                kind, component, width, terms = groups[g, 0], groups[g, 1], groups[g, 2], groups[g, 3]
+                count = np.uint64(groups[g, 4])
+                start, sine_terms = np.uint64(row + groups[g, 5]), groups[g, 7]
+                at, contiguous = np.uint64(groups[g, 9]), groups[g, 10]
+                # The group's values, channel by channel (as engine.anim.sampling): straight into the
+                # layer's pose rows when its joints are consecutive, else into the value rows, then scattered.
+                direct = contiguous >= 0
+                dest = _POSE + component if direct else _VALUE
+                column = np.uint64(contiguous if direct else 0)
+                if kind == _SLERP:
+                    arcs = np.uint64(row + groups[g, 6])
+                    for i in range(count):
+                        a = table[arcs + i] * u
+                        work[arc, i] = a
+                        work[square, i] = a * a
+                        work[sine, i] = _SINE[sine_terms - 1]
+                        work[cosine, i] = _COSINE[sine_terms - 1]
+                    for term in range(sine_terms - 2, -1, -1):
+                        for i in range(count):
+                            work[sine, i] = work[sine, i] * work[square, i] + _SINE[term]
+                            work[cosine, i] = work[cosine, i] * work[square, i] + _COSINE[term]
+                    for i in range(count):
+                        work[sine, i] *= work[arc, i]
+                    for e in range(4):
+                        begin, direction = start + np.uint64(e) * count, start + np.uint64(4 + e) * count
+                        for i in range(count):
+                            work[dest + e, column + i] = (
+                                table[begin + i] * work[cosine, i] + table[direction + i] * work[sine, i]
+                            )
+                elif kind == _REST:
+                    for e in range(width):
+                        if direct:
+                            for i in range(count):
+                                work[dest + e, column + i] = rest[component + e, column + i]
+                        else:
+                            for i in range(count):
+                                work[dest + e, i] = rest[component + e, targets[at + i]]
+                else:
+                    step = np.uint64(width) * count
+                    for e in range(width):
+                        c0 = start + np.uint64(e) * count
+                        if terms == 1:
+                            for i in range(count):
+                                work[dest + e, column + i] = table[c0 + i]
+                        elif terms == 2:
+                            for i in range(count):
+                                work[dest + e, column + i] = table[c0 + step + i] * u + table[c0 + i]
+                        else:
+                            for i in range(count):
+                                v = table[c0 + 3 * step + i] * u + table[c0 + 2 * step + i]
+                                v = v * u + table[c0 + step + i]
+                                work[dest + e, column + i] = v * u + table[c0 + i]
+                    if groups[g, 8]:  # cubic rotations are normalised
+                        for i in range(count):
+                            x, y, z = work[dest, column + i], work[dest + 1, column + i], work[dest + 2, column + i]
+                            w = work[dest + 3, column + i]
+                            norm = math.sqrt(x * x + y * y + z * z + w * w)
+                            work[dest, column + i], work[dest + 1, column + i] = x / norm, y / norm
+                            work[dest + 2, column + i], work[dest + 3, column + i] = z / norm, w / norm
+                if not direct:
+                    for e in range(width):
+                        for i in range(count):
+                            work[_POSE + component + e, targets[at + i]] = work[_VALUE + e, i]
+            # --- blend the layer in, joint by joint; rotations aligned to the first weighted layer's
+            # hemisphere (the reference rows hold the first layer's rotation until a weighted one comes)
+            if fresh:
+                for j in range(n):
+                    w = layer_weight * masks[layer, j]
+                    work[total, j] = w
+                    work[referenced, j] = w
+                    for e in range(10):
+                        work[e, j] = w * work[_POSE + e, j]
+                    for e in range(4):
+                        work[reference + e, j] = work[_POSE + 3 + e, j]
+            else:
+                for j in range(n):
+                    w = layer_weight * masks[layer, j]
+                    x, y, z, q = work[_POSE + 3, j], work[_POSE + 4, j], work[_POSE + 5, j], work[_POSE + 6, j]
+                    r0, r1 = work[reference, j], work[reference + 1, j]
+                    r2, r3 = work[reference + 2, j], work[reference + 3, j]
+                    has = work[referenced, j] > 0.0
+                    signed = math.copysign(w, x * r0 + y * r1 + z * r2 + q * r3) if has else w
+                    work[reference, j], work[reference + 1, j] = (r0, r1) if has else (x, y)
+                    work[reference + 2, j], work[reference + 3, j] = (r2, r3) if has else (z, q)
+                    work[referenced, j] = max(work[referenced, j], w)
+                    work[total, j] += w
+                    work[3, j] += signed * x
+                    work[4, j] += signed * y
+                    work[5, j] += signed * z
+                    work[6, j] += signed * q
+                    for e in (0, 1, 2, 7, 8, 9):
+                        work[e, j] += w * work[_POSE + e, j]
+            fresh = False
+        if fresh:  # no weighted layer: only the rest pose
+            for r in range(_ACC, _ACC + 16):
+                for j in range(n):
+                    work[r, j] = 0.0
+        # --- the rest pose below the threshold, averages, normalised rotations (short loops: they vectorise)
+        rest_weight, rest_signed, inverse_total = _VALUE, _VALUE + 1, _VALUE + 2
+        for j in range(n):
+            rest_share = max(threshold - work[total, j], 0.0)
+            dot = rest[3, j] * work[reference, j] + rest[4, j] * work[reference + 1, j]
+            dot += rest[5, j] * work[reference + 2, j] + rest[6, j] * work[reference + 3, j]
+            work[rest_weight, j] = rest_share
+            work[rest_signed, j] = math.copysign(rest_share, dot) if work[referenced, j] > 0.0 else rest_share
+            work[inverse_total, j] = 1.0 / max(work[total, j], threshold)
+        for e in (0, 1, 2, 7, 8, 9):
+            for j in range(n):
+                work[e, j] = (work[e, j] + work[rest_weight, j] * rest[e, j]) * work[inverse_total, j]
+        for e in range(3, 7):
+            for j in range(n):
+                work[e, j] += work[rest_signed, j] * rest[e, j]
+        for j in range(n):
+            x, y, z, w = work[3, j], work[4, j], work[5, j], work[6, j]
+            norm = math.sqrt(x * x + y * y + z * z + w * w)
+            work[3, j], work[4, j], work[5, j], work[6, j] = x / norm, y / norm, z / norm, w / norm
+        if not compose:
+            for j in range(n):
+                for e in range(3):
+                    translations[c, j, e] = work[e, j]
+                    scales[c, j, e] = work[7 + e, j]
+                for e in range(4):
+                    rotations[c, j, e] = work[3 + e, j]
+            return 0
+    else:
+        for j in range(n):
+            for e in range(3):
+                work[e, j] = translations[c, j, e]
+                work[7 + e, j] = scales[c, j, e]
+            for e in range(4):
+                work[3 + e, j] = rotations[c, j, e]
+    # --- T·R·S of every joint (as engine.anim.local_to_model._trs_into), local rows 0..2
+    m = _LOCAL
+    for j in range(n):
+        x, y, z, w = work[3, j], work[4, j], work[5, j], work[6, j]
+        sx, sy, sz = work[7, j], work[8, j], work[9, j]
+        xx, yy, zz = x * x, y * y, z * z
+        s0, s1, s2 = sx * 2.0, sy * 2.0, sz * 2.0
+        work[m, j], work[m + 1, j], work[m + 2, j], work[m + 3, j] = (
+            sx - (zz + yy) * s0,
+            (x * y - z * w) * s1,
+            (x * z + y * w) * s2,
+            work[0, j],
+        )
+        work[m + 4, j], work[m + 5, j], work[m + 6, j], work[m + 7, j] = (
+            (x * y + z * w) * s0,
+            sy - (xx + zz) * s1,
+            (y * z - x * w) * s2,
+            work[1, j],
+        )
+        work[m + 8, j], work[m + 9, j], work[m + 10, j], work[m + 11, j] = (
+            (x * z - y * w) * s0,
+            (y * z + x * w) * s1,
+            sz - (xx + yy) * s2,
+            work[2, j],
+        )
+    # --- down the joints: model = model[parent] @ local (joint-major in ``model``, read back by
+    # the children), palette = model @ inverse_bind stored column-major (the model's last row is 0 0 0 1)
+    for j in range(n):
+        l00, l01, l02, l03 = work[m, j], work[m + 1, j], work[m + 2, j], work[m + 3, j]
+        l10, l11, l12, l13 = work[m + 4, j], work[m + 5, j], work[m + 6, j], work[m + 7, j]
+        l20, l21, l22, l23 = work[m + 8, j], work[m + 9, j], work[m + 10, j], work[m + 11, j]
+        parent = parents[j]
+        if parent < 0:
+            m00, m01, m02, m03 = l00, l01, l02, l03
+            m10, m11, m12, m13 = l10, l11, l12, l13
+            m20, m21, m22, m23 = l20, l21, l22, l23
+        else:
+            q = np.uint64(12 * parent)
+            p0, p1, p2, p3 = model[q], model[q + _1], model[q + _2], model[q + _3]
+            m00, m01, m02 = (
+                p0 * l00 + p1 * l10 + p2 * l20,
+                p0 * l01 + p1 * l11 + p2 * l21,
+                p0 * l02 + p1 * l12 + p2 * l22,
+            )
+            m03 = p0 * l03 + p1 * l13 + p2 * l23 + p3
+            p0, p1, p2, p3 = model[q + _4], model[q + _5], model[q + _6], model[q + _7]
+            m10, m11, m12 = (
+                p0 * l00 + p1 * l10 + p2 * l20,
+                p0 * l01 + p1 * l11 + p2 * l21,
+                p0 * l02 + p1 * l12 + p2 * l22,
+            )
+            m13 = p0 * l03 + p1 * l13 + p2 * l23 + p3
+            p0, p1, p2, p3 = model[q + _8], model[q + _9], model[q + _10], model[q + _11]
+            m20, m21, m22 = (
+                p0 * l00 + p1 * l10 + p2 * l20,
+                p0 * l01 + p1 * l11 + p2 * l21,
+                p0 * l02 + p1 * l12 + p2 * l22,
+            )
+            m23 = p0 * l03 + p1 * l13 + p2 * l23 + p3
+        o = np.uint64(12 * j)
+        model[o], model[o + _1], model[o + _2], model[o + _3] = m00, m01, m02, m03
+        model[o + _4], model[o + _5], model[o + _6], model[o + _7] = m10, m11, m12, m13
+        model[o + _8], model[o + _9], model[o + _10], model[o + _11] = m20, m21, m22, m23
+        b = np.uint64(16 * j)  # inverse_bind[j] in the flat inverse binds: row i at b + 4 i
+        out = np.uint64((c * n + j) * 16)  # palette[c, j] in the flat palette: column k at out + 4 k
+        if affine:  # inverse binds with last row 0 0 0 1 (the usual case): 36 products, not 48
+            for k in range(3):
+                column, bk = out + np.uint64(4 * k), b + np.uint64(k)
+                b0, b1, b2 = inverse_bind[bk], inverse_bind[bk + _4], inverse_bind[bk + _8]
+                palette[column] = m00 * b0 + m01 * b1 + m02 * b2
+                palette[column + _1] = m10 * b0 + m11 * b1 + m12 * b2
+                palette[column + _2] = m20 * b0 + m21 * b1 + m22 * b2
+                palette[column + _3] = 0.0
+            b0, b1, b2 = inverse_bind[b + _3], inverse_bind[b + _7], inverse_bind[b + _11]
+            palette[out + _12] = m00 * b0 + m01 * b1 + m02 * b2 + m03
+            palette[out + _13] = m10 * b0 + m11 * b1 + m12 * b2 + m13
+            palette[out + _14] = m20 * b0 + m21 * b1 + m22 * b2 + m23
+            palette[out + _15] = 1.0
+        else:
+            for k in range(4):
+                column, bk = out + np.uint64(4 * k), b + np.uint64(k)
+                b0, b1, b2, b3 = inverse_bind[bk], inverse_bind[bk + _4], inverse_bind[bk + _8], inverse_bind[bk + _12]
+                palette[column] = m00 * b0 + m01 * b1 + m02 * b2 + m03 * b3
+                palette[column + _1] = m10 * b0 + m11 * b1 + m12 * b2 + m13 * b3
+                palette[column + _2] = m20 * b0 + m21 * b1 + m22 * b2 + m23 * b3
+                palette[column + _3] = b3
+        if model_out.shape[0]:
+            model_out[c, j, 0, 0], model_out[c, j, 0, 1], model_out[c, j, 0, 2], model_out[c, j, 0, 3] = (
+                m00,
+                m01,
+                m02,
+                m03,
+            )
+            model_out[c, j, 1, 0], model_out[c, j, 1, 1], model_out[c, j, 1, 2], model_out[c, j, 1, 3] = (
+                m10,
+                m11,
+                m12,
+                m13,
+            )
+            model_out[c, j, 2, 0], model_out[c, j, 2, 1], model_out[c, j, 2, 2], model_out[c, j, 2, 3] = (
+                m20,
+                m21,
+                m22,
+                m23,
+            )
+            model_out[c, j, 3, 0], model_out[c, j, 3, 1], model_out[c, j, 3, 2], model_out[c, j, 3, 3] = (
+                0.0,
+                0.0,
+                0.0,
+                1.0,
+            )
+    return 0
+
+
+# --- drivers: serial, and parallel over blocks of characters (one scratch per block) ----------
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def run_serial(
+    characters: Any,
+    layers: Any,
+    masks: Any,
+    threshold: Any,
+    bank: Any,
+    scratch: Any,
+    local: Any,
+    palette: Any,
+    model_out: Any,
+    blend: Any,
+    compose: Any,
+) -> Any:
+    """:func:`_character` for every index in ``characters``; returns how many were skipped (bad input).
+
+    ``scratch`` = (work ``(B, SCRATCH_ROWS, J)``, model ``(B, MODEL_FLOATS · J)``) float64 for
+    ``B`` blocks; the serial driver uses block 0.
+    """
+    work, model = scratch[0][0], scratch[1][0]
+    flat = palette.reshape(-1)
+    skipped = 0
+    for i in range(characters.size):
+        skipped += _character(
+            characters[i], layers, masks, threshold, bank, work, model, local, flat, model_out, blend, compose
+        )
+    return skipped
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
+def run_parallel(
+    characters: Any,
+    layers: Any,
+    masks: Any,
+    threshold: Any,
+    bank: Any,
+    scratch: Any,
+    local: Any,
+    palette: Any,
+    model_out: Any,
+    blend: Any,
+    compose: Any,
+) -> Any:
+    """:func:`run_serial` with one contiguous block of characters per scratch block, blocks in parallel."""
+    blocks = scratch[0].shape[0]
+    count = characters.size
+    flat = palette.reshape(-1)
+    skipped = 0
+    for b in prange(blocks):
+        work, model = scratch[0][b], scratch[1][b]
+        for i in range(b * count // blocks, (b + 1) * count // blocks):
+            skipped += _character(
+                characters[i], layers, masks, threshold, bank, work, model, local, flat, model_out, blend, compose
+            )
+    return skipped
+
+
+def max_threads() -> int:
+    """The most threads a parallel kernel can use (numba's ``NUMBA_NUM_THREADS``)."""
+    return int(config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+
+
+def run(
+    characters: Any,
+    layers: Any,
+    masks: Any,
+    threshold: Any,
+    bank: Any,
+    scratch: Any,
+    local: Any,
+    palette: Any,
+    model_out: Any,
+    blend: Any,
+    compose: Any,
+    threads: Any,
+) -> Any:
+    """The serial driver, or the parallel one on ``threads`` threads (one scratch block each)."""
+    threads = min(threads, max_threads())
+    if threads <= 1:
+        return run_serial(
+            characters, layers, masks, threshold, bank, scratch, local, palette, model_out, blend, compose
+        )
+    if get_num_threads() != threads:
+        set_num_threads(threads)
+    blocks = (scratch[0][:threads], scratch[1][:threads])
+    return run_parallel(characters, layers, masks, threshold, bank, blocks, local, palette, model_out, blend, compose)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def select_due(rates: Any, last: Any, frame: Any, out: Any) -> Any:
+    """Indices ``c`` due on ``frame`` into ``out`` (see engine.backend.lod); sets their ``last``; returns how many."""
+    count = 0
+    for c in range(rates.size):
+        if (c + frame) % rates[c] == 0 or frame - last[c] >= rates[c]:
+            out[count] = c
+            last[c] = frame
+            count += 1
+    return count

@@ -1,0 +1,27 @@
+"""The backend's place in the dependency rule: numba in one module, the runtime core only below it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_architecture import ROOT, imported_modules, top_level
+
+
+@pytest.mark.parametrize("path", list((ROOT / "engine").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_only_the_kernel_module_imports_numba(path: Path) -> None:
+    if path != ROOT / "engine" / "backend" / "_kernels.py":
+        assert "numba" not in top_level(imported_modules(path)), path
+
+
+@pytest.mark.parametrize("path", list((ROOT / "engine" / "backend").rglob("*.py")), ids=lambda p: p.name)
+def test_backend_builds_on_math_and_anim_only(path: Path) -> None:
+    engine = {n.split(".")[1] for n in imported_modules(path) if n.startswith("engine.") and n.count(".") >= 1}
+    assert engine <= {"math", "anim", "errors", "backend"}, (path, engine)
+
+
+def test_math_and_anim_never_import_the_backend() -> None:
+    for folder in ("math", "anim"):
+        for path in (ROOT / "engine" / folder).rglob("*.py"):
+            assert not any(n.startswith("engine.backend") for n in imported_modules(path)), path
