@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 import engine
+from engine.backend import backend_description
 from engine.cli import convert, evaluate, inspect, make_mannequin, retarget
 from engine.errors import OssaError, OssaWarning
 
@@ -28,7 +29,9 @@ COMMANDS = (inspect, evaluate, convert, retarget, make_mannequin)
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="ossa", description="Ossa skeletal-animation runtime tools.")
-    parser.add_argument("--version", action="version", version=f"ossa {engine.__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"ossa {engine.__version__} (backend: {backend_description()})"
+    )
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(subcommands)

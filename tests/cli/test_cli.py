@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine.backend import backend_description
 from engine.cli import COMMANDS, build_parser, main
 from tests.anim.rigs import rig, to_bvh, walk
 from tests.conftest import ROOT
@@ -86,12 +88,17 @@ def test_version_and_console_entry(capsys) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
     assert exit_info.value.code == 0
-    assert capsys.readouterr().out == f"ossa {engine.__version__}\n"
+    expected = f"ossa {engine.__version__} (backend: {backend_description()})\n"
+    assert capsys.readouterr().out == expected
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'ossa = "engine.cli:main"' in pyproject
     command = [sys.executable, "-m", "engine.cli", "--version"]
     run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True)
-    assert run.stdout == f"ossa {engine.__version__}\n"
+    assert run.stdout == expected
+    forced = subprocess.run(
+        command, capture_output=True, text=True, cwd=ROOT, check=True, env={**os.environ, "OSSA_BACKEND": "numpy"}
+    )
+    assert forced.stdout.startswith(f"ossa {engine.__version__} (backend: numpy ")
 
 
 def test_no_command_prints_the_help(capsys) -> None:
