@@ -20,6 +20,8 @@ Where velocities come from and how they travel:
 - :func:`blend_velocity`: the exact derivative of :func:`~engine.anim.blending.blend`'s
   sign-aligned, normalised weighted sum, given each layer's pose and velocity (and, for weights
   that move, their rates).
+- :func:`additive_velocity`: the exact derivative of
+  :func:`~engine.anim.additive.apply_additive`.
 - :func:`pose_velocity`: the finite difference of two poses ``dt`` apart.
 - :func:`angular_from_rotvec_rate` / :func:`rotvec_rate_from_angular`: the left Jacobian of
   SO(3) and its inverse, which convert between the rate of a rotation vector and the angular
@@ -42,7 +44,7 @@ from engine.anim.sampling import CompiledClip, sample
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, as_array, trusted
-from engine.math.quat import quat_conjugate, quat_multiply, rotvec_from_quat
+from engine.math.quat import quat_conjugate, quat_from_rotvec, quat_multiply, quat_rotate, rotvec_from_quat
 
 #: Default window of :func:`sample_velocity`, seconds (clamped to the key segment holding ``t``).
 DEFAULT_STEP = 1e-3
@@ -399,3 +401,60 @@ def blend_velocity(
     angular = 2.0 * quat_multiply(tangent, quat_conjugate(unit))[..., :3]
     with trusted():
         return PoseVelocity(averaged(t, v), angular, averaged(s, ds))
+
+
+def additive_velocity(
+    base: Pose,
+    base_velocity: PoseVelocity,
+    delta: Pose,
+    delta_velocity: PoseVelocity,
+    weight: Any = 1.0,
+    mask: Any = None,
+) -> PoseVelocity:
+    """Velocity of :func:`~engine.anim.additive.apply_additive`'s result ``(base, delta, weight, mask)``.
+
+    With per-joint weights ``w = weight · mask`` (held constant):
+
+    - translations: ``v_base + w v_delta``;
+    - rotations: the result is ``P · q_base`` with ``P = exp(w φ)``, ``φ = log Δ`` (the shortest
+      arc), so ``ω = J_l(wφ) w J_l(φ)⁻¹ ω_Δ + R(P) ω_base``;
+    - scales: ``ṡ_base (1 + w (Δs - 1)) + s_base w Δṡ``.
+
+    Parameters
+    ----------
+    base, base_velocity
+        The pose the delta is added to ``(..., J)`` and its velocity.
+    delta, delta_velocity
+        The delta pose (:func:`~engine.anim.additive.additive_pose`) and its rate of change: for a
+        delta ``(t - t_ref, q q_ref⁻¹, s / s_ref)`` of a moving pose against a fixed reference that
+        is ``(v, ω, ṡ / s_ref)``.
+    weight
+        Scalar or one weight per character ``(...)``, non-negative.
+    mask
+        Optional per-joint weights ``(J,)``.
+    """
+    if base.shape != delta.shape or base.shape != base_velocity.shape or base.shape != delta_velocity.shape:
+        raise SkeletonMismatchError(
+            f"base {base.shape}, delta {delta.shape} and their velocities "
+            f"{base_velocity.shape}, {delta_velocity.shape} must share one shape"
+        )
+    w = as_array(weight, "weight")
+    if np.any(w < 0.0):
+        raise InvalidInputError(f"weight must be non-negative, got {float(w.min())}")
+    w = np.broadcast_to(w[..., None], base.shape)
+    if mask is not None:
+        joint_weights = as_array(mask, "mask")
+        if joint_weights.shape != (base.num_joints,):
+            raise SkeletonMismatchError(f"mask must have shape ({base.num_joints},), got {joint_weights.shape}")
+        w = w * joint_weights
+    per = w[..., None]
+    rotation = delta.rotations * np.where(delta.rotations[..., 3:] < 0.0, -1.0, 1.0)  # canonical: w >= 0
+    phi = rotvec_from_quat(rotation)
+    spin = angular_from_rotvec_rate(per * phi, per * rotvec_rate_from_angular(phi, delta_velocity.angular))
+    partial = quat_from_rotvec(per * phi)
+    with trusted():
+        return PoseVelocity(
+            base_velocity.linear + per * delta_velocity.linear,
+            spin + quat_rotate(partial, base_velocity.angular),
+            base_velocity.scaling * (1.0 + per * (delta.scales - 1.0)) + base.scales * per * delta_velocity.scaling,
+        )

@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from engine.anim import Channel, Clip, Pose, Skeleton, blend, sample
+from engine.anim import Channel, Clip, Pose, Skeleton, additive_pose, apply_additive, blend, sample
 from engine.anim.velocity import (
     PoseVelocity,
+    additive_velocity,
     angular_from_rotvec_rate,
     angular_velocity,
     blend_velocity,
@@ -268,3 +269,31 @@ def test_sample_velocity_validates(mannequin):
         PoseVelocity(np.zeros((2, 3)), np.zeros((2, 3)), np.full((2, 3), np.nan))
     with pytest.raises(InvalidInputError, match="share one shape"):
         PoseVelocity(np.zeros((2, 3)), np.zeros((3, 3)), np.zeros((2, 3)))
+
+
+def test_additive_velocity_is_the_derivative_of_apply_additive(mannequin):
+    skeleton, walk, lean = mannequin.skeleton, mannequin.clips["walk"], mannequin.clips["lean_look"]
+    reference = sample(lean, skeleton, 0.0)
+    base_times, lean_times = np.array([0.21, 0.43]), np.array([0.37, 1.1])
+    weight, mask = np.array([0.7, 1.3]), np.linspace(0.0, 1.0, skeleton.num_joints)
+
+    def added(dt):
+        delta = additive_pose(sample(lean, skeleton, lean_times + dt), reference)
+        return apply_additive(sample(walk, skeleton, base_times + dt), delta, weight, mask)
+
+    h = 1e-7
+    expected = pose_velocity(added(-h), added(0.0), h)
+    lean_velocity = sample_velocity(lean, skeleton, lean_times)
+    delta_velocity = PoseVelocity(lean_velocity.linear, lean_velocity.angular, lean_velocity.scaling / reference.scales)
+    velocity = additive_velocity(
+        sample(walk, skeleton, base_times),
+        sample_velocity(walk, skeleton, base_times),
+        additive_pose(sample(lean, skeleton, lean_times), reference),
+        delta_velocity,
+        weight,
+        mask,
+    )
+    assert np.abs(velocity.angular).max() > 1.0
+    np.testing.assert_allclose(velocity.angular, expected.angular, atol=2e-5)
+    np.testing.assert_allclose(velocity.linear, expected.linear, atol=2e-5)
+    np.testing.assert_allclose(velocity.scaling, expected.scaling, atol=2e-5)
