@@ -108,6 +108,10 @@ class QuinticDecay:
         The initial velocity perpendicular to ``axis`` ``(..., 3)``, decayed over ``duration``.
     duration
         ``T`` ``(...)``, seconds: from then on the offset is exactly zero.
+    inverse_end, first, second, inverse_duration, sweep
+        Derived once for :func:`quintic_offset`: ``1/t1``, the coefficients of
+        ``x0 + s (first + s·second)`` (the offset along ``axis`` is that times ``(1-s)³``,
+        ``s = t/t1``), ``1/T`` and ``drift · T`` (0 where ``t1`` or ``T`` is 0).
     """
 
     axis: FloatArray
@@ -117,6 +121,11 @@ class QuinticDecay:
     end: FloatArray
     drift: FloatArray
     duration: FloatArray
+    inverse_end: FloatArray
+    first: FloatArray
+    second: FloatArray
+    inverse_duration: FloatArray
+    sweep: FloatArray
 
     def __getitem__(self, index: Any) -> QuinticDecay:
         """The decays of the batch entries ``index`` (e.g. a subset of characters)."""
@@ -162,9 +171,27 @@ def quintic_decay(offset: Any, velocity: Any, duration: Any) -> QuinticDecay:
     drift = np.where((np.sqrt(np.einsum("...k,...k->...", drift, drift)) <= 1e-12 * speed)[..., None], 0.0, drift)
     closing = along < 0.0
     end = np.where(closing, np.minimum(total, -STEEPEST * size / np.where(closing, along, -1.0)), total)
-    safe = np.where(end > 0.0, end, 1.0)
-    acceleration = np.where(end > 0.0, np.maximum(0.0, -8.0 * along * end - 20.0 * size) / (safe * safe), 0.0)
-    return QuinticDecay(axis, size, along, acceleration, end, drift, total.copy())
+    positive = end > 0.0
+    safe = np.where(positive, end, 1.0)
+    acceleration = np.where(positive, np.maximum(0.0, -8.0 * along * end - 20.0 * size) / (safe * safe), 0.0)
+    start = np.where(positive, size, 0.0)
+    rate = along * end  # v0 and a0 in units of the normalised time s = t / t1
+    bend = acceleration * end * end
+    lasting = total > 0.0
+    return QuinticDecay(
+        axis,
+        size,
+        along,
+        acceleration,
+        end,
+        drift,
+        total.copy(),
+        np.where(positive, 1.0 / safe, 0.0),
+        np.where(positive, 3.0 * start + rate, 0.0),
+        np.where(positive, 6.0 * start + 3.0 * rate + 0.5 * bend, 0.0),
+        np.where(lasting, 1.0 / np.where(lasting, total, 1.0), 0.0),
+        np.where(lasting[..., None], drift * total[..., None], 0.0),
+    )
 
 
 def _quintic_terms(decay: QuinticDecay, elapsed: Any) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -178,12 +205,17 @@ def _quintic_terms(decay: QuinticDecay, elapsed: Any) -> tuple[FloatArray, Float
 
 def quintic_offset(decay: QuinticDecay, elapsed: Any) -> FloatArray:
     """The offsets ``(..., 3)`` ``elapsed`` seconds after the start (broadcastable to the decay's ``(...)``)."""
-    s, s2, end, total = _quintic_terms(decay, elapsed)
-    x0, v0, a0 = decay.position, decay.velocity * end, decay.acceleration * end * end  # in units of s
-    g = x0 * (1.0 + s * (3.0 + 6.0 * s)) + s * (v0 * (1.0 + 3.0 * s) + 0.5 * a0 * s)
-    along = (1.0 - s) ** 3 * g
-    bump = s2 * (1.0 - s2) ** 3 * (1.0 + 3.0 * s2) * total
-    return along[..., None] * decay.axis + bump[..., None] * decay.drift
+    t = _durations(elapsed, "elapsed")
+    s = np.where(t >= decay.end, 1.0, t * decay.inverse_end)  # exactly 1 (no offset) from t1 on
+    rest = 1.0 - s
+    along = decay.first + s * decay.second
+    along *= s
+    along += decay.position
+    along *= rest * rest * rest
+    s2 = np.where(t >= decay.duration, 1.0, t * decay.inverse_duration)
+    rest2 = 1.0 - s2
+    bump = s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+    return along[..., None] * decay.axis + bump[..., None] * decay.sweep
 
 
 def quintic_rates(decay: QuinticDecay, elapsed: Any) -> tuple[FloatArray, FloatArray]:

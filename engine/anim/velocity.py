@@ -17,6 +17,9 @@ Where velocities come from and how they travel:
   Within a segment LINEAR translations and scales move at a constant rate and slerped rotations
   at a constant angular velocity, so for those the difference is exact, whatever ``step``;
   cubic segments are first-order accurate in ``step``.
+  :func:`sample_with_velocity` gives the pose and its velocity from one sampling pass, and a
+  :class:`VelocityTable` (:func:`velocity_table`) looks the exact velocity of a STEP/LINEAR clip
+  up per key segment without sampling.
 - :func:`blend_velocity`: the exact derivative of :func:`~engine.anim.blending.blend`'s
   sign-aligned, normalised weighted sum, given each layer's pose and velocity (and, for weights
   that move, their rates).
@@ -225,6 +228,66 @@ def key_times(clip: Clip | CompiledClip) -> FloatArray:
     return found
 
 
+def _window(
+    clip: Clip | CompiledClip, times: Any, step: float, loop: bool, side: str
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Times ``t``, the two sample times of :func:`sample_velocity`'s window, and ``1 / window`` (0 when constant)."""
+    if not (np.isfinite(step) and step > 0.0):
+        raise InvalidInputError(f"step must be a positive number of seconds, got {step}")
+    if side not in {"left", "right"}:
+        raise InvalidInputError(f"side must be 'left' or 'right', got {side!r}")
+    timeline = key_times(clip)
+    given = as_array(times, "times")
+    t = given
+    last = timeline.size - 1
+    if side == "left":
+        if loop:
+            t = np.where(t <= timeline[0], timeline[-1], t)
+        segment = np.searchsorted(timeline, t, side="left") - 1  # timeline[segment] < t <= timeline[segment + 1]
+    else:
+        if loop:
+            t = np.where(t >= timeline[-1], timeline[0], t)
+        segment = np.searchsorted(timeline, t, side="right") - 1  # timeline[segment] <= t < timeline[segment + 1]
+    moving = (segment >= 0) & (segment < last)
+    low = timeline[np.clip(segment, 0, last)]
+    high = timeline[np.clip(segment + 1, 0, last)]
+    window = np.where(moving, np.minimum(step, high - low), 1.0)
+    wanted = t - step if side == "left" else t
+    start = np.where(moving, np.clip(wanted, low, high - window), t)
+    stop = np.where(moving, start + window, t)
+    return given, start, stop, np.where(moving, 1.0 / window, 0.0)
+
+
+def _difference(before: Pose, after: Pose, rate: FloatArray) -> PoseVelocity:
+    """``(after - before) · rate``, rotations as ``rotvec(after · before⁻¹) · rate``, component by component.
+
+    Sampled poses are stored batch-innermost; whole component planes keep the arithmetic on long
+    contiguous runs (the same formulas as :func:`~engine.math.quat.rotvec_from_quat`).
+    """
+    per_joint = rate[..., None, None]
+    ax, ay, az, aw = np.moveaxis(before.rotations, -1, 0)
+    bx, by, bz, bw = np.moveaxis(after.rotations, -1, 0)
+    x = bx * aw - bw * ax - by * az + bz * ay
+    y = by * aw - bw * ay - bz * ax + bx * az
+    z = bz * aw - bw * az - bx * ay + by * ax
+    w = bw * aw + bx * ax + by * ay + bz * az
+    sine = np.sqrt(x * x + y * y + z * z)
+    angle = 2.0 * np.arctan2(sine, np.abs(w))  # the shortest arc: w taken >= 0
+    small = angle < 1e-4
+    scale = np.where(small, 2.0 + angle * angle / 12.0, angle / np.where(small, 1.0, sine))
+    scale *= np.copysign(1.0, w) * rate[..., None]
+    angular = np.empty_like(before.translations)
+    angular[..., 0] = x * scale
+    angular[..., 1] = y * scale
+    angular[..., 2] = z * scale
+    with trusted():
+        return PoseVelocity(
+            (after.translations - before.translations) * per_joint,
+            angular,
+            (after.scales - before.scales) * per_joint,
+        )
+
+
 def sample_velocity(
     clip: Clip | CompiledClip,
     skeleton: Skeleton,
@@ -267,36 +330,82 @@ def sample_velocity(
         ``(*B, J)``: the rate of change with respect to clip time; multiply by a playback
         speed for the rate in real time.
     """
-    if not (np.isfinite(step) and step > 0.0):
-        raise InvalidInputError(f"step must be a positive number of seconds, got {step}")
-    if side not in {"left", "right"}:
-        raise InvalidInputError(f"side must be 'left' or 'right', got {side!r}")
-    timeline = key_times(clip)
-    t = as_array(times, "times")
-    last = timeline.size - 1
-    if side == "left":
-        if loop:
-            t = np.where(t <= timeline[0], timeline[-1], t)
-        segment = np.searchsorted(timeline, t, side="left") - 1  # timeline[segment] < t <= timeline[segment + 1]
-    else:
-        if loop:
-            t = np.where(t >= timeline[-1], timeline[0], t)
-        segment = np.searchsorted(timeline, t, side="right") - 1  # timeline[segment] <= t < timeline[segment + 1]
-    moving = (segment >= 0) & (segment < last)
-    low = timeline[np.clip(segment, 0, last)]
-    high = timeline[np.clip(segment + 1, 0, last)]
-    window = np.where(moving, np.minimum(step, high - low), 1.0)
-    wanted = t - step if side == "left" else t
-    start = np.where(moving, np.clip(wanted, low, high - window), t)
-    stop = np.where(moving, start + window, t)
+    _, start, stop, rate = _window(clip, times, step, loop, side)
     poses = sample(clip, skeleton, np.stack((start, stop)))
-    rate = np.where(moving, 1.0 / window, 0.0)[..., None]
-    with trusted():
-        return PoseVelocity(
-            (poses.translations[1] - poses.translations[0]) * rate[..., None],
-            rotvec_from_quat(quat_multiply(poses.rotations[1], quat_conjugate(poses.rotations[0]))) * rate[..., None],
-            (poses.scales[1] - poses.scales[0]) * rate[..., None],
-        )
+    return _difference(poses[0], poses[1], rate)
+
+
+def sample_with_velocity(
+    clip: Clip | CompiledClip,
+    skeleton: Skeleton,
+    times: Any,
+    *,
+    step: float = DEFAULT_STEP,
+    loop: bool = False,
+    side: str = "left",
+) -> tuple[Pose, PoseVelocity]:
+    """The pose :func:`~engine.anim.sampling.sample` gives and :func:`sample_velocity`, in one sampling pass."""
+    t, start, stop, rate = _window(clip, times, step, loop, side)
+    poses = sample(clip, skeleton, np.stack((t, start, stop)))
+    return poses[0], _difference(poses[1], poses[2], rate)
+
+
+@dataclass(frozen=True, eq=False)
+class VelocityTable:
+    """A clip's velocity in every key segment, for clips whose channels are all STEP or LINEAR.
+
+    Within a key segment of such a clip translations and scales move at a constant rate and
+    slerped rotations at a constant angular velocity, so one velocity per segment is exact (STEP
+    channels hold still: zero). :meth:`at` then costs a search and a gather, no sampling. Make it
+    with :func:`velocity_table`.
+
+    Attributes
+    ----------
+    times
+        The clip's merged key times ``(M,)`` (:func:`key_times`).
+    velocities
+        ``(M - 1, J, 3, 3)``: per segment and joint, the linear, angular and scaling velocity.
+    """
+
+    times: FloatArray
+    velocities: FloatArray
+
+    def at(self, times: Any, *, loop: bool = False, side: str = "left") -> PoseVelocity:
+        """The velocity at clip ``times`` ``(*B,)``: ``(*B, J)``, as :func:`sample_velocity` gives it."""
+        if side not in {"left", "right"}:
+            raise InvalidInputError(f"side must be 'left' or 'right', got {side!r}")
+        t = as_array(times, "times")
+        timeline = self.times
+        if side == "left":
+            if loop:
+                t = np.where(t <= timeline[0], timeline[-1], t)
+            segment = np.searchsorted(timeline, t, side="left") - 1
+        else:
+            if loop:
+                t = np.where(t >= timeline[-1], timeline[0], t)
+            segment = np.searchsorted(timeline, t, side="right") - 1
+        count = self.velocities.shape[0]
+        moving = (segment >= 0) & (segment < count)
+        rows = self.velocities[np.clip(segment, 0, max(count - 1, 0))] if count else np.zeros((*t.shape, 0, 3, 3))
+        rows = rows * moving[..., None, None, None]
+        with trusted():
+            return PoseVelocity(rows[..., 0, :], rows[..., 1, :], rows[..., 2, :])
+
+
+def velocity_table(clip: Clip | CompiledClip, skeleton: Skeleton) -> VelocityTable | None:
+    """The :class:`VelocityTable` of ``clip``, or ``None`` when a channel is CUBICSPLINE (not constant per segment)."""
+    source = clip.clip if isinstance(clip, CompiledClip) else clip
+    if any(channel.interpolation == "CUBICSPLINE" for channel in source.channels):
+        return None
+    timeline = key_times(clip)
+    span = np.diff(timeline)
+    # two samples inside each segment: exact for LINEAR (constant rate), zero for STEP (held)
+    poses = sample(clip, skeleton, np.stack((timeline[:-1] + 0.25 * span, timeline[:-1] + 0.75 * span)))
+    rate = 2.0 / np.where(span > 0.0, span, 1.0)
+    velocity = _difference(poses[0], poses[1], rate)
+    table = np.stack((velocity.linear, velocity.angular, velocity.scaling), axis=-2)
+    table.flags.writeable = False
+    return VelocityTable(timeline, table)
 
 
 # --- blending ------------------------------------------------------------------------------------------

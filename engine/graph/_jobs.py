@@ -14,28 +14,33 @@ from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.sampling import CompiledClip, sample
 from engine.anim.skeleton import Skeleton
-from engine.anim.velocity import PoseVelocity, sample_velocity
+from engine.anim.velocity import PoseVelocity, VelocityTable, sample_with_velocity, velocity_table
 from engine.math._checks import FloatArray
 
 
-def sample_pose(clip: CompiledClip, skeleton: Skeleton, times: FloatArray) -> Pose:
-    """``clip``'s local pose at ``times`` ``(K,)``: ``(K, J)``."""
-    return sample(clip, skeleton, times)
+def sample_pose(clip: CompiledClip, skeleton: Skeleton, times: FloatArray, out: Pose | None = None) -> Pose:
+    """``clip``'s local pose at ``times`` ``(K,)``: ``(K, J)`` (written into ``out`` when given)."""
+    return sample(clip, skeleton, times, out=out)
 
 
 def sample_pose_velocity(
     clip: CompiledClip, skeleton: Skeleton, times: FloatArray, loop: bool, side: str
-) -> PoseVelocity:
-    """``clip``'s velocity per second of clip time at ``times`` ``(K,)`` (``sample_velocity``)."""
-    return sample_velocity(clip, skeleton, times, loop=loop, side=side)
+) -> tuple[Pose, PoseVelocity]:
+    """``clip``'s pose and velocity per second of clip time at ``times`` ``(K,)``, one sampling pass."""
+    return sample_with_velocity(clip, skeleton, times, loop=loop, side=side)
 
 
-def blend_layers(layers: Pose, weights: FloatArray, masks: Any, skeleton: Skeleton) -> Pose:
+def velocity_lookup(clip: CompiledClip, skeleton: Skeleton) -> VelocityTable | None:
+    """``clip``'s per-segment velocity table (``None`` when it has cubic channels)."""
+    return velocity_table(clip, skeleton)
+
+
+def blend_layers(layers: Pose, weights: FloatArray, masks: Any, skeleton: Skeleton, out: Pose | None = None) -> Pose:
     """Blend stacked layers ``(N, K, J)`` with weights ``(N, K)`` and optional masks ``(N, J)``.
 
     The graph's weights sum to 1 at every joint, so the rest pose never fills in.
     """
-    return blend(layers, weights, masks, rest=skeleton)
+    return blend(layers, weights, masks, rest=skeleton, out=out)
 
 
 def add_pose(base: Pose, pose: Pose, reference: Pose, weight: FloatArray, mask: Any) -> tuple[Pose, Pose]:

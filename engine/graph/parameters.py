@@ -21,6 +21,8 @@ class Parameters:
     Floats live in ``floats`` ``(F, C)``, bools in ``bools`` ``(B, C)`` and triggers in
     ``triggers`` ``(T, C)``; ``index[name]`` is ``(kind, row)``. A trigger stays set until a
     transition that tests it fires (it is consumed for that character) or :meth:`reset_trigger`.
+    Floats are set through :meth:`set_float` only (the array is read-only): blend spaces keep
+    their weights in :attr:`cache` until a float changes (:attr:`version`).
     """
 
     def __init__(self, specs: Mapping[str, Parameter], num_characters: int) -> None:
@@ -32,6 +34,11 @@ class Parameters:
             self.index[name] = (spec.type, len(rows[spec.type]))
             rows[spec.type].append(spec.default)
         self.floats: FloatArray = np.repeat(np.array(rows["float"], dtype=np.float64)[:, None], num_characters, axis=1)
+        self.floats.flags.writeable = False
+        self.version = 0
+        """Counts the changes of float values (blend weights depend on nothing else)."""
+        self.cache: dict[int, tuple[int, FloatArray]] = {}
+        """Per blend node (by ``id``): the version its weights for all characters were computed at, and them."""
         self.bools: BoolArray = np.repeat(np.array(rows["bool"], dtype=bool)[:, None], num_characters, axis=1)
         self.triggers: BoolArray = np.zeros((len(rows["trigger"]), num_characters), dtype=bool)
         self._all = np.arange(num_characters)
@@ -59,7 +66,13 @@ class Parameters:
     def set_float(self, name: str, value: Any, characters: Any = None) -> None:
         """Set float parameter ``name`` (scalar or one value per selected character)."""
         row, index = self._row(name, "float"), self.select(characters)
-        self.floats[row, index] = np.broadcast_to(as_array(value, name), index.shape)
+        values = np.broadcast_to(as_array(value, name), index.shape)
+        self.floats.flags.writeable = True
+        try:
+            self.floats[row, index] = values
+        finally:
+            self.floats.flags.writeable = False
+        self.version += 1
 
     def set_bool(self, name: str, value: Any, characters: Any = None) -> None:
         """Set bool parameter ``name`` (scalar or one value per selected character)."""

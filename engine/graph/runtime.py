@@ -95,6 +95,7 @@ from engine.graph.nodes import (
     ClipNode,
     Clock,
     Context,
+    LayerBuffer,
     LayerNode,
     MachineNode,
     Node,
@@ -112,6 +113,8 @@ KIND_CODES = {
     "spring": SPRING,
     "dead_blend": DEAD_BLEND,
 }
+#: The pose paths, in the order of the offsets' second-to-last axis (:func:`~engine.anim.inertialization.pose_offsets`).
+PATHS = ("translation", "rotation", "scale")
 #: Half-lives after which a spring transition ends: its offset is then below ``1e-13`` of its start.
 SPRING_SETTLE = 20.0
 
@@ -177,6 +180,9 @@ class BoundGraph:
     definition: GraphDefinition
     skeleton: Skeleton
     machines: dict[str, BoundMachine]  # "root" and the named sub-machines
+    animated: dict[str, IntArray]
+    """Per path (translation, rotation, scale): the joints some clip of the graph animates; on the
+    others every pose of the graph is the rest pose, so transitions need no offset there."""
 
     @property
     def root(self) -> BoundMachine:
@@ -231,7 +237,12 @@ class _Binder:
         machines = {"root": self.machine(self.definition.root)}
         for name, machine in self.definition.machines.items():
             machines[name] = self.machine(machine)
-        return BoundGraph(self.definition, self.skeleton, machines)
+        animated: dict[str, set[int]] = {path: set() for path in PATHS}
+        for name in self.compiled:
+            for channel in self.clips[name].channels:
+                animated[channel.path].add(channel.target)
+        joints = {path: np.array(sorted(found), dtype=np.intp) for path, found in animated.items()}
+        return BoundGraph(self.definition, self.skeleton, machines, joints)
 
     def machine(self, machine: Machine) -> BoundMachine:
         names = list(machine.states)
@@ -296,8 +307,10 @@ class _Binder:
                     f"but the skeleton has {self.skeleton.num_joints}",
                 )
             if motion.clip not in self.compiled:
-                self.compiled[motion.clip] = compile_clip(clip)
-            return ClipNode(clip, self.compiled[motion.clip], motion.speed, motion.loop, motion.sync)
+                compiled = compile_clip(clip)
+                self.compiled[motion.clip] = (compiled, _jobs.velocity_lookup(compiled, self.skeleton))
+            compiled, table = self.compiled[motion.clip]
+            return ClipNode(clip, compiled, table, motion.speed, motion.loop, motion.sync)
         if isinstance(motion, Blend1DMotion):
             children = tuple(self.node(child) for child in motion.children)
             return Blend1DNode(motion.parameter, np.array(motion.positions), children)
@@ -337,9 +350,11 @@ class _NoParameters(Parameters):
 
 
 def _pose_buffer(count: int, joints: int) -> Pose:
+    """A rest-like pose ``(K, J)`` stored batch-innermost (the layout sampling and blending write fastest)."""
     with trusted():
-        pose = Pose(np.zeros((count, joints, 3)), np.zeros((count, joints, 4)), np.ones((count, joints, 3)))
+        pose = Pose(*(np.zeros((width, joints, count)).transpose(2, 1, 0) for width in (3, 4, 3)))
     pose.rotations[..., 3] = 1.0
+    pose.scales[...] = 1.0
     return pose
 
 
@@ -349,36 +364,128 @@ def _assign(target: Pose | PoseVelocity, index: Any, source: Pose | PoseVelocity
 
 
 def _take(source: Pose, index: Any) -> Pose:
+    """A copy of the batch entries ``index`` (never a view: transitions write their result back)."""
     with trusted():
-        return Pose(source.translations[index], source.rotations[index], source.scales[index])
+        return Pose(*(np.array(getattr(source, f.name)[index]) for f in fields(Pose)))
 
 
 def _take_velocity(source: PoseVelocity, index: Any) -> PoseVelocity:
     with trusted():
-        return PoseVelocity(source.linear[index], source.angular[index], source.scaling[index])
+        return PoseVelocity(*(np.array(getattr(source, f.name)[index]) for f in fields(PoseVelocity)))
 
 
-class _Decays:
-    """Per-character storage of transition offsets ``(C, J, 3, ...)``, allocated on first use."""
+def _as_slice(indices: IntArray) -> IntArray | slice:
+    """``indices`` as a slice when they are consecutive and ascending (a view instead of a gather)."""
+    if indices.size and np.array_equal(indices, np.arange(indices[0], indices[0] + indices.size)):
+        return slice(int(indices[0]), int(indices[0]) + indices.size)
+    return indices
 
-    def __init__(self, count: int, joints: int) -> None:
-        self.count, self.joints = count, joints
-        self.quintic: dict[str, FloatArray] = {}
-        self.spring: dict[str, FloatArray] = {}
 
-    def store(self, kind: str, rows: IntArray, decay: QuinticDecay | SpringDecay) -> None:
-        table = self.quintic if kind == "quintic" else self.spring
-        for field in fields(decay):
-            values = getattr(decay, field.name)
-            if field.name not in table:
-                table[field.name] = np.zeros((self.count, *values.shape[1:]))
-            table[field.name][rows] = values
+def _turn(quaternions: FloatArray, rotvecs: FloatArray) -> FloatArray:
+    """``exp(φ) · q`` with the components first: ``quaternions`` ``(4, ...)``, ``rotvecs`` ``(3, ...)``.
 
-    def quintic_at(self, rows: IntArray) -> QuinticDecay:
-        return QuinticDecay(**{name: values[rows] for name, values in self.quintic.items()})
+    The graph's poses are stored components-first, characters innermost; working on whole
+    component rows there is several times faster than going through ``(..., 4)`` views. Same
+    arithmetic as :func:`~engine.math.quat.quat_from_rotvec` then
+    :func:`~engine.math.quat.quat_multiply` (the tests compare them).
+    """
+    x, y, z = rotvecs
+    angle = np.sqrt(x * x + y * y + z * z)
+    small = angle < 1e-4
+    scale = np.where(small, 0.5 - angle * angle / 48.0, np.sin(0.5 * angle) / np.where(small, 1.0, angle))
+    ex, ey, ez, ew = x * scale, y * scale, z * scale, np.cos(0.5 * angle)
+    qx, qy, qz, qw = quaternions
+    return np.stack(
+        (
+            ew * qx + ex * qw + ey * qz - ez * qy,
+            ew * qy - ex * qz + ey * qw + ez * qx,
+            ew * qz + ex * qy - ey * qx + ez * qw,
+            ew * qw - ex * qx - ey * qy - ez * qz,
+        )
+    )
 
-    def spring_at(self, rows: IntArray) -> SpringDecay:
-        return SpringDecay(**{name: values[rows] for name, values in self.spring.items()})
+
+class _Offsets:
+    """Per-character offsets of the inertialized transitions in progress, per path on its animated joints.
+
+    For each kind (quintic :class:`QuinticDecay`, spring :class:`SpringDecay`) and path, the
+    decays of all ``C`` characters with batch shape ``(n, C)`` (joints, then characters: the
+    characters innermost, like the poses), allocated on first use.
+    """
+
+    def __init__(self, count: int, animated: dict[str, IntArray]) -> None:
+        self.count = count
+        self.joints = {path: _as_slice(joints) for path, joints in animated.items() if joints.size}
+        self.arrays: dict[tuple[int, str], FloatArray] = {}  # (n, C, fields): the decay's fields packed
+        self.layout: dict[int, list[tuple[str, int]]] = {}  # per kind: (field, 1 for a vector field, else 0)
+
+    def store(self, kind: int, members: IntArray, offsets: FloatArray, rates: FloatArray, length: FloatArray) -> None:
+        """Offsets and rates ``(K, J, 3, 3)`` of the characters ``members`` starting ``kind`` now."""
+        for p, path in enumerate(PATHS):
+            if path not in self.joints:
+                continue
+            joints = self.joints[path]
+            x = np.swapaxes(offsets[:, joints, p], 0, 1)  # (n, K, 3)
+            v = np.swapaxes(rates[:, joints, p], 0, 1)
+            decay = quintic_decay(x, v, length[None, :]) if kind == INERTIALIZE else spring_decay(x, v, length[None, :])
+            # every field packed along one last axis: a gather of a subset is one copy, not one per field
+            parts = [np.reshape(getattr(decay, f.name), (*x.shape[:2], -1)) for f in fields(decay)]
+            packed = np.concatenate(parts, axis=-1)
+            if (kind, path) not in self.arrays:
+                self.arrays[(kind, path)] = np.zeros((packed.shape[0], self.count, packed.shape[2]))
+                self.layout[kind] = [(f.name, getattr(decay, f.name).ndim - 2) for f in fields(decay)]
+            self.arrays[(kind, path)][:, members] = packed
+
+    def decay(self, kind: int, path: str, members: IntArray | slice) -> QuinticDecay | SpringDecay:
+        """The stored decays of ``members`` on ``path``, batch ``(n, K)`` (views when ``members`` is a slice)."""
+        packed = self.arrays[(kind, path)][:, members]
+        values: dict[str, FloatArray] = {}
+        column = 0
+        for name, vector in self.layout[kind]:
+            width = 3 if vector else 1
+            part = packed[..., column : column + width]
+            values[name] = part if vector else part[..., 0]
+            column += width
+        return QuinticDecay(**values) if kind == INERTIALIZE else SpringDecay(**values)
+
+    def full(self, kind: int, members: IntArray, elapsed: FloatArray, joints: int) -> tuple[FloatArray, FloatArray]:
+        """Offsets and rates ``(K, J, 3, 3)`` on every joint (zero where nothing is animated)."""
+        offsets = np.zeros((members.size, joints, 3, 3))
+        rates = np.zeros((members.size, joints, 3, 3))
+        t = elapsed[None, :]
+        for p, path in enumerate(PATHS):
+            if path not in self.joints:
+                continue
+            decay = self.decay(kind, path, members)
+            if isinstance(decay, QuinticDecay):
+                x, v = quintic_offset(decay, t), quintic_rates(decay, t)[0]
+            else:
+                x, v = spring_offset(decay, t), spring_rates(decay, t)[0]
+            offsets[:, self.joints[path], p] = np.swapaxes(x, 0, 1)
+            rates[:, self.joints[path], p] = np.swapaxes(v, 0, 1)
+        return offsets, rates
+
+    def apply(
+        self, kind: int, members: IntArray | slice, rows: IntArray | slice, pose: Pose, elapsed: FloatArray
+    ) -> None:
+        """Add the offsets of ``members`` to ``pose``'s entries ``rows``, in place."""
+        t = elapsed[None, :]
+        for path, joints in self.joints.items():
+            decay = self.decay(kind, path, members)
+            x = quintic_offset(decay, t) if isinstance(decay, QuinticDecay) else spring_offset(decay, t)  # (n, K, 3)
+            name = {"translation": "translations", "rotation": "rotations", "scale": "scales"}[path]
+            components = getattr(pose, name).transpose(2, 1, 0)  # (width, J, K): contiguous rows in the graph's buffers
+            if isinstance(rows, slice) and isinstance(joints, slice):
+                where: Any = (slice(None), joints, rows)
+            else:
+                joint_index = np.arange(components.shape[1])[joints] if isinstance(joints, slice) else joints
+                row_index = np.arange(components.shape[2])[rows] if isinstance(rows, slice) else rows
+                where = (slice(None), *np.ix_(joint_index, row_index))
+            vectors = np.moveaxis(x, -1, 0)  # (3, n, K)
+            if path == "rotation":
+                components[where] = _turn(components[where], vectors)
+            else:
+                components[where] += vectors
 
 
 class MachineRuntime:
@@ -407,7 +514,8 @@ class MachineRuntime:
         self.source_elapsed: FloatArray = np.zeros(count)
         self.snapshot = _pose_buffer(count, joints)
         self.snapshot_velocity = PoseVelocity.zeros((count, joints))
-        self.decays = _Decays(count, joints)
+        self.offsets = _Offsets(count, graph.animated)
+        self.layers = LayerBuffer()  # the two layers of crossfades
         self.loops = np.array([s.loops for s in self.bound.states])
         self.speeds = np.array([s.speed for s in self.bound.states])
 
@@ -581,15 +689,31 @@ class MachineRuntime:
 
     def start(self, rows: IntArray, chosen: IntArray) -> None:
         """Start transition ``chosen[k]`` for character ``rows[k]`` now (see the module docstring)."""
-        source_pose, source_velocity = self.evaluate(rows, velocity=True, side="left")
-        assert source_velocity is not None
+        kinds = np.array([self.bound.transitions[c].kind for c in chosen])
+        instant = np.array([self.bound.transitions[c].duration == 0.0 for c in chosen])
+        playing = np.array([self.bound.states[s].machine is None for s in self.state[rows]])
+        live = (
+            (self.kind[rows] == NONE)
+            & playing
+            & (self.state[rows] != [self.bound.transitions[c].target for c in chosen])
+        )
+        moving = ~instant & np.isin(kinds, (INERTIALIZE, SPRING, DEAD_BLEND))  # need the output's velocity
+        frozen = ~instant & ~moving & ((kinds == FROZEN) | ~live)  # need the output's pose
+        captured: dict[bool, tuple[IntArray, Pose, PoseVelocity | None]] = {}
+        for velocity, need in ((True, moving), (False, frozen)):
+            if need.any():
+                picked = np.nonzero(need)[0]
+                pose, speed = self.evaluate(rows[picked], velocity=velocity, side="left")
+                captured[velocity] = (picked, pose, speed)
+        where = np.full(rows.size, -1, dtype=np.intp)  # position of each row in its capture
+        for picked, *_ in captured.values():
+            where[picked] = np.arange(picked.size)
         for index in np.unique(chosen):  # loop over the transitions taken
             transition = self.bound.transitions[index]
             picked = np.nonzero(chosen == index)[0]
             members = rows[picked]
             for trigger in transition.triggers:
                 self.parameters.triggers[trigger, members] = False
-            busy = self.kind[members] != NONE
             old_state = self.state[members].copy()
             old_phase, old_elapsed = self.phase[members].copy(), self.elapsed[members].copy()
             phase = np.zeros(members.size)
@@ -611,29 +735,38 @@ class MachineRuntime:
             self.half_life[members] = transition.half_life if transition.half_life > 0.0 else 1.0
             self.locked[members] = not transition.interruptible
             self.source[members] = -1
-            here = _take(source_pose, picked)
-            here_velocity = _take_velocity(source_velocity, picked)
             if transition.kind in (CROSSFADE, SYNCED):
-                live = (
-                    ~busy
-                    & (old_state != transition.target)
-                    & ~np.array([self.bound.states[s].machine is not None for s in old_state], dtype=bool)
-                )
-                self.source[members] = np.where(live, old_state, -1)
+                self.source[members] = np.where(live[picked], old_state, -1)
                 self.source_phase[members] = old_phase
                 self.source_elapsed[members] = old_elapsed
+                frozen_here = ~live[picked]
+                if frozen_here.any():
+                    _, pose, _ = captured[False]
+                    _assign(self.snapshot, members[frozen_here], _take(pose, where[picked[frozen_here]]))
+                continue
+            _, pose, speed = captured[transition.kind != FROZEN]
+            here = _take(pose, where[picked])
+            if transition.kind == FROZEN:
                 _assign(self.snapshot, members, here)
-            elif transition.kind in (FROZEN, DEAD_BLEND):
-                _assign(self.snapshot, members, here)
-                _assign(self.snapshot_velocity, members, here_velocity)
-            else:
-                target, target_velocity = self._targets(members, velocity=True, side="right")
-                assert target_velocity is not None
-                offsets, rates = pose_offsets(here, here_velocity, target, target_velocity)
-                if transition.kind == INERTIALIZE:
-                    self.decays.store("quintic", members, quintic_decay(offsets, rates, transition.duration))
-                else:
-                    self.decays.store("spring", members, spring_decay(offsets, rates, transition.half_life))
+                continue
+            assert speed is not None
+            here_velocity = _take_velocity(speed, where[picked])
+            _assign(self.snapshot, members, here)
+            _assign(self.snapshot_velocity, members, here_velocity)
+        # inertialized: the offsets from the new states' poses and motions (one evaluation for all)
+        offset = np.isin(self.kind[rows], (INERTIALIZE, SPRING)) & moving
+        if offset.any():
+            members = rows[offset]
+            target, target_velocity = self._targets(members, velocity=True, side="right")
+            assert target_velocity is not None
+            offsets, rates = pose_offsets(
+                _take(self.snapshot, members), _take_velocity(self.snapshot_velocity, members), target, target_velocity
+            )
+            for kind in (INERTIALIZE, SPRING):
+                picked = np.nonzero(self.kind[members] == kind)[0]
+                if picked.size:
+                    length = (self.duration if kind == INERTIALIZE else self.half_life)[members[picked]]
+                    self.offsets.store(kind, members[picked], offsets[picked], rates[picked], length)
 
     def _synced_phase(self, states: IntArray, phases: FloatArray, target: int, members: IntArray) -> FloatArray:
         """The target's starting phase: the source's, moved through shared clip markers when there are some."""
@@ -654,34 +787,47 @@ class MachineRuntime:
     def _context(self, velocity: bool, side: str) -> Context:
         return Context(self.parameters, self.graph.skeleton, self.machines, velocity, side)
 
-    def _states_pose(
-        self, states: IntArray, rows: IntArray, phase: FloatArray, elapsed: FloatArray, velocity: bool, side: str
-    ) -> tuple[Pose, PoseVelocity | None]:
-        """Pose of state ``states[k]`` for character ``rows[k]`` at the given clocks ``(K,)``."""
-        context = self._context(velocity, side)
+    def _states_into(
+        self,
+        states: IntArray,
+        rows: IntArray,
+        phase: FloatArray,
+        elapsed: FloatArray,
+        context: Context,
+        pose: Pose,
+        speed: PoseVelocity | None,
+    ) -> None:
+        """Write the pose of state ``states[k]`` for character ``rows[k]`` at the given clocks into ``pose``."""
         if np.all(states == states[0]):  # the common case: one state for all
-            return self._state_pose(int(states[0]), rows, phase, elapsed, context)
-        pose = _pose_buffer(rows.size, self.joints)
-        speed = PoseVelocity.zeros((rows.size, self.joints)) if velocity else None
+            _, part_velocity = self._state_pose(int(states[0]), rows, phase, elapsed, context, pose)
+            if speed is not None and part_velocity is not None:
+                _assign(speed, slice(None), part_velocity)
+            return
         for s in np.unique(states):  # loop over states
             picked = np.nonzero(states == s)[0]
             part, part_velocity = self._state_pose(int(s), rows[picked], phase[picked], elapsed[picked], context)
             _assign(pose, picked, part)
             if speed is not None and part_velocity is not None:
                 _assign(speed, picked, part_velocity)
-        return pose, speed
 
     def _state_pose(
-        self, state: int, rows: IntArray, phase: FloatArray, elapsed: FloatArray, context: Context
+        self,
+        state: int,
+        rows: IntArray,
+        phase: FloatArray,
+        elapsed: FloatArray,
+        context: Context,
+        out: Pose | None = None,
     ) -> tuple[Pose, PoseVelocity | None]:
         bound = self.bound.states[state]
         if not context.velocity:
-            return bound.node.evaluate(context, rows, Clock(phase, elapsed, np.zeros(rows.size), bound.speed))
+            return bound.node.evaluate(context, rows, Clock(phase, elapsed, np.zeros(rows.size), bound.speed), out)
         rate = self.rates(np.full(rows.size, state), rows)
         entered = elapsed == 0.0  # a state entered this instant only has a motion leaving it
         if context.side == "right" or not entered.any():
-            return bound.node.evaluate(context, rows, Clock(phase, elapsed, rate, bound.speed))
-        pose, velocity = _pose_buffer(rows.size, self.joints), PoseVelocity.zeros((rows.size, self.joints))
+            return bound.node.evaluate(context, rows, Clock(phase, elapsed, rate, bound.speed), out)
+        pose = out if out is not None else _pose_buffer(rows.size, self.joints)
+        velocity = PoseVelocity.zeros((rows.size, self.joints))
         for picked, side in ((np.nonzero(~entered)[0], context.side), (np.nonzero(entered)[0], "right")):
             if picked.size:
                 part = Context(context.parameters, context.skeleton, context.machines, True, side)
@@ -693,83 +839,103 @@ class MachineRuntime:
         return pose, velocity
 
     def _targets(self, rows: IntArray, velocity: bool, side: str) -> tuple[Pose, PoseVelocity | None]:
-        return self._states_pose(self.state[rows], rows, self.phase[rows], self.elapsed[rows], velocity, side)
-
-    def evaluate(self, rows: IntArray, velocity: bool = False, side: str = "left") -> tuple[Pose, PoseVelocity | None]:
-        """Output pose ``(K, J)`` of characters ``rows`` now (and its velocity when asked)."""
-        pose, speed = self._targets(rows, velocity, side)
-        kinds = self.kind[rows]
-        if not np.any(kinds != NONE):
-            return pose, speed
-        for kind in np.unique(kinds[kinds != NONE]):  # loop over transition kinds in progress
-            picked = np.nonzero(kinds == kind)[0]
-            members = rows[picked]
-            target, target_velocity = _take(pose, picked), None if speed is None else _take_velocity(speed, picked)
-            done, done_velocity = self._transition_pose(int(kind), members, target, target_velocity, velocity, side)
-            _assign(pose, picked, done)
-            if speed is not None and done_velocity is not None:
-                _assign(speed, picked, done_velocity)
+        pose = _pose_buffer(rows.size, self.joints)
+        speed = PoseVelocity.zeros((rows.size, self.joints)) if velocity else None
+        context = self._context(velocity, side)
+        self._states_into(self.state[rows], rows, self.phase[rows], self.elapsed[rows], context, pose, speed)
         return pose, speed
 
-    def _transition_pose(
+    def evaluate(
+        self, rows: IntArray, velocity: bool = False, side: str = "left", out: Pose | None = None
+    ) -> tuple[Pose, PoseVelocity | None]:
+        """Output pose ``(K, J)`` of characters ``rows`` now (and its velocity when asked).
+
+        With ``out`` (a pose ``(K, J)``) the pose is written there.
+        """
+        pose = out if out is not None else _pose_buffer(rows.size, self.joints)
+        speed = PoseVelocity.zeros((rows.size, self.joints)) if velocity else None
+        context = self._context(velocity, side)
+        self._states_into(self.state[rows], rows, self.phase[rows], self.elapsed[rows], context, pose, speed)
+        kinds = self.kind[rows]
+        busy = kinds != NONE
+        if not busy.any():
+            return pose, speed
+        for kind in np.unique(kinds[busy]):  # loop over transition kinds in progress
+            picked = np.nonzero(kinds == kind)[0]
+            index: IntArray | slice = slice(None) if picked.size == rows.size else picked
+            self._transition_into(int(kind), rows[picked], index, pose, speed, context)
+        return pose, speed
+
+    def _transition_into(
         self,
         kind: int,
         members: IntArray,
-        target: Pose,
-        target_velocity: PoseVelocity | None,
-        velocity: bool,
-        side: str,
-    ) -> tuple[Pose, PoseVelocity | None]:
+        index: IntArray | slice,
+        pose: Pose,
+        speed: PoseVelocity | None,
+        context: Context,
+    ) -> None:
+        """Replace the target poses at ``index`` of ``pose`` (and ``speed``) by the transition's output."""
         elapsed = self.progress[members]
-        if kind == INERTIALIZE:
-            decay = self.decays.quintic_at(members)
-            offsets = quintic_offset(decay, elapsed[:, None, None])
-            pose = offset_pose(target, offsets)
-            if target_velocity is None:
-                return pose, None
-            return pose, offset_velocity(
-                target, target_velocity, offsets, quintic_rates(decay, elapsed[:, None, None])[0]
-            )
-        if kind == SPRING:
-            spring = self.decays.spring_at(members)
-            offsets = spring_offset(spring, elapsed[:, None, None])
-            pose = offset_pose(target, offsets)
-            if target_velocity is None:
-                return pose, None
-            return pose, offset_velocity(
-                target, target_velocity, offsets, spring_rates(spring, elapsed[:, None, None])[0]
-            )
+        if kind in (INERTIALIZE, SPRING):
+            if speed is None:  # the offsets added in place, on the animated joints only
+                self.offsets.apply(kind, _as_slice(members), index, pose, elapsed)
+                return
+            target, target_velocity = _take(pose, index), _take_velocity(speed, index)
+            offsets, rates = self.offsets.full(kind, members, elapsed, self.joints)
+            _assign(pose, index, offset_pose(target, offsets))
+            _assign(speed, index, offset_velocity(target, target_velocity, offsets, rates))
+            return
         if kind == DEAD_BLEND:
-            return dead_blend(
+            target = _take(pose, index)
+            done, done_velocity = dead_blend(
                 _take(self.snapshot, members),
                 _take_velocity(self.snapshot_velocity, members),
                 target,
                 elapsed,
                 self.duration[members],
                 self.half_life[members],
-                target_velocity,
+                None if speed is None else _take_velocity(speed, index),
             )
-        # crossfade, synced, frozen: blend a source (live state or snapshot) into the target
+            _assign(pose, index, done)
+            if speed is not None and done_velocity is not None:
+                _assign(speed, index, done_velocity)
+            return
+        # crossfade, synced, frozen: blend a source (a live state or the snapshot) into the target
         alpha = np.clip(elapsed / self.duration[members], 0.0, 1.0)
-        source = _take(self.snapshot, members)
-        source_velocity = PoseVelocity.zeros((members.size, self.joints)) if velocity else None
+        stacked, (source, target) = self.layers.take(2, members.size, self.joints)
+        _assign(target, slice(None), _take(pose, index) if not isinstance(index, slice) else pose)
+        _assign(source, slice(None), _take(self.snapshot, members))
+        source_velocity = PoseVelocity.zeros((members.size, self.joints)) if speed is not None else None
         live = self.source[members] >= 0
         if live.any():
             picked = np.nonzero(live)[0]
             rows = members[picked]
-            part, part_velocity = self._states_pose(
-                self.source[rows], rows, self.source_phase[rows], self.source_elapsed[rows], velocity, side
+            part = self._context(speed is not None, context.side)
+            part_pose, part_velocity = _pose_buffer(rows.size, self.joints), None
+            if speed is not None:
+                part_velocity = PoseVelocity.zeros((rows.size, self.joints))
+            self._states_into(
+                self.source[rows],
+                rows,
+                self.source_phase[rows],
+                self.source_elapsed[rows],
+                part,
+                part_pose,
+                part_velocity,
             )
-            _assign(source, picked, part)
+            _assign(source, picked, part_pose)
             if source_velocity is not None and part_velocity is not None:
                 _assign(source_velocity, picked, part_velocity)
-        with trusted():
-            layers = Pose(*(np.stack((getattr(source, f.name), getattr(target, f.name))) for f in fields(Pose)))
         weights = np.stack((1.0 - alpha, alpha))
-        pose = _jobs.blend_layers(layers, weights, None, self.graph.skeleton)
-        if target_velocity is None or source_velocity is None:
-            return pose, None
+        if isinstance(index, slice):
+            _jobs.blend_layers(stacked, weights, None, self.graph.skeleton, out=pose)
+        else:
+            _assign(pose, index, _jobs.blend_layers(stacked, weights, None, self.graph.skeleton))
+        if speed is None or source_velocity is None:
+            return
         slope = np.where(alpha < 1.0, 1.0 / self.duration[members], 0.0)
+        target_velocity = _take_velocity(speed, index)
         with trusted():
             speeds = PoseVelocity(
                 *(
@@ -777,7 +943,7 @@ class MachineRuntime:
                     for f in fields(PoseVelocity)
                 )
             )
-        return pose, blend_velocity(layers, speeds, weights, weight_rates=np.stack((-slope, slope)))
+        _assign(speed, index, blend_velocity(stacked, speeds, weights, weight_rates=np.stack((-slope, slope))))
 
 
 def _compare(values: FloatArray, op: str, value: float) -> BoolArray:
@@ -878,8 +1044,11 @@ class GraphRuntime:
         self._all = np.arange(self.num_characters)
         self.clock = 0.0
         """Seconds of ``dt`` summed over the updates (of character 0 when ``dt`` varies)."""
-        self.local_pose, _ = self.root.evaluate(self._all)
+        self.local_pose = _pose_buffer(self.num_characters, graph.skeleton.num_joints)
+        """The local pose ``(C, J)`` of the last update, written in place (batch-innermost memory)."""
+        self.root.evaluate(self._all, out=self.local_pose)
         self.model = _jobs.model_matrices(graph.skeleton, self.local_pose)
+        """Model-space matrices ``(C, J, 4, 4)`` of :attr:`local_pose`, written in place."""
 
     def __repr__(self) -> str:
         return f"GraphRuntime({self.graph.definition.name!r}, {self.num_characters} characters)"
@@ -899,7 +1068,7 @@ class GraphRuntime:
     def evaluate(self) -> Pose:
         """The local pose ``(C, J)`` of every character now (also kept in :attr:`local_pose`)."""
         with trusted():
-            self.local_pose, _ = self.root.evaluate(self._all)
+            self.root.evaluate(self._all, out=self.local_pose)
         return self.local_pose
 
     def update(self, dt: Any) -> None:
@@ -907,7 +1076,7 @@ class GraphRuntime:
         self.advance(dt)
         self.evaluate()
         with trusted():
-            self.model = _jobs.model_matrices(self.graph.skeleton, self.local_pose)
+            _jobs.model_matrices(self.graph.skeleton, self.local_pose, out=self.model)
 
     def output_velocity(self, characters: Any = None) -> PoseVelocity:
         """Velocity of the output pose now for the selected characters ``(K, J)``."""

@@ -23,7 +23,19 @@ import numpy as np
 from engine.anim.clip import Clip
 from engine.anim.skeleton import Skeleton
 from engine.math._checks import FloatArray
-from engine.procedural.mannequin import ANKLE_HEIGHT, SHIN, THIGH, X, Y, Z, _arms_down, _Motion, _rot, _smoothstep, _times
+from engine.procedural.mannequin import (
+    ANKLE_HEIGHT,
+    SHIN,
+    THIGH,
+    X,
+    Y,
+    Z,
+    _arms_down,
+    _Motion,
+    _rot,
+    _smoothstep,
+    _times,
+)
 
 #: Headings of the generated clips, radians from forward (+Z) towards the character's left (+X).
 HEADINGS = {"back": np.pi, "left": np.pi / 2, "right": -np.pi / 2}
