@@ -183,6 +183,8 @@ class BoundGraph:
     animated: dict[str, IntArray]
     """Per path (translation, rotation, scale): the joints some clip of the graph animates; on the
     others every pose of the graph is the rest pose, so transitions need no offset there."""
+    played: tuple[str, ...]
+    """The names of the character's clips the graph plays."""
 
     @property
     def root(self) -> BoundMachine:
@@ -242,7 +244,7 @@ class _Binder:
             for channel in self.clips[name].channels:
                 animated[channel.path].add(channel.target)
         joints = {path: np.array(sorted(found), dtype=np.intp) for path, found in animated.items()}
-        return BoundGraph(self.definition, self.skeleton, machines, joints)
+        return BoundGraph(self.definition, self.skeleton, machines, joints, tuple(self.compiled))
 
     def machine(self, machine: Machine) -> BoundMachine:
         names = list(machine.states)
