@@ -53,8 +53,10 @@ Transitions: ``to`` (a state of the same machine), ``kind`` (``crossfade`` (defa
 a spring has no end and takes ``half_life`` instead), ``half_life`` (``spring``: the offset's,
 default 0.08 s; ``dead_blend``: the extrapolated velocity's, default the duration),
 ``exit_time`` (the state's normalised time, ``0 <= exit_time <= 1``, at which the transition may
-fire; without one it fires as soon as its conditions hold), ``conditions`` (all must hold) and
-``interruptible`` (default true: later transitions may start before this one ends).
+fire; without one it fires as soon as its conditions hold), ``conditions`` (all must hold),
+``offset`` (the normalised time the target state starts at, default 0; not for ``synced``, which
+starts at the source's phase) and ``interruptible`` (default true: later transitions may start
+before this one ends).
 
 Conditions: ``{ parameter = FLOAT, op = "<" | "<=" | ">" | ">=" | "==" | "!=", value = X }``,
 ``{ parameter = BOOL, value = true }`` (``op`` ``==`` or ``!=``, ``value`` default true), and
@@ -210,6 +212,7 @@ class Transition:
     exit_time: float | None
     conditions: tuple[Condition, ...]
     interruptible: bool
+    offset: float
     path: str
 
 
@@ -312,6 +315,8 @@ def _transition_text(transition: Transition) -> str:
         parts.append(f"at exit time {transition.exit_time:g}")
     if transition.conditions:
         parts.append("when " + " and ".join(_condition_text(c) for c in transition.conditions))
+    if transition.offset:
+        parts.append(f"from {transition.offset:g}")
     if not transition.interruptible:
         parts.append("uninterruptible")
     return " ".join(parts)
@@ -645,7 +650,8 @@ class _Reader:
         self, value: Any, where: str, source: str | None, states: list[str], motion: Motion | None
     ) -> Transition:
         table = self.table(value, where)
-        self.keys(table, where, ("to",), ("kind", "duration", "half_life", "exit_time", "conditions", "interruptible"))
+        optional = ("kind", "duration", "half_life", "exit_time", "conditions", "interruptible", "offset")
+        self.keys(table, where, ("to",), optional)
         target = self.name(table["to"], _join(where, "to"))
         if target not in states:
             raise self.fail(_join(where, "to"), f"unknown state {target!r}; the states are {states}")
@@ -690,7 +696,14 @@ class _Reader:
         if source is None and not conditions:
             raise self.fail(where, "an any-state transition needs conditions (it would fire in every state)")
         interruptible = self.boolean(table.get("interruptible", True), _join(where, "interruptible"))
-        return Transition(source, target, kind, duration, half_life, exit_time, conditions, interruptible, where)
+        offset = self.number(table.get("offset", 0.0), _join(where, "offset"), low=0.0, high=1.0)
+        if kind == "synced" and "offset" in table:
+            raise self.fail(
+                _join(where, "offset"), "a synced transition starts the target at the source's phase, not at an offset"
+            )
+        return Transition(
+            source, target, kind, duration, half_life, exit_time, conditions, interruptible, offset, where
+        )
 
     def condition(self, value: Any, where: str) -> Condition:
         table = self.table(value, where)

@@ -718,7 +718,7 @@ class MachineRuntime:
                 self.parameters.triggers[trigger, members] = False
             old_state = self.state[members].copy()
             old_phase, old_elapsed = self.phase[members].copy(), self.elapsed[members].copy()
-            phase = np.zeros(members.size)
+            phase = np.full(members.size, transition.definition.offset)
             if transition.kind == SYNCED:
                 phase = self._synced_phase(old_state, old_phase, transition.target, members)
             self.state[members] = transition.target

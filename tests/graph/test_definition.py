@@ -227,6 +227,12 @@ BAD_DOCUMENTS = [
         "sub-machine has no normalised time",
     ),
     (edited(GOOD, "shape", "round"), "shape", "unknown key"),
+    (edited(GOOD, "states.idle.transitions[0].offset", 1.5), "states.idle.transitions[0].offset", "<= 1"),
+    (
+        edited(edited(GOOD, "states.idle.transitions[0].kind", "synced"), "states.idle.transitions[0].offset", 0.5),
+        "states.idle.transitions[0].offset",
+        "synced transition starts the target",
+    ),
     ([], None, "expected a table (object), got an array"),
 ]
 

@@ -582,3 +582,17 @@ def test_update_validates_dt(character):
         machine.parameters.set_float("jump", 1.0)
     with pytest.raises(InvalidInputError, match="num_characters"):
         GraphRuntime(machine.graph, 0)
+
+
+def test_offset_starts_the_target_part_way(character):
+    document = two_states(
+        {"kind": "inertialize", "duration": 0.2, "offset": 0.75, "conditions": [{"parameter": "go"}]},
+        clips=("walk", "jump"),
+    )
+    document["states"]["b"]["motion"]["loop"] = False
+    machine = runtime(character, document)
+    machine.update(0.1)
+    machine.parameters.set_trigger("go")
+    machine.update(0.12)  # jump lasts 1.2 s: from 0.9 s, 0.12 s on
+    assert machine.state_names() == ["b"]
+    assert machine.root.phase[0] == pytest.approx(0.75 + 0.12 / 1.2)
