@@ -21,6 +21,8 @@ from engine.anim.velocity import (
     pose_velocity,
     rotvec_rate_from_angular,
     sample_velocity,
+    sample_with_velocity,
+    velocity_table,
 )
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.io import load_character
@@ -297,3 +299,38 @@ def test_additive_velocity_is_the_derivative_of_apply_additive(mannequin):
     np.testing.assert_allclose(velocity.angular, expected.angular, atol=2e-5)
     np.testing.assert_allclose(velocity.linear, expected.linear, atol=2e-5)
     np.testing.assert_allclose(velocity.scaling, expected.scaling, atol=2e-5)
+
+
+def test_velocity_table_matches_sampled_velocities(mannequin):
+    skeleton = mannequin.skeleton
+    for clip in mannequin.clips.values():
+        table = velocity_table(clip, skeleton)
+        keys = key_times(clip)
+        times = np.concatenate(
+            [np.linspace(-0.1, clip.duration + 0.1, 41), keys, np.nextafter(keys, -1.0), np.nextafter(keys, 9.0)]
+        )
+        for side in ("left", "right"):
+            for loop in (False, True):
+                expected = sample_velocity(clip, skeleton, times, loop=loop, side=side)
+                got = table.at(times, loop=loop, side=side)
+                np.testing.assert_allclose(got.linear, expected.linear, atol=1e-9)
+                np.testing.assert_allclose(got.angular, expected.angular, atol=1e-9)
+
+
+def test_velocity_table_of_step_and_cubic_channels():
+    skeleton = Skeleton(["j"], [-1])
+    step = Clip("step", [Channel(0, "translation", "STEP", [0.0, 1.0, 2.0], [[0, 0, 0], [5, 0, 0], [1, 0, 0]])], 1)
+    table = velocity_table(step, skeleton)
+    assert table is not None
+    np.testing.assert_array_equal(table.at([0.5, 1.0, 1.5]).linear, 0.0)  # held between keys
+    cubic = Clip("cubic", [Channel(0, "translation", "CUBICSPLINE", [0.0, 1.0], np.zeros((2, 3, 3)))], 1)
+    assert velocity_table(cubic, skeleton) is None
+
+
+def test_sample_with_velocity_is_sample_and_sample_velocity(mannequin):
+    walk, skeleton = mannequin.clips["walk"], mannequin.skeleton
+    times = np.array([0.0, 0.31, 0.5, 0.97])
+    pose, velocity = sample_with_velocity(walk, skeleton, times, loop=True, side="right")
+    np.testing.assert_array_equal(pose.rotations, sample(walk, skeleton, times).rotations)
+    expected = sample_velocity(walk, skeleton, times, loop=True, side="right")
+    np.testing.assert_allclose(velocity.angular, expected.angular, atol=1e-12)
