@@ -383,8 +383,8 @@ def _as_slice(indices: IntArray) -> IntArray | slice:
     return indices
 
 
-def _turn(quaternions: FloatArray, rotvecs: FloatArray) -> FloatArray:
-    """``exp(φ) · q`` with the components first: ``quaternions`` ``(4, ...)``, ``rotvecs`` ``(3, ...)``.
+def _turn(quaternions: FloatArray, rotvecs: FloatArray) -> None:
+    """``q ← exp(φ) · q`` in place, components first: ``quaternions`` ``(4, ...)``, ``rotvecs`` ``(3, ...)``.
 
     The graph's poses are stored components-first, characters innermost; working on whole
     component rows there is several times faster than going through ``(..., 4)`` views. Same
@@ -397,14 +397,14 @@ def _turn(quaternions: FloatArray, rotvecs: FloatArray) -> FloatArray:
     scale = np.where(small, 0.5 - angle * angle / 48.0, np.sin(0.5 * angle) / np.where(small, 1.0, angle))
     ex, ey, ez, ew = x * scale, y * scale, z * scale, np.cos(0.5 * angle)
     qx, qy, qz, qw = quaternions
-    return np.stack(
-        (
-            ew * qx + ex * qw + ey * qz - ez * qy,
-            ew * qy - ex * qz + ey * qw + ez * qx,
-            ew * qz + ex * qy - ey * qx + ez * qw,
-            ew * qw - ex * qx - ey * qy - ez * qz,
-        )
+    turned = (
+        ew * qx + ex * qw + ey * qz - ez * qy,
+        ew * qy - ex * qz + ey * qw + ez * qx,
+        ew * qz + ex * qy - ey * qx + ez * qw,
+        ew * qw - ex * qx - ey * qy - ez * qz,
     )
+    for component, values in zip(quaternions, turned, strict=True):  # all four read before any is written
+        component[...] = values
 
 
 class _Offsets:
@@ -418,8 +418,7 @@ class _Offsets:
     def __init__(self, count: int, animated: dict[str, IntArray]) -> None:
         self.count = count
         self.joints = {path: _as_slice(joints) for path, joints in animated.items() if joints.size}
-        self.arrays: dict[tuple[int, str], FloatArray] = {}  # (n, C, fields): the decay's fields packed
-        self.layout: dict[int, list[tuple[str, int]]] = {}  # per kind: (field, 1 for a vector field, else 0)
+        self.arrays: dict[tuple[int, str], dict[str, FloatArray]] = {}  # per field: (n, C) or (n, C, 3)
 
     def store(self, kind: int, members: IntArray, offsets: FloatArray, rates: FloatArray, length: FloatArray) -> None:
         """Offsets and rates ``(K, J, 3, 3)`` of the characters ``members`` starting ``kind`` now."""
@@ -430,24 +429,16 @@ class _Offsets:
             x = np.swapaxes(offsets[:, joints, p], 0, 1)  # (n, K, 3)
             v = np.swapaxes(rates[:, joints, p], 0, 1)
             decay = quintic_decay(x, v, length[None, :]) if kind == INERTIALIZE else spring_decay(x, v, length[None, :])
-            # every field packed along one last axis: a gather of a subset is one copy, not one per field
-            parts = [np.reshape(getattr(decay, f.name), (*x.shape[:2], -1)) for f in fields(decay)]
-            packed = np.concatenate(parts, axis=-1)
-            if (kind, path) not in self.arrays:
-                self.arrays[(kind, path)] = np.zeros((packed.shape[0], self.count, packed.shape[2]))
-                self.layout[kind] = [(f.name, getattr(decay, f.name).ndim - 2) for f in fields(decay)]
-            self.arrays[(kind, path)][:, members] = packed
+            table = self.arrays.setdefault((kind, path), {})
+            for field in fields(decay):  # one contiguous array per field: the per-frame math reads them whole
+                values = getattr(decay, field.name)
+                if field.name not in table:
+                    table[field.name] = np.zeros((values.shape[0], self.count, *values.shape[2:]))
+                table[field.name][:, members] = values
 
     def decay(self, kind: int, path: str, members: IntArray | slice) -> QuinticDecay | SpringDecay:
         """The stored decays of ``members`` on ``path``, batch ``(n, K)`` (views when ``members`` is a slice)."""
-        packed = self.arrays[(kind, path)][:, members]
-        values: dict[str, FloatArray] = {}
-        column = 0
-        for name, vector in self.layout[kind]:
-            width = 3 if vector else 1
-            part = packed[..., column : column + width]
-            values[name] = part if vector else part[..., 0]
-            column += width
+        values = {name: array[:, members] for name, array in self.arrays[(kind, path)].items()}
         return QuinticDecay(**values) if kind == INERTIALIZE else SpringDecay(**values)
 
     def full(self, kind: int, members: IntArray, elapsed: FloatArray, joints: int) -> tuple[FloatArray, FloatArray]:
@@ -485,7 +476,12 @@ class _Offsets:
                 where = (slice(None), *np.ix_(joint_index, row_index))
             vectors = np.moveaxis(x, -1, 0)  # (3, n, K)
             if path == "rotation":
-                components[where] = _turn(components[where], vectors)
+                if isinstance(where[1], slice) and isinstance(where[2], slice):
+                    _turn(components[where], vectors)  # a view: turned in place
+                else:
+                    block = components[where]
+                    _turn(block, vectors)
+                    components[where] = block
             else:
                 components[where] += vectors
 

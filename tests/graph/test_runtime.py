@@ -607,5 +607,6 @@ def test_component_rotation_kernel_matches_the_quaternion_functions():
     q = rng.normal(size=(5, 7, 4))
     q /= np.linalg.norm(q, axis=-1, keepdims=True)
     expected = quat_multiply(quat_from_rotvec(rotvecs), q)
-    got = _turn(np.moveaxis(q, -1, 0), np.moveaxis(rotvecs, -1, 0))
+    got = np.moveaxis(q, -1, 0).copy()
+    _turn(got, np.moveaxis(rotvecs, -1, 0))
     np.testing.assert_allclose(np.moveaxis(got, 0, -1), expected, atol=1e-15)
