@@ -4,7 +4,7 @@ A locomotion graph (engine.graph): idle, a 2-D directional blend space over the 
 (idle, walk and run in four directions: nine clips) and a jump that plays once, joined by
 inertialized transitions and an any-state jump trigger. Every clip keys all 64 joints at 30 keys/s,
 LINEAR, like exported mocap. Each frame a random 5 % of the characters get a new velocity, 1 % stop
-and 0.3 % of those on the ground jump: about 60 transitions start every frame.
+and 0.3 % of those on the ground jump: about 15 transitions start every frame.
 
 Rows of the first table, per frame (``dt`` = 1/60 s):
 
