@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 
 from engine.anim import sample
 from engine.anim.rootmotion import remove_planar
-from engine.graph import commands
+from engine.cli import main
 from engine.math import quat_from_axis_angle
 from engine.procedural.strafe import build_strafe_clips
 from game.demo.graph_locomotion import GRAPH, load_locomotion
@@ -29,9 +28,7 @@ def model():
 
 
 def test_the_graph_checks_against_the_mannequin(capsys):
-    parser = argparse.ArgumentParser()
-    commands.add_arguments(parser)
-    assert commands.run(parser.parse_args(["check", str(GRAPH), "--model", "mannequin"])) == 0
+    assert main(["graph", "check", str(GRAPH), "--model", "mannequin"]) == 0
     out = capsys.readouterr().out
     assert "states" in out
     assert "warning" not in out
