@@ -170,7 +170,10 @@ def quintic_decay(offset: Any, velocity: Any, duration: Any) -> QuinticDecay:
     # the rounding left by projecting a velocity parallel to the offset is not a drift
     drift = np.where((np.sqrt(np.einsum("...k,...k->...", drift, drift)) <= 1e-12 * speed)[..., None], 0.0, drift)
     closing = along < 0.0
-    end = np.where(closing, np.minimum(total, -STEEPEST * size / np.where(closing, along, -1.0)), total)
+    # t1 = min(T, -5·x0/v0) when closing; divided only where it is the smaller (a tiny v0 would overflow)
+    end = np.array(total, dtype=np.float64)
+    sooner = closing & (STEEPEST * size < -along * total)
+    np.divide(-STEEPEST * size, along, out=end, where=sooner)
     positive = end > 0.0
     safe = np.where(positive, end, 1.0)
     acceleration = np.where(positive, np.maximum(0.0, -8.0 * along * end - 20.0 * size) / (safe * safe), 0.0)

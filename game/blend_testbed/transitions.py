@@ -78,9 +78,9 @@ PANEL_WIDTH = 330
 def build_parser() -> argparse.ArgumentParser:
     """The view's options: the common ones (game/app.py), the model, the two clips, the report."""
     parser = app.common_parser(
-        "Ossa transitions view: crossfade, inertialization, spring and dead blending side by side."
+        "game.blend_testbed --transitions",
+        "Ossa transitions view: crossfade, inertialization, spring and dead blending side by side.",
     )
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="skinned glTF/GLB (default: the mannequin)")
     parser.add_argument("--source", default=None, help="clip played first (default: a run or walk)")
     parser.add_argument("--target", default=None, help="clip transitioned to (default: an idle)")
     parser.add_argument("--duration", type=float, default=0.4, help="transition duration in seconds (default 0.4)")
@@ -229,7 +229,7 @@ class TransitionsView:
     title = "Ossa transitions view"
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.character = load_character(args.model)
+        self.character = load_character(args.model or DEFAULT_MODEL)
         self.skeleton = self.character.skeleton
         self.source, self.target = choose_clips(self.character, args.source, args.target)
         if not DURATION_RANGE[0] <= args.duration <= DURATION_RANGE[1]:
