@@ -156,6 +156,17 @@ class _RootTrack:
         return planar_from_root(pose.translations[..., 0, :], pose.rotations[..., 0, :])
 
 
+def _ramp_area(elapsed: FloatArray, duration: FloatArray) -> FloatArray:
+    """``∫₀^elapsed clip(τ / duration, 0, 1) dτ``: the area under a 0 → 1 ramp of ``duration`` seconds.
+
+    ``τ²/(2·duration)`` during the ramp, then ``elapsed - duration/2``; a zero-length ramp is
+    a step (``max(elapsed, 0)``).
+    """
+    inside = np.clip(elapsed, 0.0, duration)
+    safe = np.where(duration > 0.0, duration, 1.0)
+    return np.where(duration > 0.0, inside * inside / (2.0 * safe), 0.0) + np.maximum(elapsed - duration, 0.0)
+
+
 class Action:
     """Playback of one clip on the characters of an :class:`Animator` (make it with ``action``).
 
@@ -726,14 +737,16 @@ class Animator:
         if np.any(step < 0.0):
             raise InvalidInputError(f"dt must be >= 0 seconds (play backwards with a negative speed), got {dt}")
         with trusted():
-            self.clock = self.clock + step
+            previous = self.clock
+            self.clock = previous + step
             state = self._state
-            self._advance_fades(state)
+            playing = self._advance_fades(state, previous, step)
             running = state["enabled"] & ~state["paused"]
-            speed = self._advance_warps(state) * running
+            travel = self._advance_warps(state, previous, playing)
+            speed = state["speed"] * running  # the speed at the end of the step: its direction
             start = state["raw"].copy()
-            end = start + speed * step
-            self._advance_groups(state, speed, step, end)
+            end = start + travel
+            self._advance_groups(state, travel, end)
             loops_arr = self._loops[:, None]
             durations = self._durations[:, None]
             once = loops_arr == Loop.ONCE
@@ -748,7 +761,13 @@ class Animator:
             self._fire_markers(state, start, end, running)
             state["fresh"] &= ~running
 
-    def _advance_fades(self, state: dict[str, np.ndarray]) -> None:
+    def _advance_fades(self, state: dict[str, np.ndarray], previous: FloatArray, step: FloatArray) -> FloatArray:
+        """Fade factors and effective weights at the new clock; the seconds ``(A, C)`` each action plays this step.
+
+        An action plays the whole step when enabled and unpaused; one whose fade-out ends during
+        the step plays until that moment, then stops.
+        """
+        playing = np.where(state["enabled"] & ~state["paused"], step, 0.0)
         fading = state["fading"]
         if fading.any():
             duration = state["fade_duration"]
@@ -758,29 +777,40 @@ class Animator:
             state["fade"] = np.where(fading, value, state["fade"])
             done = fading & (progress >= 1.0)
             faded_out = done & (state["fade_to"] <= 0.0)
+            until_end = np.clip(state["fade_start"] + duration - previous, 0.0, step)
+            playing = np.where(faded_out, np.minimum(playing, until_end), playing)
             state["enabled"] &= ~faded_out  # a finished fade-out stops the action
             state["fade"] = np.where(faded_out, 1.0, state["fade"])
             state["fading"] = fading & ~done
         state["effective"] = np.where(state["enabled"], state["weight"] * state["fade"], 0.0)
+        return playing
 
-    def _advance_warps(self, state: dict[str, np.ndarray]) -> FloatArray:
+    def _advance_warps(self, state: dict[str, np.ndarray], previous: FloatArray, playing: FloatArray) -> FloatArray:
+        """Speeds at the new clock; the clip seconds ``(A, C)`` each action moves while it plays this step.
+
+        A warp ramps the speed linearly in time, so the distance is the exact integral of the
+        ramp over the seconds played (``∫ v dτ``), not the end speed times ``dt``: the same at
+        any frame rate.
+        """
+        speed = state["speed"]
         warping = state["warping"]
         if not warping.any():
-            return state["speed"]
+            return speed * playing
         duration = state["warp_duration"]
+        low, high = previous - state["warp_start"], previous + playing - state["warp_start"]
+        ramp_part = _ramp_area(high, duration) - _ramp_area(low, duration)  # ∫ progress dτ over the step
+        ramped = state["warp_from"] * playing + (state["warp_to"] - state["warp_from"]) * ramp_part
+        travel = np.where(warping, ramped, speed * playing)
         elapsed = self.clock - state["warp_start"]
         progress = np.clip(np.divide(elapsed, duration, out=np.ones_like(elapsed), where=duration > 0.0), 0.0, 1.0)
         value = state["warp_from"] + progress * (state["warp_to"] - state["warp_from"])
-        state["speed"] = np.where(warping, value, state["speed"])
+        state["speed"] = np.where(warping, value, speed)
         state["warping"] = warping & (progress < 1.0)
-        return state["speed"]
+        return travel
 
-    def _advance_groups(
-        self, state: dict[str, np.ndarray], speed: FloatArray, step: FloatArray, end: FloatArray
-    ) -> None:
+    def _advance_groups(self, state: dict[str, np.ndarray], travel: FloatArray, end: FloatArray) -> None:
         for group in self._groups:  # loop over sync groups
-            rates = speed[group.rows] / group.durations[:, None]
-            phase_step = group.advance(rates, state["effective"][group.rows]) * step
+            phase_step = group.advance(travel[group.rows] / group.durations[:, None], state["effective"][group.rows])
             end[group.rows] = state["raw"][group.rows] + phase_step * group.durations[:, None]
             group.phase = (group.phase + phase_step) % 1.0
 
