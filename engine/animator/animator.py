@@ -1,0 +1,343 @@
+"""The :class:`Animator`: C characters sharing one skeleton, and the frame that poses them.
+
+The playback state is one :class:`~engine.animator.table.ActionTable` (arrays ``(A, C)``), so the
+frame has no Python loop over characters; it loops over actions, sync groups and marker names
+only. The math is in :mod:`engine.anim` (see the package docstring for the order of a frame).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from engine.anim.additive import additive_clip, apply_additive, restrict_clip
+from engine.anim.blending import blend
+from engine.anim.clip import Clip
+from engine.anim.events import Loop, clip_time, wrap_raw
+from engine.anim.local_to_model import model_from_pose
+from engine.anim.pose import Pose
+from engine.anim.rootmotion import Planar, remove_planar
+from engine.anim.sampling import compile_clip, sample
+from engine.anim.skeleton import Skeleton
+from engine.anim.skinning import skinning_palette
+from engine.animator.action import Action
+from engine.animator.markers import fire_markers
+from engine.animator.root_motion import RootMotion, RootTrack
+from engine.animator.sync import BlendSpace1D, SyncGroup
+from engine.animator.table import ActionTable
+from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.math._checks import FloatArray, IntArray, as_array, trusted
+
+
+class Animator:
+    """Plays clips on ``num_characters`` characters sharing ``skeleton`` (see :mod:`engine.animator`).
+
+    Parameters
+    ----------
+    skeleton
+        The characters' skeleton; every clip must target its ``J`` joints.
+    num_characters
+        ``C``, the number of characters driven together.
+    root_motion
+        Name or index of the joint whose horizontal translation and yaw become
+        :attr:`root_motion` deltas (that joint then plays in place), or ``None``.
+    rest_threshold
+        Total weight per joint below which the rest pose fills in (see
+        :func:`~engine.anim.blending.blend`); default 1.
+
+    Attributes
+    ----------
+    clock
+        Each character's animator time ``(C,)``, seconds (fades and warps run on it).
+    local_pose, model, palette
+        Outputs of the last :meth:`update`: :class:`~engine.anim.pose.Pose` ``(C, J)``, model
+        matrices ``(C, J, 4, 4)`` and skinning palette ``(C, J, 4, 4)``. The local pose's arrays
+        and the matrices are written in place by every update (no allocation per frame): copy them
+        to keep them. Their memory is batch-innermost (see :mod:`engine.anim.local_to_model`).
+    root_motion
+        :class:`RootMotion` of the last update (zeros without a root-motion joint).
+    """
+
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        num_characters: int = 1,
+        *,
+        root_motion: str | int | None = None,
+        rest_threshold: float = 1.0,
+    ) -> None:
+        if int(num_characters) < 1:
+            raise InvalidInputError(f"num_characters must be at least 1, got {num_characters}")
+        if not rest_threshold > 0.0:
+            raise InvalidInputError(f"rest_threshold must be positive, got {rest_threshold}")
+        self.skeleton = skeleton
+        self.num_characters = int(num_characters)
+        self.rest_threshold = float(rest_threshold)
+        self.root_joint = None if root_motion is None else self._joint_index(root_motion)
+        self.clock = np.zeros(self.num_characters)
+        self._table = ActionTable.empty(self.num_characters)
+        self._actions: list[Action] = []
+        self._by_clip: dict[tuple[Clip, bool], Action] = {}
+        self._groups: list[SyncGroup] = []
+        self._slots: list[Pose] = []
+        self._buffers: tuple[FloatArray, FloatArray, FloatArray] | None = None
+        self._all = np.arange(self.num_characters)
+        joints, count = skeleton.num_joints, self.num_characters
+        with trusted():  # filled with the rest pose just below
+            self.local_pose = Pose(*(np.empty((k, joints, count)).transpose(2, 1, 0) for k in (3, 4, 3)))
+        self.local_pose.translations[:] = skeleton.rest_translations
+        self.local_pose.rotations[:] = skeleton.rest_rotations
+        self.local_pose.scales[:] = skeleton.rest_scales
+        self.model = model_from_pose(skeleton, self.local_pose)
+        self.palette = skinning_palette(skeleton, self.model)
+        self.root_motion = RootMotion.still(self.num_characters)
+
+    def __repr__(self) -> str:
+        return f"Animator({self.num_characters} characters, {len(self._actions)} actions, {self.skeleton!r})"
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        """Every action made so far, in creation (= additive layering) order."""
+        return tuple(self._actions)
+
+    def _joint_index(self, joint: str | int) -> int:
+        if isinstance(joint, str):
+            return self.skeleton.index(joint)
+        if not 0 <= int(joint) < self.skeleton.num_joints:
+            raise SkeletonMismatchError(f"joint index {joint} is out of range for {self.skeleton.num_joints} joints")
+        return int(joint)
+
+    def _select(self, characters: Any) -> IntArray:
+        if characters is None:
+            return self._all
+        try:
+            return np.atleast_1d(self._all[characters])
+        except (IndexError, TypeError) as exc:
+            raise InvalidInputError(
+                f"characters must index {self.num_characters} characters (int, slice, indices or mask), "
+                f"got {characters!r}: {exc}"
+            ) from None
+
+    def _sync_of(self, action: Action) -> SyncGroup | None:
+        return next((g for g in self._groups if action in g.actions), None)
+
+    # --- building ---------------------------------------------------------------------------
+
+    def action(
+        self,
+        clip: Clip,
+        *,
+        additive: bool = False,
+        reference: Pose | None = None,
+        mask: Any = None,
+    ) -> Action:
+        """The action playing ``clip`` (made on first call, the same object afterwards).
+
+        Parameters
+        ----------
+        clip
+            A clip of this animator's skeleton.
+        additive
+            Add the clip on top of the blended pose as a delta against ``reference`` (``None``:
+            the clip's first frame, see :func:`~engine.anim.additive.additive_clip`) instead of
+            blending it in.
+        reference
+            Reference pose ``(J,)`` of an additive action.
+        mask
+            Per-joint weights ``(J,)`` (:func:`~engine.anim.blending.subtree_mask`).
+
+        Raises
+        ------
+        SkeletonMismatchError
+            A clip or mask for a different number of joints.
+        """
+        key = (clip, additive)
+        if key in self._by_clip:
+            return self._by_clip[key]
+        joints = self.skeleton.num_joints
+        if clip.num_targets != joints:
+            raise SkeletonMismatchError(
+                f"clip {clip.name!r} targets {clip.num_targets} joints but the animator's skeleton has {joints}"
+            )
+        weights = self._check_mask(mask)
+        played = additive_clip(clip, self.skeleton, reference) if additive else clip
+        action = Action(self, len(self._actions), played, additive=additive)
+        action.set_mask(weights)
+        if self.root_joint is not None and not additive:
+            action._root = RootTrack.of(played, self.skeleton, self.root_joint)
+        self._table.grow(action.loop, action.duration)
+        self._actions.append(action)
+        self._by_clip[key] = action
+        self._slots = []  # layer buffers are re-made for the new action count
+        return action
+
+    def _check_mask(self, mask: Any) -> FloatArray | None:
+        if mask is None:
+            return None
+        joints = self.skeleton.num_joints
+        weights = as_array(mask, "mask")
+        if weights.shape != (joints,):
+            raise SkeletonMismatchError(f"mask must have shape ({joints},) for this skeleton, got {weights.shape}")
+        if np.any(weights < 0.0):
+            raise InvalidInputError(f"mask must be non-negative, got {float(weights.min())}")
+        return weights
+
+    def _compact_additive(self, action: Action) -> None:
+        """Sample an additive clip only on the joints it moves: elsewhere its delta is the identity."""
+        moved = {c.target for c in action.clip.channels}
+        if action.mask is not None:
+            moved &= set(np.nonzero(action.mask)[0].tolist())
+        joints = np.array(sorted(moved), dtype=np.intp)
+        action._joints = joints
+        action._delta_skeleton = Skeleton([self.skeleton.names[j] for j in joints], np.full(joints.size, -1))
+        action._compiled = compile_clip(restrict_clip(action.clip, joints))
+
+    def sync_group(self, *actions: Action) -> SyncGroup:
+        """Phase-lock ``actions`` (:class:`SyncGroup`); their phase starts at the first one's."""
+        group = SyncGroup(self, actions)
+        self._groups.append(group)
+        return group
+
+    def blend_space_1d(
+        self, points: Sequence[tuple[float, Action]], *, sync: bool | Sequence[Action] = True
+    ) -> BlendSpace1D:
+        """A :class:`BlendSpace1D` over ``(position, action)`` points, strictly increasing."""
+        return BlendSpace1D(self, points, sync)
+
+    # --- the frame ----------------------------------------------------------------------------
+
+    def update(self, dt: Any) -> None:
+        """Advance every action by ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and pose the characters.
+
+        Order: clocks, fades and warps (evaluated at the new clock), effective weights, times
+        (sync groups, loop modes), sampling of weighted actions, blend, additive layers, model
+        matrices, palette, then marker callbacks.
+        """
+        step = np.broadcast_to(as_array(dt, "dt"), (self.num_characters,))
+        if np.any(step < 0.0):
+            raise InvalidInputError(f"dt must be >= 0 seconds (play backwards with a negative speed), got {dt}")
+        with trusted():
+            table = self._table
+            previous = self.clock
+            self.clock = previous + step
+            playing = self._advance_fades(previous, step)
+            running = table.enabled & ~table.paused
+            travel = self._advance_warps(previous, playing)
+            speed = table.speed * running  # the speed at the end of the frame: its direction
+            start = table.raw.copy()
+            end = start + travel
+            for group in self._groups:  # loop over sync groups
+                group.advance(travel, table.effective, table.raw, end)
+            loops = table.loops[:, None]
+            durations = table.durations[:, None]
+            once = loops == Loop.ONCE
+            end = np.where(once, np.clip(end, 0.0, durations), end)
+            at_end = np.where(speed > 0.0, end >= durations, end <= 0.0)
+            table.finished = np.where(once & (speed != 0.0), at_end, table.finished)  # speed 0: unchanged
+            table.raw, wraps = wrap_raw(end, durations, loops)
+            for group in self._groups:
+                group.lock(table.raw)
+            times = clip_time(table.raw, durations, loops)
+            self._pose(times, start, wraps)
+            fire_markers(self._actions, table, start, end, running)
+            table.fresh &= ~running
+
+    def _advance_fades(self, previous: FloatArray, step: FloatArray) -> FloatArray:
+        """Fade factors and effective weights at the new clock; the seconds ``(A, C)`` each action plays.
+
+        An action plays the whole step when enabled and unpaused; one whose fade-out ends during
+        the step plays until that moment, then stops.
+        """
+        table = self._table
+        playing = np.where(table.enabled & ~table.paused, step, 0.0)
+        ramp = table.fading
+        if ramp.active.any():
+            progress = ramp.progress(self.clock)
+            table.fade = np.where(ramp.active, ramp.value(progress), table.fade)
+            done = ramp.active & (progress >= 1.0)
+            faded_out = done & (ramp.end_value <= 0.0)
+            until_end = np.clip(ramp.start_time + ramp.duration - previous, 0.0, step)
+            playing = np.where(faded_out, np.minimum(playing, until_end), playing)
+            table.enabled &= ~faded_out  # a finished fade-out stops the action
+            table.fade = np.where(faded_out, 1.0, table.fade)
+            ramp.active &= ~done
+        table.effective = np.where(table.enabled, table.weight * table.fade, 0.0)
+        return playing
+
+    def _advance_warps(self, previous: FloatArray, playing: FloatArray) -> FloatArray:
+        """Speeds at the new clock; the clip seconds ``(A, C)`` each action moves while it plays.
+
+        A warp ramps the speed linearly in time, so the distance is the exact integral of the
+        ramp over the seconds played, not the end speed times ``dt``: the same at any frame rate.
+        """
+        table = self._table
+        ramp = table.warping
+        if not ramp.active.any():
+            return table.speed * playing
+        travel = np.where(ramp.active, ramp.integral(previous, playing), table.speed * playing)
+        progress = ramp.progress(self.clock)
+        table.speed = np.where(ramp.active, ramp.value(progress), table.speed)
+        ramp.active &= progress < 1.0
+        return travel
+
+    def _layer_slots(self) -> list[Pose]:
+        if not self._slots:
+            # Batch-innermost storage (actions, k, J, C), as sample() and blend() prefer it.
+            layers, joints, count = len(self._actions), self.skeleton.num_joints, self.num_characters
+            t, r, s = (np.empty((layers, k, joints, count)).transpose(0, 3, 2, 1) for k in (3, 4, 3))
+            self._buffers = (t, r, s)
+            with trusted():
+                self._slots = [Pose(t[k], r[k], s[k]) for k in range(layers)]
+        return self._slots
+
+    def _pose(self, times: FloatArray, start: FloatArray, wraps: FloatArray) -> None:
+        slots = self._layer_slots()
+        effective = self._table.effective
+        active = [a for a in self._actions if not a.additive and effective[a._row].any()]
+        root = self.root_joint
+        motion = Planar(np.zeros(self.num_characters), np.zeros(self.num_characters, dtype=np.complex128))
+        root_weight = np.zeros(self.num_characters)
+        for k, action in enumerate(active):  # loop over weighted layers
+            row = action._row
+            pose = sample(action._compiled, self.skeleton, times[row], out=slots[k])
+            if root is not None and action._root is not None:
+                delta = action._root.delta(start[row], times[row], wraps[row], action.duration, action.loop)
+                w = effective[row] * (1.0 if action.mask is None else action.mask[root])
+                motion = Planar(motion.yaw + w * delta.yaw, motion.w + w * delta.w)
+                root_weight += w
+                pose.translations[:, root], pose.rotations[:, root] = remove_planar(
+                    pose.translations[:, root], pose.rotations[:, root]
+                )
+        if active:
+            assert self._buffers is not None
+            n = len(active)
+            rows = [a._row for a in active]
+            masks = None
+            if any(a.mask is not None for a in active):
+                masks = np.stack([np.ones(self.skeleton.num_joints) if a.mask is None else a.mask for a in active])
+            stacked = Pose(self._buffers[0][:n], self._buffers[1][:n], self._buffers[2][:n])
+            local = blend(
+                stacked, effective[rows], masks, rest=self.skeleton, threshold=self.rest_threshold, out=self.local_pose
+            )
+        else:
+            local = self.local_pose
+            local.translations[:] = self.skeleton.rest_translations
+            local.rotations[:] = self.skeleton.rest_rotations
+            local.scales[:] = self.skeleton.rest_scales
+        for action in self._actions:  # additive layers, in creation order
+            row = action._row
+            if action.additive and action._joints is not None and action._joints.size and effective[row].any():
+                joints, skeleton = action._joints, action._delta_skeleton
+                assert skeleton is not None
+                delta_pose = sample(action._compiled, skeleton, times[row])
+                mask = None if action.mask is None else action.mask[joints]
+                moved = apply_additive(local[:, joints], delta_pose, effective[row], mask)
+                local.translations[:, joints] = moved.translations
+                local.rotations[:, joints] = moved.rotations
+                local.scales[:, joints] = moved.scales
+        norm = np.maximum(root_weight, self.rest_threshold)
+        self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
+        model_from_pose(self.skeleton, local, out=self.model)
+        skinning_palette(self.skeleton, self.model, out=self.palette)
