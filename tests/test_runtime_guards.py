@@ -34,6 +34,7 @@ import engine.camera
 from engine.anim import (
     Channel,
     Clip,
+    MatrixBuffer,
     Pose,
     Skeleton,
     additive_pose,
@@ -202,6 +203,9 @@ CALLS: dict[str, Call] = {
         Skeleton,
         lambda: {"names": NAMES, "parents": PARENTS, "rest_translations": OFFSETS, "rest_rotations": pose().rotations},
         same("rest_translations", "rest_rotations"),
+    ),
+    "MatrixBuffer.from_array": Call(
+        MatrixBuffer.from_array, lambda: {"matrices": np.tile(np.eye(4), (2, 4, 1, 1))}, same("matrices")
     ),
     "Pose": Call(
         Pose,
@@ -555,6 +559,8 @@ NO_FLOAT_INPUT = {
     "Clip": "channels (validated Channels), names and marker times (checked finite by Clip itself)",
     "CompiledClip": "built by compile_clip from a validated Clip",
     "IKResult": "returned by the IK solvers",
+    "PoseBuffer": "filled by the jobs, or from a validated Pose (from_pose, assign)",
+    "Workspace": "scratch memory: takes shapes, no numbers",
     "RetargetPlan": "built by plan_retarget",
     "additive_clip": "a Clip and a Pose, both validated when built",
     "additive_pose": "Poses, validated when built",

@@ -4,6 +4,7 @@ from engine.anim.additive import additive_clip, additive_pose, apply_additive, i
 from engine.anim.blending import blend, interpolate_poses, slerp_chain, subtree_mask
 from engine.anim.clip import Channel, Clip
 from engine.anim.ik import IKResult, aim_ik, apply_corrections, ccd_ik, fabrik_ik, two_bone_ik
+from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import local_to_model, model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.retarget import RetargetPlan, plan_retarget, propose_joint_map, retarget_clip, retarget_pose
@@ -16,9 +17,12 @@ __all__ = [
     "Clip",
     "CompiledClip",
     "IKResult",
+    "MatrixBuffer",
     "Pose",
+    "PoseBuffer",
     "RetargetPlan",
     "Skeleton",
+    "Workspace",
     "additive_clip",
     "additive_pose",
     "aim_ik",

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, as_array, readonly_copy
+
+if TYPE_CHECKING:
+    from engine.anim.sampling import CompiledClip
 
 #: Components per key for each animated property.
 PATH_WIDTHS = {"translation": 3, "rotation": 4, "scale": 3}
@@ -71,6 +75,14 @@ class Channel:
         """Time of the last key."""
         return float(self.times[-1])
 
+    @cached_property
+    def compiled(self) -> CompiledClip:
+        """The channel alone as a one-target :class:`~engine.anim.sampling.CompiledClip` (built once)."""
+        from engine.anim.sampling import compile_clip  # noqa: PLC0415 (sampling imports this module)
+
+        alone = Channel(0, self.path, self.interpolation, self.times, self.values)
+        return compile_clip(Clip(self.path, (alone,), 1))
+
 
 @dataclass(frozen=True, eq=False)
 class Clip:
@@ -109,6 +121,13 @@ class Clip:
     def duration(self) -> float:
         """Last key time over all channels (0 for a clip without channels)."""
         return max((c.end for c in self.channels), default=0.0)
+
+    @cached_property
+    def compiled(self) -> CompiledClip:
+        """The clip re-keyed for fast sampling (:func:`~engine.anim.sampling.compile_clip`), built on first use."""
+        from engine.anim.sampling import compile_clip  # noqa: PLC0415 (sampling imports this module)
+
+        return compile_clip(self)
 
     def channel(self, target: int, path: str) -> Channel | None:
         """The channel animating ``path`` of ``target``, or ``None``."""

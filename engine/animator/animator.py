@@ -16,6 +16,7 @@ from engine.anim.additive import additive_clip, apply_additive, restrict_clip
 from engine.anim.blending import blend
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time, wrap_raw
+from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import Planar, remove_planar
@@ -51,11 +52,11 @@ class Animator:
     ----------
     clock
         Each character's animator time ``(C,)``, seconds (fades and warps run on it).
-    local_pose, model, palette
-        Outputs of the last :meth:`update`: :class:`~engine.anim.pose.Pose` ``(C, J)``, model
-        matrices ``(C, J, 4, 4)`` and skinning palette ``(C, J, 4, 4)``. The local pose's arrays
-        and the matrices are written in place by every update (no allocation per frame): copy them
-        to keep them. Their memory is batch-innermost (see :mod:`engine.anim.local_to_model`).
+    pose_buffer, model_buffer, palette_buffer
+        The frame's results in the batch-innermost layout of :mod:`engine.anim.layout`, written
+        in place by every update (no allocation per frame): the local pose
+        (:class:`~engine.anim.layout.PoseBuffer`), the model matrices and the skinning palette
+        (:class:`~engine.anim.layout.MatrixBuffer`). Jobs take them as inputs and as ``out=``.
     root_motion
         :class:`RootMotion` of the last update (zeros without a root-motion joint).
     """
@@ -81,18 +82,30 @@ class Animator:
         self._actions: list[Action] = []
         self._by_clip: dict[tuple[Clip, bool], Action] = {}
         self._groups: list[SyncGroup] = []
-        self._slots: list[Pose] = []
-        self._buffers: tuple[FloatArray, FloatArray, FloatArray] | None = None
         self._all = np.arange(self.num_characters)
-        joints, count = skeleton.num_joints, self.num_characters
-        with trusted():  # filled with the rest pose just below
-            self.local_pose = Pose(*(np.empty((k, joints, count)).transpose(2, 1, 0) for k in (3, 4, 3)))
-        self.local_pose.translations[:] = skeleton.rest_translations
-        self.local_pose.rotations[:] = skeleton.rest_rotations
-        self.local_pose.scales[:] = skeleton.rest_scales
-        self.model = model_from_pose(skeleton, self.local_pose)
-        self.palette = skinning_palette(skeleton, self.model)
+        self._rest = skeleton.rest_pose()
+        self._workspace = Workspace()
+        self._layers: PoseBuffer | None = None  # one sampled pose per action, made when first needed
+        count, joints = self.num_characters, skeleton.num_joints
+        self.pose_buffer = PoseBuffer.empty(count, joints).assign(self._rest)
+        self.model_buffer = model_from_pose(skeleton, self.pose_buffer, out=MatrixBuffer.empty(count, joints))
+        self.palette_buffer = skinning_palette(skeleton, self.model_buffer, out=MatrixBuffer.empty(count, joints))
         self.root_motion = RootMotion.still(self.num_characters)
+
+    @property
+    def local_pose(self) -> Pose:
+        """The blended local pose ``(C, J)`` of the last frame: a read-only C-ordered copy."""
+        return _read_only(self.pose_buffer.to_pose())
+
+    @property
+    def model(self) -> FloatArray:
+        """Model-space joint matrices ``(C, J, 4, 4)`` of the last frame: a read-only C-ordered copy."""
+        return _frozen(self.model_buffer.to_array())
+
+    @property
+    def palette(self) -> FloatArray:
+        """Skinning matrices ``(C, J, 4, 4)`` (``model @ inverse_bind``): a read-only C-ordered copy."""
+        return _frozen(self.palette_buffer.to_array())
 
     def __repr__(self) -> str:
         return f"Animator({self.num_characters} characters, {len(self._actions)} actions, {self.skeleton!r})"
@@ -170,7 +183,7 @@ class Animator:
         self._table.grow(action.loop, action.duration)
         self._actions.append(action)
         self._by_clip[key] = action
-        self._slots = []  # layer buffers are re-made for the new action count
+        self._layers = None  # re-made for the new action count
         return action
 
     def _check_mask(self, mask: Any) -> FloatArray | None:
@@ -282,18 +295,13 @@ class Animator:
         ramp.active &= progress < 1.0
         return travel
 
-    def _layer_slots(self) -> list[Pose]:
-        if not self._slots:
-            # Batch-innermost storage (actions, k, J, C), as sample() and blend() prefer it.
-            layers, joints, count = len(self._actions), self.skeleton.num_joints, self.num_characters
-            t, r, s = (np.empty((layers, k, joints, count)).transpose(0, 3, 2, 1) for k in (3, 4, 3))
-            self._buffers = (t, r, s)
-            with trusted():
-                self._slots = [Pose(t[k], r[k], s[k]) for k in range(layers)]
-        return self._slots
+    def _layer_buffer(self) -> PoseBuffer:
+        if self._layers is None:
+            self._layers = PoseBuffer.empty(self.num_characters, self.skeleton.num_joints, layers=len(self._actions))
+        return self._layers
 
     def _pose(self, times: FloatArray, start: FloatArray, wraps: FloatArray) -> None:
-        slots = self._layer_slots()
+        layers, ws, local = self._layer_buffer(), self._workspace, self.pose_buffer
         effective = self._table.effective
         active = [a for a in self._actions if not a.additive and effective[a._row].any()]
         root = self.root_joint
@@ -301,43 +309,43 @@ class Animator:
         root_weight = np.zeros(self.num_characters)
         for k, action in enumerate(active):  # loop over weighted layers
             row = action._row
-            pose = sample(action._compiled, self.skeleton, times[row], out=slots[k])
+            slot = sample(action._compiled, self.skeleton, times[row], out=layers.layer(k), workspace=ws)
             if root is not None and action._root is not None:
                 delta = action._root.delta(start[row], times[row], wraps[row], action.duration, action.loop)
                 w = effective[row] * (1.0 if action.mask is None else action.mask[root])
                 motion = Planar(motion.yaw + w * delta.yaw, motion.w + w * delta.w)
                 root_weight += w
-                pose.translations[:, root], pose.rotations[:, root] = remove_planar(
-                    pose.translations[:, root], pose.rotations[:, root]
-                )
+                in_place = remove_planar(slot.translations[:, root].T, slot.rotations[:, root].T)
+                slot.translations[:, root], slot.rotations[:, root] = in_place[0].T, in_place[1].T
         if active:
-            assert self._buffers is not None
-            n = len(active)
             rows = [a._row for a in active]
             masks = None
             if any(a.mask is not None for a in active):
                 masks = np.stack([np.ones(self.skeleton.num_joints) if a.mask is None else a.mask for a in active])
-            stacked = Pose(self._buffers[0][:n], self._buffers[1][:n], self._buffers[2][:n])
-            local = blend(
-                stacked, effective[rows], masks, rest=self.skeleton, threshold=self.rest_threshold, out=self.local_pose
-            )
+            stacked, threshold = layers.first_layers(len(active)), self.rest_threshold
+            blend(stacked, effective[rows], masks, rest=self._rest, threshold=threshold, out=local, workspace=ws)
         else:
-            local = self.local_pose
-            local.translations[:] = self.skeleton.rest_translations
-            local.rotations[:] = self.skeleton.rest_rotations
-            local.scales[:] = self.skeleton.rest_scales
+            local.assign(self._rest)
         for action in self._actions:  # additive layers, in creation order
             row = action._row
             if action.additive and action._joints is not None and action._joints.size and effective[row].any():
                 joints, skeleton = action._joints, action._delta_skeleton
                 assert skeleton is not None
-                delta_pose = sample(action._compiled, skeleton, times[row])
+                delta_pose = sample(action._compiled, skeleton, times[row], workspace=ws)
                 mask = None if action.mask is None else action.mask[joints]
-                moved = apply_additive(local[:, joints], delta_pose, effective[row], mask)
-                local.translations[:, joints] = moved.translations
-                local.rotations[:, joints] = moved.rotations
-                local.scales[:, joints] = moved.scales
+                local.scatter(joints, apply_additive(local.gather(joints), delta_pose, effective[row], mask))
         norm = np.maximum(root_weight, self.rest_threshold)
         self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
-        model_from_pose(self.skeleton, local, out=self.model)
-        skinning_palette(self.skeleton, self.model, out=self.palette)
+        model_from_pose(self.skeleton, local, out=self.model_buffer, workspace=ws)
+        skinning_palette(self.skeleton, self.model_buffer, out=self.palette_buffer, workspace=ws)
+
+
+def _frozen(array: FloatArray) -> FloatArray:
+    array.flags.writeable = False
+    return array
+
+
+def _read_only(pose: Pose) -> Pose:
+    for array in pose.arrays():
+        array.flags.writeable = False
+    return pose

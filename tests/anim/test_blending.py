@@ -234,7 +234,7 @@ def test_blend_into_out(rng):
     np.testing.assert_allclose(out.rotations, expected.rotations, rtol=0, atol=1e-15)
     np.testing.assert_allclose(out.translations, expected.translations, rtol=0, atol=1e-15)
     np.testing.assert_allclose(out.scales, expected.scales, rtol=0, atol=1e-15)
-    with pytest.raises(InvalidInputError, match=r"out must be a Pose shaped \(3, 4\), got \(4,\)"):
+    with pytest.raises(InvalidInputError, match=r"out must be a Pose or PoseBuffer shaped \(3, 4\), got \(4,\)"):
         blend(layers, [1, 1], rest=rest, out=random_pose(rng, (4,)))
 
 

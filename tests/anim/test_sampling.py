@@ -298,9 +298,9 @@ def test_non_numeric_times_are_rejected() -> None:
 
 def test_wrong_out_is_rejected() -> None:
     clip = Clip("c", [Channel(0, "scale", "STEP", [0.0], [[1] * 3])], 2)
-    with pytest.raises(InvalidInputError, match=r"out must be a Pose shaped \(3, 2\) .* got \(2, 2\)"):
+    with pytest.raises(InvalidInputError, match=r"out must be a Pose or PoseBuffer shaped \(3, 2\) .* got \(2, 2\)"):
         sample(clip, chain(2), [0.0, 1.0, 2.0], out=chain(2).rest_pose().broadcast_to((2,)))
-    with pytest.raises(InvalidInputError, match=r"out must be a Pose shaped \(2,\) .* got ndarray"):
+    with pytest.raises(InvalidInputError, match=r"out must be a Pose or PoseBuffer shaped \(2,\) .* got ndarray"):
         sample(clip, chain(2), 0.0, out=np.zeros((2, 3)))  # type: ignore[arg-type]
 
 
