@@ -53,7 +53,7 @@ def main() -> None:
     rng = np.random.default_rng(7)
 
     mannequin = load_character(MANNEQUIN, textures=False).skeleton
-    crowd = jitter(mannequin.rest_pose().broadcast_to((1000,)), rng, 0.3)
+    crowd = jitter(mannequin.rest_pose.broadcast_to((1000,)), rng, 0.3)
     model = local_to_model(mannequin, crowd.matrices())
     legs = [tuple(mannequin.index(f"{part}_{side}") for part in ("upper_leg", "lower_leg", "foot")) for side in "lr"]
     feet = [model[:, foot, :3, 3] + rng.normal(scale=0.05, size=(1000, 3)) for _, _, foot in legs]
@@ -67,7 +67,7 @@ def main() -> None:
 
     chains = 100
     skeleton = chain_skeleton(rng, 8)
-    pose = jitter(skeleton.rest_pose().broadcast_to((chains,)), rng, 0.5)
+    pose = jitter(skeleton.rest_pose.broadcast_to((chains,)), rng, 0.5)
     chain_model = local_to_model(skeleton, pose.matrices())
     goal = jitter(pose, rng, 1.0)
     target = local_to_model(skeleton, goal.matrices())[:, -1, :3, 3]

@@ -192,7 +192,7 @@ def measure(
     def run_sample() -> PoseBuffer:
         for clip, part, span in zip(compiled, parts, spans, strict=True):
             if span.size:
-                sample(clip, skeleton, span, out=part, workspace=ws)
+                sample(clip, skeleton.rest_pose, span, out=part, workspace=ws)
         return pose
 
     def frame() -> MatrixBuffer:
@@ -200,7 +200,8 @@ def measure(
         return skinning_palette(skeleton, local, out=palette, workspace=ws)
 
     def fresh_frame() -> np.ndarray:
-        fresh = [sample(clip, skeleton, span) for clip, span in zip(compiled, spans, strict=True) if span.size]
+        rest = skeleton.rest_pose
+        fresh = [sample(clip, rest, span) for clip, span in zip(compiled, spans, strict=True) if span.size]
         merged = Pose(
             *(np.concatenate([getattr(p, name) for p in fresh]) for name in ("translations", "rotations", "scales"))
         )

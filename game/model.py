@@ -125,7 +125,7 @@ def analyze_gait(skeleton: Skeleton, clip: Clip, frame: FloatArray, height: floa
     if clip.duration <= 0.0:
         return Gait(0.0)
     times = np.linspace(0.0, clip.duration, samples + 1)
-    points = transform_points(frame, model_from_pose(skeleton, sample(clip, skeleton, times))[..., :3, 3])
+    points = transform_points(frame, model_from_pose(skeleton, sample(clip, skeleton.rest_pose, times))[..., :3, 3])
     travel = (points[-1, 0] - points[0, 0]) * [1.0, 0.0, 1.0]
     distance = float(np.linalg.norm(travel))
     if distance > 0.05 * height:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from engine.anim import Channel, Clip, Skeleton, model_from_pose, sample, skinning_palette
-from engine.anim.additive import additive_clip, apply_additive, identity_skeleton
+from engine.anim import Channel, Clip, Pose, Skeleton, model_from_pose, sample, skinning_palette
+from engine.anim.additive import additive_clip, apply_additive
 from engine.anim.blending import blend, subtree_mask
 from engine.animator import Action, Animator, Loop, MarkerEvent
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -237,11 +237,14 @@ def test_animator_equals_the_bare_functions(mannequin):
     for _ in range(3):
         animator.update(0.3)
     times = [walk.time, idle.time, wave.time]
-    layers = [sample(c, skeleton, t) for c, t in zip((clips["walk"], clips["idle"], clips["wave"]), times, strict=True)]
+    layers = [
+        sample(c, skeleton.rest_pose, t)
+        for c, t in zip((clips["walk"], clips["idle"], clips["wave"]), times, strict=True)
+    ]
     weights = np.stack([np.ones(3), [0.2, 0.5, 1.0], np.full(3, 0.7)])
     masks = np.stack([1.0 - upper, np.ones(skeleton.num_joints), upper])
-    base = blend(layers, weights, masks, rest=skeleton, threshold=1.0)
-    delta = sample(additive_clip(clips["lean_look"], skeleton), identity_skeleton(skeleton), lean.time)
+    base = blend(skeleton.rest_pose, layers, weights, masks, threshold=1.0)
+    delta = sample(additive_clip(clips["lean_look"], skeleton), Pose.identity(skeleton.num_joints), lean.time)
     expected = apply_additive(base, delta, [0.0, 0.5, 1.0])
     np.testing.assert_allclose(animator.local_pose.translations, expected.translations, atol=1e-12)
     assert_quat_allclose(animator.local_pose.rotations, expected.rotations, atol=1e-12)
@@ -277,7 +280,7 @@ def test_cesium_man_walk_plays_like_sampling_with_wrapped_time(shared_assets: Pa
     for _ in range(7):
         animator.update(0.37)
     times = np.mod([7 * 0.37, -0.5 * 7 * 0.37], clip.duration)
-    expected = sample(clip, man.skeleton, times)
+    expected = sample(clip, man.skeleton.rest_pose, times)
     np.testing.assert_allclose(animator.local_pose.translations, expected.translations, atol=1e-9)
     assert_quat_allclose(animator.local_pose.rotations, expected.rotations, atol=1e-9)
     np.testing.assert_allclose(
@@ -297,7 +300,7 @@ def test_fox_walk_to_run_warped_crossfade_and_blend_space(shared_assets: Path):
         animator.update(0.1)
     np.testing.assert_allclose(run.effective_weight, 1.0)
     np.testing.assert_allclose(walk.speed, walk.duration / run.duration)  # ends at Run's period
-    expected = sample(fox.clips["Run"], fox.skeleton, run.time)
+    expected = sample(fox.clips["Run"], fox.skeleton.rest_pose, run.time)
     assert_quat_allclose(animator.local_pose.rotations, expected.rotations, atol=1e-12)
     # blend space: Walk and Run phase-locked, Survey free
     space = animator.blend_space_1d([(0.0, survey), (1.0, walk), (3.0, run)], sync=[walk, run])

@@ -13,9 +13,9 @@ A delta (additive) pose holds, per joint,
 With ``w = 1`` and ``base = ref`` the original pose comes back exactly, and the additive pose
 of the reference itself is the identity ``(0, (0, 0, 0, 1), 1)``.
 
-An additive *clip* (:func:`additive_clip`) stores those deltas in its keys. Sample it with
-:func:`identity_skeleton` instead of the character's skeleton, so that joints the clip does not
-animate come out as the identity delta rather than as the rest pose.
+An additive *clip* (:func:`additive_clip`) stores those deltas in its keys. Sample it with the
+identity as its rest pose (``sample(delta_clip, Pose.identity(J), t)``) instead of the
+character's rest pose, so that joints the clip does not animate come out as the identity delta.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def additive_pose(pose: Pose, reference: Pose) -> Pose:
     return Pose(pose.translations - reference.translations, quat_normalize(rotation), pose.scales / reference.scales)
 
 
-def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, joint_weights: Any = None) -> Pose:
+def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, mask: Any = None) -> Pose:
     """``base`` with the delta pose ``delta`` added at ``weight`` (see the module docstring).
 
     Parameters
@@ -104,8 +104,8 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, joint_weights: An
     weight
         Scalar, or one weight per character shaped like the batch axes ``(...)``; finite and
         non-negative (values above 1 exaggerate the delta, as ``slerp`` extrapolates).
-    joint_weights
-        Optional mask ``(J,)`` multiplying ``weight`` per joint (:func:`~engine.anim.blending.subtree_mask`).
+    mask
+        Optional per-joint weights ``(J,)`` multiplying ``weight`` (:func:`~engine.anim.blending.subtree_mask`).
 
     Returns
     -------
@@ -127,17 +127,15 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, joint_weights: An
     if np.any(w < 0.0):
         raise InvalidInputError(f"weight must be non-negative, got {float(w.min())}")
     w = w[..., None]  # (..., 1) over joints
-    if joint_weights is not None:
-        mask = as_array(joint_weights, "joint_weights")
-        if mask.ndim != 1:
-            raise InvalidInputError(f"joint_weights must have shape (J,), got {mask.shape}")
-        if mask.shape[0] != base.num_joints:
-            raise SkeletonMismatchError(
-                f"joint_weights has {mask.shape[0]} joints but the poses have {base.num_joints}"
-            )
-        if np.any(mask < 0.0):
-            raise InvalidInputError(f"joint_weights must be non-negative, got {float(mask.min())}")
-        w = w * mask
+    if mask is not None:
+        per_joint = as_array(mask, "mask")
+        if per_joint.ndim != 1:
+            raise InvalidInputError(f"mask must have shape (J,), got {per_joint.shape}")
+        if per_joint.shape[0] != base.num_joints:
+            raise SkeletonMismatchError(f"mask has {per_joint.shape[0]} joints but the poses have {base.num_joints}")
+        if np.any(per_joint < 0.0):
+            raise InvalidInputError(f"mask must be non-negative, got {float(per_joint.min())}")
+        w = w * per_joint
     rotation = _partial_rotation(delta.rotations, w)
     wk = w[..., None]
     return Pose(
@@ -145,15 +143,6 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, joint_weights: An
         quat_multiply(rotation, base.rotations),
         base.scales * (1.0 + wk * (delta.scales - 1.0)),
     )
-
-
-def identity_skeleton(skeleton: Skeleton) -> Skeleton:
-    """``skeleton``'s names and parents with an identity rest pose: the rest of a delta pose.
-
-    Sampling an :func:`additive_clip` with it yields the identity delta on joints the clip does
-    not animate. The inverse bind matrices are identity too (a delta is never skinned).
-    """
-    return Skeleton(skeleton.names, skeleton.parents)
 
 
 def restrict_clip(clip: Clip, joints: Any) -> Clip:
@@ -206,8 +195,8 @@ def _delta_values(channel: Channel, t: FloatArray, r: FloatArray, s: FloatArray)
 def additive_clip(clip: Clip, skeleton: Skeleton, reference: Pose | None = None) -> Clip:
     """An additive version of ``clip``: every key stored as a delta against a reference pose.
 
-    Sampled with :func:`identity_skeleton`, the result equals
-    ``additive_pose(sample(clip, skeleton, t), reference)`` at every time ``t``: the delta maps
+    Sampled with the identity rest pose, ``sample(result, Pose.identity(J), t)`` equals
+    ``additive_pose(sample(clip, skeleton.rest_pose, t), reference)`` at every time ``t``: the delta maps
     are linear in the key values, so step, linear, slerp and cubic-spline interpolation all
     commute with them.
 
@@ -266,7 +255,7 @@ def additive_clip(clip: Clip, skeleton: Skeleton, reference: Pose | None = None)
         for c in clip.channels
     ]
     animated = {(c.target, c.path) for c in clip.channels}
-    rest = additive_pose(skeleton.rest_pose(), Pose(ref_t, ref_r, ref_s))
+    rest = additive_pose(skeleton.rest_pose, Pose(ref_t, ref_r, ref_s))
     identity = {"translation": np.zeros(3), "rotation": quat_identity(), "scale": np.ones(3)}
     for path, values in (("translation", rest.translations), ("rotation", rest.rotations), ("scale", rest.scales)):
         for joint in range(joints):  # build time only

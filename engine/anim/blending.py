@@ -42,11 +42,12 @@ from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, as_array
 from engine.math.quat import quat_nlerp, quat_slerp
 
-#: Default rest threshold of :func:`blend`: when the total weight ``W`` of a joint is below it,
-#: the rest pose joins the blend with weight ``threshold - W`` (as in ozz-animation). The pose
-#: therefore moves continuously to the rest pose as every layer fades out, and a joint with no
-#: weight at all takes the rest pose.
-REST_THRESHOLD = 0.1
+#: Default rest threshold of :func:`blend` and of the :class:`~engine.animator.Animator`: when
+#: the total weight ``W`` of a joint is below it, the rest pose joins the blend with weight
+#: ``threshold - W`` (ozz-animation's rule; 1 as in three.js's mixer, so a lone layer at weight
+#: 0.3 shows 30 % of its pose over the rest pose). The pose therefore moves continuously to the
+#: rest pose as every layer fades out, and a joint with no weight at all takes the rest pose.
+REST_THRESHOLD = 1.0
 
 PoseLayers = PoseBuffer | Pose | Sequence[Pose]
 
@@ -121,18 +122,14 @@ def _rest_components(values: FloatArray, batch: tuple[int, ...], joints: int) ->
     return full.reshape(-1, joints, values.shape[-1]).transpose(2, 1, 0)
 
 
-def _rest_arrays(rest: Pose | Skeleton, num_joints: int) -> tuple[FloatArray, FloatArray, FloatArray]:
-    if isinstance(rest, Skeleton):
-        rest_t, rest_r, rest_s = rest.rest_translations, rest.rest_rotations, rest.rest_scales
-    elif isinstance(rest, Pose):
-        rest_t, rest_r, rest_s = rest.translations, rest.rotations, rest.scales
-    else:
-        raise InvalidInputError(f"rest must be a Skeleton or a Pose, got {type(rest).__name__}")
-    if rest_r.shape[-2] != num_joints:
+def _rest_arrays(rest: Pose, num_joints: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+    if not isinstance(rest, Pose):
+        raise InvalidInputError(f"rest must be a Pose (e.g. skeleton.rest_pose), got {type(rest).__name__}")
+    if rest.num_joints != num_joints:
         raise SkeletonMismatchError(
-            f"rest has {rest_r.shape[-2]} joints but the poses have {num_joints}: they come from different skeletons"
+            f"rest has {rest.num_joints} joints but the poses have {num_joints}: they come from different skeletons"
         )
-    return rest_t, rest_r, rest_s
+    return rest.arrays()
 
 
 def _layer_weights(weights: Any, num_layers: int, batch: tuple[int, ...]) -> FloatArray:
@@ -151,37 +148,35 @@ def _layer_weights(weights: Any, num_layers: int, batch: tuple[int, ...]) -> Flo
     return w.reshape((num_layers,) + (1,) * (len(batch) - len(tail)) + tail)
 
 
-def _joint_weights(joint_weights: Any, num_layers: int, num_joints: int) -> FloatArray | None:
+def _masks(mask: Any, num_layers: int, num_joints: int) -> FloatArray | None:
     """Validated per-layer joint masks ``(N, J)``, or ``None`` for "all ones"."""
-    if joint_weights is None:
+    if mask is None:
         return None
-    if isinstance(joint_weights, (list, tuple)) and any(m is None for m in joint_weights):
-        if len(joint_weights) != num_layers:
-            raise InvalidInputError(
-                f"joint_weights must hold one mask (or None) per layer: {num_layers}, got {len(joint_weights)}"
-            )
-        joint_weights = [np.ones(num_joints) if m is None else m for m in joint_weights]
-    masks = as_array(joint_weights, "joint_weights")
+    if isinstance(mask, (list, tuple)) and any(m is None for m in mask):
+        if len(mask) != num_layers:
+            raise InvalidInputError(f"mask must hold one mask (or None) per layer: {num_layers}, got {len(mask)}")
+        mask = [np.ones(num_joints) if m is None else m for m in mask]
+    masks = as_array(mask, "mask")
     if masks.ndim != 2 or masks.shape[0] != num_layers:
-        raise InvalidInputError(f"joint_weights must have shape ({num_layers}, J), got {masks.shape}")
+        raise InvalidInputError(f"mask must have shape ({num_layers}, J), got {masks.shape}")
     if masks.shape[1] != num_joints:
         raise SkeletonMismatchError(
-            f"joint_weights has {masks.shape[1]} joints per mask but the poses have {num_joints}: "
+            f"mask has {masks.shape[1]} joints per layer but the poses have {num_joints}: "
             "the mask was built for a different skeleton"
         )
     if np.any(masks < 0.0):
         index = tuple(int(i) for i in np.argwhere(masks < 0.0)[0])
-        raise InvalidInputError(f"joint_weights must be non-negative, got {masks[index]} at index {index}")
+        raise InvalidInputError(f"mask must be non-negative, got {masks[index]} at index {index}")
     return masks
 
 
 @overload
 def blend(
+    rest: Pose,
     poses: PoseLayers,
     weights: Any,
-    joint_weights: Any = None,
+    mask: Any = None,
     *,
-    rest: Pose | Skeleton,
     threshold: float = REST_THRESHOLD,
     out: PoseBuffer,
     workspace: Workspace | None = None,
@@ -190,11 +185,11 @@ def blend(
 
 @overload
 def blend(
+    rest: Pose,
     poses: PoseLayers,
     weights: Any,
-    joint_weights: Any = None,
+    mask: Any = None,
     *,
-    rest: Pose | Skeleton,
     threshold: float = REST_THRESHOLD,
     out: Pose | None = None,
     workspace: Workspace | None = None,
@@ -202,18 +197,18 @@ def blend(
 
 
 def blend(
+    rest: Pose,
     poses: PoseLayers,
     weights: Any,
-    joint_weights: Any = None,
+    mask: Any = None,
     *,
-    rest: Pose | Skeleton,
     threshold: float = REST_THRESHOLD,
     out: Pose | PoseBuffer | None = None,
     workspace: Workspace | None = None,
 ) -> Pose | PoseBuffer:
     """Weighted blend of ``N`` pose layers, per joint and per character.
 
-    With effective weights ``w[n] = weights[n] · joint_weights[n]`` (per character and joint) and
+    With effective weights ``w[n] = weights[n] · mask[n]`` (per character and joint) and
     their total ``W``, the rest pose joins with ``w_rest = max(0, threshold - W)``; then
 
     - rotations: every layer (and the rest pose) is sign-aligned to a reference quaternion
@@ -227,6 +222,8 @@ def blend(
 
     Parameters
     ----------
+    rest
+        The rest :class:`Pose` (``skeleton.rest_pose``), broadcastable to ``(..., J)``.
     poses
         ``N`` layers: a sequence of poses of equal shape ``(..., J)``, one stacked pose
         ``(N, ..., J)``, or a stacked :class:`~engine.anim.layout.PoseBuffer` (made with
@@ -234,14 +231,12 @@ def blend(
     weights
         Layer weights ``(N,)``, or ``(N, *batch)`` for one weight per layer and character;
         non-negative and finite.
-    joint_weights
-        Optional per-layer joint masks ``(N, J)`` (or a sequence of ``N`` masks ``(J,)`` /
+    mask
+        Optional per-layer joint weights ``(N, J)`` (or a sequence of ``N`` masks ``(J,)`` /
         ``None``), non-negative; see :func:`subtree_mask`. ``None`` weights every joint 1.
-    rest
-        The skeleton (its rest pose) or a rest :class:`Pose` broadcastable to ``(..., J)``.
     threshold
         Positive total weight below which the rest pose fills in (default
-        :data:`REST_THRESHOLD` = 0.1).
+        :data:`REST_THRESHOLD` = 1, the animator's default too).
     out
         Optional destination ``(..., J)``, not one of the layers, filled and returned: a
         :class:`~engine.anim.layout.PoseBuffer` (the fast path) or a pose with writable arrays.
@@ -269,7 +264,7 @@ def blend(
     >>> quarter = np.array([[0.0, np.sin(np.pi / 4), 0.0, np.cos(np.pi / 4)]])   # 90° about Y
     >>> a = Pose(np.zeros((1, 3)), quarter, np.ones((1, 3)))
     >>> b = Pose(np.ones((1, 3)), -quarter, np.ones((1, 3)))                        # same rotation
-    >>> out = blend([a, b], [0.5, 0.5], rest=skeleton)
+    >>> out = blend(skeleton.rest_pose, [a, b], [0.5, 0.5])
     >>> np.round(out.rotations, 4) + 0.0, out.translations
     (array([[0.    , 0.7071, 0.    , 0.7071]]), array([[0.5, 0.5, 0.5]]))
     """
@@ -284,7 +279,7 @@ def blend(
             raise InvalidInputError(f"out must be a Pose or PoseBuffer shaped {target}, got {got}")
         rest_t, rest_r, rest_s = (_rest_components(a, batch, num_joints) for a in _rest_arrays(rest, num_joints))
         layer_w = np.broadcast_to(_layer_weights(weights, layers[1].shape[0], batch), (layers[1].shape[0], *batch))
-        masks = _joint_weights(joint_weights, layers[1].shape[0], num_joints)
+        masks = _masks(mask, layers[1].shape[0], num_joints)
         if isinstance(out, PoseBuffer):
             _blend_into(out.arrays(), layers, layer_w, masks, (rest_t, rest_r, rest_s), threshold, ws)
             return out

@@ -60,13 +60,14 @@ def _compose_level(m: FloatArray, level: Level, affine: bool, workspace: Workspa
     if isinstance(level.parents, slice):
         parent = m[:rows, :, level.parents]  # a view (one shared parent broadcasts over the level)
     else:
-        parent = np.take(m[:rows], level.parents, axis=2, out=workspace.empty((rows, 4, count, characters)))
+        parent = workspace.empty((rows, 4, count, characters))
+        np.take(m[:rows], level.parents, axis=2, out=parent, mode="clip")
     local = workspace.empty((terms, 4, count, characters))  # read fully before the level is written
     if isinstance(level.joints, slice):
         np.copyto(local, m[:terms, :, level.joints])
         child = m[:rows, :, level.joints]
     else:
-        np.take(m[:terms], level.joints, axis=2, out=local)
+        np.take(m[:terms], level.joints, axis=2, out=local, mode="clip")
         child = workspace.empty((rows, 4, count, characters))
     # child[i, k] = Σ_m parent[i, m] · local[m, k], one pass without temporaries
     np.einsum("imnc,mknc->iknc", parent[:, :terms], local, out=child)
@@ -251,10 +252,10 @@ def model_from_pose(
     >>> import numpy as np
     >>> from engine.anim import Skeleton
     >>> skeleton = Skeleton(["hips", "knee"], [-1, 0], rest_translations=[[0, 1, 0], [0, -0.5, 0]])
-    >>> model = model_from_pose(skeleton, skeleton.rest_pose())
+    >>> model = model_from_pose(skeleton, skeleton.rest_pose)
     >>> model[1, :3, 3]                                 # the knee, half a metre below the hips
     array([0. , 0.5, 0. ])
-    >>> bent = skeleton.rest_pose()
+    >>> bent = skeleton.rest_pose.copy()
     >>> bent.translations[0] = [0.0, 0.9, 0.0]          # lower the hips: only their subtree moves
     >>> _ = model_from_pose(skeleton, bent, out=model, from_joint=0)
     >>> model[1, :3, 3]

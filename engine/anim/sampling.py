@@ -37,7 +37,6 @@ import numpy as np
 from engine.anim.clip import PATH_WIDTHS, Channel, Clip
 from engine.anim.layout import PoseBuffer, Workspace, as_slice, workspace_or_fresh, writable_components
 from engine.anim.pose import Pose
-from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray, as_array
 
@@ -307,7 +306,7 @@ def _segments(compiled_clip: CompiledClip, times: FloatArray) -> tuple[IntArray,
 @overload
 def sample(
     clip: Clip | CompiledClip,
-    skeleton: Skeleton,
+    rest: Pose,
     times: Any,
     *,
     out: PoseBuffer,
@@ -318,7 +317,7 @@ def sample(
 @overload
 def sample(
     clip: Clip | CompiledClip,
-    skeleton: Skeleton,
+    rest: Pose,
     times: Any,
     *,
     out: Pose | None = None,
@@ -328,21 +327,23 @@ def sample(
 
 def sample(
     clip: Clip | CompiledClip,
-    skeleton: Skeleton,
+    rest: Pose,
     times: Any,
     *,
     out: Pose | PoseBuffer | None = None,
     workspace: Workspace | None = None,
 ) -> Pose | PoseBuffer:
-    """Local pose of ``skeleton`` played by ``clip`` at ``times`` (seconds, used as given).
+    """Local pose played by ``clip`` at ``times`` (seconds, used as given), ``rest`` where it has no channel.
 
     Parameters
     ----------
     clip
-        A :class:`~engine.anim.clip.Clip` whose ``num_targets`` equals ``skeleton.num_joints``
-        (joints of a skin, or all nodes of a scene hierarchy), or its :class:`CompiledClip`.
-    skeleton
-        Supplies the rest values of the joints that no channel animates.
+        A :class:`~engine.anim.clip.Clip` (joints of a skin, or all nodes of a scene
+        hierarchy) or its :class:`CompiledClip`.
+    rest
+        The values of the targets no channel animates: a :class:`~engine.anim.pose.Pose`
+        ``(J,)`` with ``J = clip.num_targets``, usually ``skeleton.rest_pose``, or
+        ``Pose.identity(J)`` for an additive clip (whose unanimated joints are identity deltas).
     times
         A scalar, or an array of any shape ``B`` (usually ``(C,)``, one time per character).
     out
@@ -361,9 +362,10 @@ def sample(
     Raises
     ------
     SkeletonMismatchError
-        If the clip targets a different number of joints than the skeleton has.
+        If the clip targets a different number of joints than ``rest`` has.
     InvalidInputError
-        If ``times`` holds NaN or infinity, or ``out`` has the wrong shape.
+        If ``rest`` is not one pose ``(J,)``, ``times`` holds NaN or infinity, or ``out`` has the
+        wrong shape.
 
     Examples
     --------
@@ -372,16 +374,19 @@ def sample(
     >>> skeleton = Skeleton(["root"], [-1])
     >>> slide = Channel(0, "translation", "LINEAR", [0.0, 2.0], [[0, 0, 0], [2.0, 0, 0]])
     >>> clip = Clip("slide", [slide], num_targets=1)
-    >>> sample(clip, skeleton, [-1.0, 0.5, 3.0]).translations[:, 0, 0]
+    >>> sample(clip, skeleton.rest_pose, [-1.0, 0.5, 3.0]).translations[:, 0, 0]
     array([0. , 0.5, 2. ])
     """
     compiled_clip = compiled(clip)
-    joints = skeleton.num_joints
-    if compiled_clip.num_targets != joints:
+    if not isinstance(rest, Pose):
+        raise InvalidInputError(f"rest must be a Pose (e.g. skeleton.rest_pose), got {type(rest).__name__}")
+    joints = compiled_clip.num_targets
+    if rest.num_joints != joints:
         raise SkeletonMismatchError(
-            f"clip {compiled_clip.clip.name!r} animates {compiled_clip.num_targets} targets but the skeleton "
-            f"has {joints} joints"
+            f"clip {compiled_clip.clip.name!r} animates {joints} targets but the rest pose has {rest.num_joints} joints"
         )
+    if rest.shape != (joints,):
+        raise InvalidInputError(f"rest must be one pose of {joints} joints, shape ({joints},), got {rest.shape}")
     times = _check_times(times)
     batch = times.shape
     target = (*batch, joints)
@@ -390,15 +395,15 @@ def sample(
         raise InvalidInputError(
             f"out must be a Pose or PoseBuffer shaped {target} (times {batch}, {joints} joints), got {got}"
         )
-    rest = (skeleton.rest_translations, skeleton.rest_rotations, skeleton.rest_scales)
+    rest_values = rest.arrays()
     ws = workspace_or_fresh(workspace)
     if isinstance(out, PoseBuffer):
         with ws.scope():
-            _fill(compiled_clip, rest, times.reshape(-1), out, ws)
+            _fill(compiled_clip, rest_values, times.reshape(-1), out, ws)
         return out
     with ws.scope():
         buffer = PoseBuffer.scratch(ws, batch, joints)
-        _fill(compiled_clip, rest, times.reshape(-1), buffer, ws)
+        _fill(compiled_clip, rest_values, times.reshape(-1), buffer, ws)
         if out is None:
             return buffer.to_pose()
         for name, array, width, values in zip(PATHS, out.arrays(), (3, 4, 3), buffer.arrays(), strict=True):

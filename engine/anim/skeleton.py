@@ -11,7 +11,7 @@ import numpy as np
 from engine.anim.layout import as_slice
 from engine.anim.pose import Pose
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, IntArray, as_array, readonly_copy
+from engine.math._checks import FloatArray, IntArray, as_array, readonly_copy, trusted
 from engine.math.quat import check_unit
 
 
@@ -57,6 +57,9 @@ class Skeleton:
     plan
         Levels ``1 …`` as :class:`Level` steps (slices where the indices allow): what
         ``local_to_model`` composes, computed once here.
+    rest_pose
+        The rest pose as a read-only :class:`~engine.anim.pose.Pose` ``(J,)`` (the same arrays
+        as ``rest_translations``, ``rest_rotations``, ``rest_scales``); ``.copy()`` it to edit.
     """
 
     names: tuple[str, ...]
@@ -68,6 +71,7 @@ class Skeleton:
     levels: tuple[IntArray, ...] = field(init=False)
     depths: IntArray = field(init=False)
     plan: tuple[Level, ...] = field(init=False)
+    rest_pose: Pose = field(init=False, repr=False)
     _subtree_plans: dict[int, tuple[slice | IntArray, tuple[Level, ...]]] = field(init=False, repr=False)
 
     def __init__(
@@ -129,6 +133,8 @@ class Skeleton:
         object.__setattr__(self, "rest_scales", readonly_copy(s))
         object.__setattr__(self, "inverse_bind_matrices", readonly_copy(ibm))
         object.__setattr__(self, "depths", readonly_copy(depths))
+        with trusted():  # validated just above
+            object.__setattr__(self, "rest_pose", Pose(self.rest_translations, self.rest_rotations, self.rest_scales))
         object.__setattr__(self, "levels", levels)
         object.__setattr__(self, "plan", tuple(_level(joints, parents_arr[joints]) for joints in levels[1:]))
         object.__setattr__(self, "_subtree_plans", {})
@@ -190,10 +196,6 @@ class Skeleton:
                 )
             path.append(parent)
         return np.array(path[::-1], dtype=np.intp)
-
-    def rest_pose(self) -> Pose:
-        """The rest pose as a :class:`~engine.anim.pose.Pose` shaped ``(J, ...)``."""
-        return Pose(self.rest_translations.copy(), self.rest_rotations.copy(), self.rest_scales.copy())
 
     def __repr__(self) -> str:
         roots = [self.names[i] for i in self.levels[0]] if self.levels else []

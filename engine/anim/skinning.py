@@ -151,7 +151,7 @@ def _transform_normals(linear: FloatArray, normals: FloatArray) -> FloatArray:
     return n / np.where(length > 0, length, 1.0)
 
 
-def skin_vertices(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray | None]:
+def skin_vertices(mesh: MeshData, palette: Any) -> tuple[FloatArray, FloatArray | None]:
     """Linear blend skinning on the CPU, over every influence set of ``mesh``.
 
     Each vertex's matrix is ``Σ_k w_k · palette[joint_k]`` with the weights L1-normalised; a
@@ -159,10 +159,10 @@ def skin_vertices(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray 
 
     Parameters
     ----------
-    palette
-        ``(..., J, 4, 4)`` skinning matrices (:func:`skinning_palette` or :func:`joint_matrices`).
     mesh
         A skinned :class:`~engine.anim.mesh.MeshData`; its joint indices must be below ``J``.
+    palette
+        ``(..., J, 4, 4)`` skinning matrices (:func:`skinning_palette` or :func:`joint_matrices`).
 
     Returns
     -------
@@ -181,7 +181,7 @@ def skin_vertices(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray 
     return positions, normals
 
 
-def skin_vertices_dq(palette: Any, mesh: MeshData) -> tuple[FloatArray, FloatArray | None]:
+def skin_vertices_dq(mesh: MeshData, palette: Any) -> tuple[FloatArray, FloatArray | None]:
     """Dual-quaternion skinning on the CPU (reference for the GPU shader), every influence set.
 
     Each palette matrix is split into a rigid part (rotation ``R`` with the first column's sign

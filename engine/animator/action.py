@@ -15,8 +15,8 @@ import numpy as np
 
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time
+from engine.anim.pose import Pose
 from engine.anim.sampling import CompiledClip, compile_clip
-from engine.anim.skeleton import Skeleton
 from engine.animator.markers import MarkerEvent
 from engine.animator.root_motion import RootTrack
 from engine.animator.table import ActionTable, BoolArray, Ramp
@@ -48,7 +48,7 @@ class Action:
         """Clip duration in seconds."""
         self._compiled: CompiledClip = compile_clip(clip)
         self._joints: IntArray | None = None  # additive actions: the joints their delta moves
-        self._delta_skeleton: Skeleton | None = None  # additive actions: those joints, identity rest
+        self._delta_rest: Pose | None = None  # additive actions: identity deltas of those joints
         markers = clip.markers or {}
         for name, times in markers.items():
             if any(not 0.0 <= t <= self.duration for t in times):

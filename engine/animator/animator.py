@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from engine.anim.additive import additive_clip, apply_additive, restrict_clip
-from engine.anim.blending import blend
+from engine.anim.blending import REST_THRESHOLD, blend
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time, wrap_raw
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
@@ -46,7 +46,8 @@ class Animator:
         :attr:`root_motion` deltas (that joint then plays in place), or ``None``.
     rest_threshold
         Total weight per joint below which the rest pose fills in (see
-        :func:`~engine.anim.blending.blend`); default 1.
+        :func:`~engine.anim.blending.blend`); default
+        :data:`~engine.anim.blending.REST_THRESHOLD` = 1, the same as ``blend``'s.
 
     Attributes
     ----------
@@ -67,7 +68,7 @@ class Animator:
         num_characters: int = 1,
         *,
         root_motion: str | int | None = None,
-        rest_threshold: float = 1.0,
+        rest_threshold: float = REST_THRESHOLD,
     ) -> None:
         if int(num_characters) < 1:
             raise InvalidInputError(f"num_characters must be at least 1, got {num_characters}")
@@ -83,7 +84,7 @@ class Animator:
         self._by_clip: dict[tuple[Clip, bool], Action] = {}
         self._groups: list[SyncGroup] = []
         self._all = np.arange(self.num_characters)
-        self._rest = skeleton.rest_pose()
+        self._rest = skeleton.rest_pose
         self._workspace = Workspace()
         self._layers: PoseBuffer | None = None  # one sampled pose per action, made when first needed
         count, joints = self.num_characters, skeleton.num_joints
@@ -179,7 +180,7 @@ class Animator:
         action = Action(self, len(self._actions), played, additive=additive)
         action.set_mask(weights)
         if self.root_joint is not None and not additive:
-            action._root = RootTrack.of(played, self.skeleton, self.root_joint)
+            action._root = RootTrack.of(played, self._rest, self.root_joint)
         self._table.grow(action.loop, action.duration)
         self._actions.append(action)
         self._by_clip[key] = action
@@ -204,7 +205,7 @@ class Animator:
             moved &= set(np.nonzero(action.mask)[0].tolist())
         joints = np.array(sorted(moved), dtype=np.intp)
         action._joints = joints
-        action._delta_skeleton = Skeleton([self.skeleton.names[j] for j in joints], np.full(joints.size, -1))
+        action._delta_rest = Pose.identity(joints.size)
         action._compiled = compile_clip(restrict_clip(action.clip, joints))
 
     def sync_group(self, *actions: Action) -> SyncGroup:
@@ -309,7 +310,7 @@ class Animator:
         root_weight = np.zeros(self.num_characters)
         for k, action in enumerate(active):  # loop over weighted layers
             row = action._row
-            slot = sample(action._compiled, self.skeleton, times[row], out=layers.layer(k), workspace=ws)
+            slot = sample(action._compiled, self._rest, times[row], out=layers.layer(k), workspace=ws)
             if root is not None and action._root is not None:
                 delta = action._root.delta(start[row], times[row], wraps[row], action.duration, action.loop)
                 w = effective[row] * (1.0 if action.mask is None else action.mask[root])
@@ -323,15 +324,15 @@ class Animator:
             if any(a.mask is not None for a in active):
                 masks = np.stack([np.ones(self.skeleton.num_joints) if a.mask is None else a.mask for a in active])
             stacked, threshold = layers.first_layers(len(active)), self.rest_threshold
-            blend(stacked, effective[rows], masks, rest=self._rest, threshold=threshold, out=local, workspace=ws)
+            blend(self._rest, stacked, effective[rows], masks, threshold=threshold, out=local, workspace=ws)
         else:
             local.assign(self._rest)
         for action in self._actions:  # additive layers, in creation order
             row = action._row
             if action.additive and action._joints is not None and action._joints.size and effective[row].any():
-                joints, skeleton = action._joints, action._delta_skeleton
-                assert skeleton is not None
-                delta_pose = sample(action._compiled, skeleton, times[row], workspace=ws)
+                joints, identity = action._joints, action._delta_rest
+                assert identity is not None
+                delta_pose = sample(action._compiled, identity, times[row], workspace=ws)
                 mask = None if action.mask is None else action.mask[joints]
                 local.scatter(joints, apply_additive(local.gather(joints), delta_pose, effective[row], mask))
         norm = np.maximum(root_weight, self.rest_threshold)

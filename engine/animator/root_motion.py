@@ -14,9 +14,9 @@ import numpy as np
 from engine.anim.additive import restrict_clip
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time
+from engine.anim.pose import Pose
 from engine.anim.rootmotion import Planar, planar_from_root, root_motion_delta
 from engine.anim.sampling import CompiledClip, compile_clip, sample
-from engine.anim.skeleton import Skeleton
 from engine.math._checks import FloatArray
 
 
@@ -43,28 +43,22 @@ class RootTrack:
     """The root joint's channels of one clip, as a one-joint clip, and its end transforms."""
 
     compiled: CompiledClip
-    skeleton: Skeleton
+    rest: Pose
     first: Planar
     last: Planar
 
     @classmethod
-    def of(cls, clip: Clip, skeleton: Skeleton, root: int) -> RootTrack:
-        """The track of joint ``root`` of ``skeleton`` in ``clip``."""
-        one = Skeleton(
-            [skeleton.names[root]],
-            [-1],
-            skeleton.rest_translations[root : root + 1],
-            skeleton.rest_rotations[root : root + 1],
-            skeleton.rest_scales[root : root + 1],
-        )
+    def of(cls, clip: Clip, rest: Pose, root: int) -> RootTrack:
+        """The track of joint ``root`` in ``clip``, whose skeleton's rest pose is ``rest`` ``(J,)``."""
         compiled = compile_clip(restrict_clip(clip, [root]))
-        ends = sample(compiled, one, np.array([0.0, clip.duration]))
+        root_rest = rest.joints([root])
+        ends = sample(compiled, root_rest, np.array([0.0, clip.duration]))
         planar = planar_from_root(ends.translations[:, 0], ends.rotations[:, 0])
-        return cls(compiled, one, Planar(planar.yaw[0], planar.w[0]), Planar(planar.yaw[1], planar.w[1]))
+        return cls(compiled, root_rest, Planar(planar.yaw[0], planar.w[0]), Planar(planar.yaw[1], planar.w[1]))
 
     def planar(self, times: FloatArray) -> Planar:
         """Planar transforms of the root at clip times ``times``."""
-        pose = sample(self.compiled, self.skeleton, times)
+        pose = sample(self.compiled, self.rest, times)
         return planar_from_root(pose.translations[..., 0, :], pose.rotations[..., 0, :])
 
     def delta(self, start: FloatArray, times: FloatArray, wraps: FloatArray, duration: float, loop: Loop) -> Planar:

@@ -180,7 +180,7 @@ def evaluate(asset: GltfAsset, clip: Clip | None, times: FloatArray) -> dict[str
     """The JSON document of ``ossa evaluate`` as Python objects (see the module docstring)."""
     times = np.asarray(times, dtype=np.float64).reshape(-1)
     hierarchy = asset.hierarchy
-    pose = hierarchy.rest_pose().broadcast_to(times.shape) if clip is None else sample(clip, hierarchy, times)
+    pose = hierarchy.rest_pose.broadcast_to(times.shape) if clip is None else sample(clip, hierarchy.rest_pose, times)
     world = model_from_pose(hierarchy, pose)  # (T, H, 4, 4): scene roots have no parent
     nodes = [
         {"index": int(asset.node_indices[h]), "name": asset.node_names[h], "world": _column_major(world[:, h])}
@@ -205,7 +205,7 @@ def evaluate(asset: GltfAsset, clip: Clip | None, times: FloatArray) -> dict[str
             )
         for p, data in zip(mesh_node.primitive_indices, mesh_node.primitives, strict=True):
             if palette is not None and data.skinned:
-                positions = skin_vertices(palette, data)[0]
+                positions = skin_vertices(data, palette)[0]
             else:
                 positions = transform_points(node_world[:, None], data.positions)
             meshes.append(

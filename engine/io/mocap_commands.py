@@ -79,7 +79,7 @@ def bone_mesh(skeleton: Skeleton, *, width: float = 0.12) -> MeshData:
     tenth of the way from the parent, and follows the parent joint (weight 1). Bones of zero length
     are skipped. Returns a non-indexed triangle list in the skeleton's bind (rest model) space.
     """
-    model = local_to_model(skeleton, skeleton.rest_pose().matrices())[:, :3, 3]
+    model = local_to_model(skeleton, skeleton.rest_pose.matrices())[:, :3, 3]
     child = np.nonzero(skeleton.parents >= 0)[0]
     parent = skeleton.parents[child]
     bone = model[child] - model[parent]
@@ -145,7 +145,7 @@ def with_root_transform(skeleton: Skeleton, root_transform: Any) -> Skeleton:
     """
     matrix = np.asarray(root_transform, dtype=np.float64)
     roots = skeleton.levels[0]
-    local = skeleton.rest_pose().matrices()
+    local = skeleton.rest_pose.matrices()
     translations, rotations, scales = (
         skeleton.rest_translations.copy(),
         skeleton.rest_rotations.copy(),
@@ -231,8 +231,8 @@ def evaluate_bvh(anim: BvhAnimation, times: FloatArray) -> dict[str, Any]:
     """``ossa evaluate``'s JSON for a BVH take: joints as nodes, world = model space, no skins or meshes."""
     times = np.asarray(times, dtype=np.float64).reshape(-1)
     skeleton = anim.skeleton
-    rest = skeleton.rest_pose().broadcast_to(times.shape)  # what a take of zero frames shows
-    pose = sample(anim.clip, skeleton, times) if anim.clip.channels else rest
+    rest = skeleton.rest_pose.broadcast_to(times.shape)  # what a take of zero frames shows
+    pose = sample(anim.clip, skeleton.rest_pose, times) if anim.clip.channels else rest
     model = model_from_pose(skeleton, pose)
     columns = np.swapaxes(model, -1, -2).reshape(times.size, skeleton.num_joints, 16)
     nodes = [{"index": j, "name": name, "world": columns[:, j].tolist()} for j, name in enumerate(skeleton.names)]

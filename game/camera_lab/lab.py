@@ -246,7 +246,7 @@ class CameraLab:
         skeleton = self.model.skeleton
         gait = self.model.gaits.get(figure.clip)
         rate = RUN_SPEED / gait.speed if gait is not None and gait.moves else 1.0
-        pose = sample(clip, skeleton, np.array([(rate * figure.time) % clip.duration]))
+        pose = sample(clip, skeleton.rest_pose, np.array([(rate * figure.time) % clip.duration]))
         pose.translations[:, 0, [0, 2]] = skeleton.rest_translations[0, [0, 2]]  # the root (joint 0) stays put
         self.palette.upload(skinning_palette(skeleton, model_from_pose(skeleton, pose)))
         facing = quat_from_axis_angle([0.0, 1.0, 0.0], figure.heading)

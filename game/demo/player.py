@@ -240,7 +240,7 @@ class Player:
         if not self.head:
             self.notes.append("look-at off: no head joint found by name")
         self._to_character = affine_inverse(model.frame)
-        rest = model_from_pose(skeleton, skeleton.rest_pose())
+        rest = model_from_pose(skeleton, skeleton.rest_pose)
         self._look_axes = self._head_axes(rest) if self.head else (FORWARD, UP)
 
         self.position = terrain.clamp(np.array([position[0], 0.0, position[1]]))

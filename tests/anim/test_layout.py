@@ -52,14 +52,14 @@ def test_public_results_are_c_ordered_so_writes_through_reshape_land(rng: np.ran
     """The issue's example: ``reshape(-1, 4, 4)[:] = 0`` used to write into a copy of a transposed view."""
     skeleton = Skeleton(["a", "b", "c"], [-1, 0, 1])
     clip = walk_clip(3)
-    pose = sample(clip, skeleton, [0.1, 0.2, 0.7, 0.9])
+    pose = sample(clip, skeleton.rest_pose, [0.1, 0.2, 0.7, 0.9])
     model = model_from_pose(skeleton, pose)
     results = [
         *pose.arrays(),
         model,
         local_to_model(skeleton, pose.matrices()),
         skinning_palette(skeleton, model),
-        *blend([pose, pose], [0.5, 0.5], rest=skeleton).arrays(),
+        *blend(skeleton.rest_pose, [pose, pose], [0.5, 0.5]).arrays(),
         *apply_additive(pose, pose, 0.5).arrays(),
     ]
     for array in results:
@@ -108,7 +108,7 @@ def test_pose_buffer_round_trip_and_views(rng: np.random.Generator) -> None:
     assert stack.num_layers == 3
     assert stack.layer(1).shape == (5, 4)
     assert stack.first_layers(2).shape == (2, 5, 4)
-    rest = skeleton.rest_pose()
+    rest = skeleton.rest_pose
     stack.layer(2).assign(rest)
     np.testing.assert_array_equal(stack.layer(2).to_pose().translations, np.broadcast_to(rest.translations, (5, 4, 3)))
 
@@ -150,26 +150,26 @@ def test_sample_and_blend_into_buffers_equal_the_pose_results() -> None:
     times = np.array([0.05, 0.5, 0.95])
     ws = Workspace()
     layers = PoseBuffer.empty(3, 3, layers=2)
-    sample(clip, skeleton, times, out=layers.layer(0), workspace=ws)
-    sample(clip, skeleton, times[::-1], out=layers.layer(1), workspace=ws)
-    poses = [sample(clip, skeleton, times), sample(clip, skeleton, times[::-1])]
+    sample(clip, skeleton.rest_pose, times, out=layers.layer(0), workspace=ws)
+    sample(clip, skeleton.rest_pose, times[::-1], out=layers.layer(1), workspace=ws)
+    poses = [sample(clip, skeleton.rest_pose, times), sample(clip, skeleton.rest_pose, times[::-1])]
     for got, want in zip(
         layers.to_pose().arrays(),
         Pose(*(np.stack(a) for a in zip(*(p.arrays() for p in poses), strict=True))).arrays(),
         strict=True,
     ):
         np.testing.assert_array_equal(got, want)
-    out = blend(layers, [0.3, 0.7], rest=skeleton, out=PoseBuffer.empty(3, 3), workspace=ws)
-    for got, want in zip(out.to_pose().arrays(), blend(poses, [0.3, 0.7], rest=skeleton).arrays(), strict=True):
+    out = blend(skeleton.rest_pose, layers, [0.3, 0.7], out=PoseBuffer.empty(3, 3), workspace=ws)
+    for got, want in zip(out.to_pose().arrays(), blend(skeleton.rest_pose, poses, [0.3, 0.7]).arrays(), strict=True):
         np.testing.assert_allclose(got, want, atol=1e-15)
 
 
 def test_buffer_shape_mismatches_are_refused() -> None:
     skeleton = Skeleton(["a", "b"], [-1, 0])
     with pytest.raises(InvalidInputError, match=r"out must be a Pose or PoseBuffer shaped \(3, 2\)"):
-        sample(walk_clip(2), skeleton, [0.0, 0.1, 0.2], out=PoseBuffer.empty(2, 2))
+        sample(walk_clip(2), skeleton.rest_pose, [0.0, 0.1, 0.2], out=PoseBuffer.empty(2, 2))
     with pytest.raises(InvalidInputError, match=r"out must be a MatrixBuffer for batch \(3,\) and 2 joints"):
-        model_from_pose(skeleton, skeleton.rest_pose().broadcast_to((3,)), out=MatrixBuffer.empty(4, 2))
+        model_from_pose(skeleton, skeleton.rest_pose.broadcast_to((3,)), out=MatrixBuffer.empty(4, 2))
     with pytest.raises(InvalidInputError, match=r"pose must be a single-layer PoseBuffer"):
         model_from_pose(skeleton, PoseBuffer.empty(3, 2, layers=2))
     with pytest.raises(SkeletonMismatchError, match=r"pose has 3 joints but the buffer has 2"):
@@ -206,7 +206,7 @@ def test_from_joint_recomputes_exactly_the_subtree(skeleton: Skeleton, seed: int
 
 def test_from_joint_needs_out_and_a_valid_joint() -> None:
     skeleton = Skeleton(["a", "b"], [-1, 0])
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose
     with pytest.raises(InvalidInputError, match=r"from_joint needs out="):
         model_from_pose(skeleton, pose, from_joint=1)
     with pytest.raises(SkeletonMismatchError, match=r"from_joint = 2 is out of range"):
@@ -260,15 +260,15 @@ def test_jobs_reuse_a_workspace_without_allocating_again() -> None:
     pose = PoseBuffer.empty(50, 3)
     model = MatrixBuffer.empty(50, 3)
     times = np.linspace(0.0, 1.0, 50)
-    sample(clip, skeleton, times, out=pose, workspace=ws)
+    sample(clip, skeleton.rest_pose, times, out=pose, workspace=ws)
     model_from_pose(skeleton, pose, out=model, workspace=ws)
     held = ws.nbytes
     for _ in range(3):
-        sample(clip, skeleton, times, out=pose, workspace=ws)
+        sample(clip, skeleton.rest_pose, times, out=pose, workspace=ws)
         model_from_pose(skeleton, pose, out=model, workspace=ws)
     assert ws.nbytes == held
     with pytest.raises(InvalidInputError, match=r"workspace must be a Workspace or None, got dict"):
-        sample(clip, skeleton, times, workspace={})  # type: ignore[arg-type]
+        sample(clip, skeleton.rest_pose, times, workspace={})  # type: ignore[arg-type]
 
 
 # --- trusted() is a context variable ---------------------------------------------------------------------------

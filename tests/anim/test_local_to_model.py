@@ -92,7 +92,7 @@ def test_model_from_pose_equals_local_to_model_of_the_matrices(
 
 def test_a_chain_of_translations_adds_up() -> None:
     skeleton = Skeleton(["a", "b", "c"], [-1, 0, 1], rest_translations=[[1, 0, 0], [0, 2, 0], [0, 0, 3]])
-    model = model_from_pose(skeleton, skeleton.rest_pose())
+    model = model_from_pose(skeleton, skeleton.rest_pose)
     np.testing.assert_array_equal(model[:, :3, 3], [[1, 0, 0], [1, 2, 0], [1, 2, 3]])
 
 
@@ -148,7 +148,8 @@ def test_bad_out_buffers_are_rejected(rng: np.random.Generator) -> None:
     skeleton = Skeleton(["a", "b"], [-1, 0])
     pose = random_pose(skeleton, rng, (3,))
     with pytest.raises(
-        InvalidInputError, match=r"out must be a float64 array shaped \(3, 2, 4, 4\) or a MatrixBuffer, got float64 \(2, 2, 4, 4\)"
+        InvalidInputError,
+        match=r"out must be a float64 array shaped \(3, 2, 4, 4\) or a MatrixBuffer, got float64 \(2, 2, 4, 4\)",
     ):
         model_from_pose(skeleton, pose, out=np.empty((2, 2, 4, 4)))
     with pytest.raises(InvalidInputError, match=r"out must be a float64 array shaped .* got float32"):

@@ -363,7 +363,7 @@ def test_head_turns_to_an_item_within_its_limits() -> None:
     model = cached_load()
     player = Player(model, Terrain())
     head = find_head(model.skeleton)[-1]
-    rest = model_from_pose(model.skeleton, model.skeleton.rest_pose())[head, :3, :3]
+    rest = model_from_pose(model.skeleton, model.skeleton.rest_pose)[head, :3, :3]
     facing_in_head = rest.T @ np.linalg.inv(model.frame[:3, :3]) @ [0.0, 0.0, 1.0]  # independent of the solver
 
     def head_heading() -> float:

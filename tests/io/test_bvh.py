@@ -111,7 +111,7 @@ def test_rotation_only_root_and_position_only_child() -> None:
     child = clip.channel(1, "translation")
     assert child is not None
     np.testing.assert_allclose(child.values, [[1, 2, 3], [4, 5, 6]])
-    pose = sample(clip, anim.skeleton, 0.0)
+    pose = sample(clip, anim.skeleton.rest_pose, 0.0)
     np.testing.assert_allclose(pose.translations[0], [0, 0, 0])  # rest offset, no channel
     np.testing.assert_allclose(pose.translations[2], [5, 0, 0])  # end site
 
@@ -251,7 +251,7 @@ def test_axis_conversion_moves_the_whole_motion(axes: str | np.ndarray, rng: np.
     )
     matrix = AXES[axes] if isinstance(axes, str) else axes
     anim = parse_bvh(text, scale=0.5, axes=axes)
-    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, anim.clip.channels[0].times))
+    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, anim.clip.channels[0].times))
     for frame in range(2):
         np.testing.assert_allclose(model[frame, :, :3, 3], fk_positions(0.5, text, frame, matrix), atol=1e-12)
 
@@ -338,7 +338,7 @@ def test_pirouette_world_positions_match_an_independent_fk(pirouette_path: Path)
     anim = load_bvh(pirouette_path, end_sites=False)
     assert list(anim.skeleton.names) == names
     times = np.array(frames) * anim.frame_time
-    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, times))
+    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, times))
     picked = [names.index(n) for n in ("hip", "head", "lHand", "rForeArm", "lFoot", "rFoot", "rThumb2")]
     np.testing.assert_allclose(model[:, picked][..., :3, 3], 0.01 * expected_cm[:, picked], atol=1e-9)
     np.testing.assert_allclose(model[:, :, :3, 3], 0.01 * expected_cm, atol=1e-9)
@@ -353,7 +353,7 @@ def test_pirouette_matches_threejs_bvhloader(pirouette_path: Path) -> None:
         "" if n.endswith("_End") else n for n in anim.skeleton.names
     ]
     times = np.array(recorded["frames"]) * anim.frame_time
-    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, times))
+    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, times))
     np.testing.assert_allclose(model[..., :3, 3], recorded["positions"], atol=1e-3)
 
 

@@ -100,8 +100,8 @@ def test_convert_writes_a_glb_that_reads_back_as_the_same_motion(tiny: Path, tmp
     np.testing.assert_array_equal(back.skeleton.parents, anim.skeleton.parents)
     np.testing.assert_allclose(back.skeleton.inverse_bind_matrices, anim.skeleton.inverse_bind_matrices, atol=1e-7)
     times = np.array([0.0, 0.25, 0.5, 0.8, 1.0])
-    expected = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, times))
-    got = model_from_pose(back.skeleton, sample(back.clips["tiny"], back.skeleton, times))
+    expected = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, times))
+    got = model_from_pose(back.skeleton, sample(back.clips["tiny"], back.skeleton.rest_pose, times))
     np.testing.assert_allclose(got, expected, atol=2e-6)
     assert back.meshes[0].num_vertices == 24 * 4  # four bones, eight triangles each
     validate(out)
@@ -134,7 +134,7 @@ def test_bone_mesh_follows_the_parents_and_faces_outwards(tiny: Path) -> None:
     normals = mesh.normals.reshape(-1, 3, 3)[:, 0]
     np.testing.assert_allclose(np.linalg.norm(normals, axis=-1), 1.0)
     bones = np.repeat(np.nonzero(skeleton.parents >= 0)[0], 8)  # child joint of each triangle
-    model = model_from_pose(skeleton, skeleton.rest_pose())[:, :3, 3]
+    model = model_from_pose(skeleton, skeleton.rest_pose)[:, :3, 3]
     start, end = model[skeleton.parents[bones]], model[bones]
     centroid = triangles.mean(axis=1)
     axis = (end - start) / np.linalg.norm(end - start, axis=-1, keepdims=True)
@@ -164,7 +164,7 @@ def test_evaluate_bvh_gives_the_gltf_json_shape(tiny: Path, tmp_path: Path, caps
     assert [n["name"] for n in document["nodes"]] == ["hips", "spine", "spine_End", "leg", "leg_End"]
     assert [n["index"] for n in document["nodes"]] == [0, 1, 2, 3, 4]
     anim = load_bvh(tiny)
-    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, np.array([0.0, 0.75])))
+    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, np.array([0.0, 0.75])))
     world = np.array([n["world"] for n in document["nodes"]])  # (J, T, 16) column-major
     np.testing.assert_allclose(world.reshape(5, 2, 4, 4).transpose(1, 0, 3, 2), model, atol=1e-12)
     assert main(["evaluate", str(tiny), "--times", "0", "--clip", "tiny"]) == 0
@@ -206,9 +206,9 @@ def test_retarget_onto_the_mannequin_file(pirouette_path: Path, tmp_path: Path, 
     assert list(back.clips) == ["pirouette_retargeted"]
     times = np.array([0.0, 1.3, 4.0])
     expected = retarget_pose(
-        plan_retarget(anim.skeleton, mannequin, joint_map), sample(anim.clip, anim.skeleton, times)
+        plan_retarget(anim.skeleton, mannequin, joint_map), sample(anim.clip, anim.skeleton.rest_pose, times)
     )
-    got = sample(back.clips["pirouette_retargeted"], back.skeleton, times)
+    got = sample(back.clips["pirouette_retargeted"], back.skeleton.rest_pose, times)
     assert_quat_allclose(got.rotations, expected.rotations, atol=1e-6)
     np.testing.assert_allclose(got.translations, expected.translations, atol=1e-6)
     validate(out)
@@ -234,7 +234,8 @@ def test_retarget_onto_cesium_man_stands_up(pirouette_path: Path, shared_assets:
     assert main(["retarget", str(pirouette_path), str(man.asset.path), "--out", str(out)]) == 0
     back = load_character(out)
     np.testing.assert_array_equal(back.root_transform, np.eye(4))  # the Z-up node is folded into the joints
-    model = model_from_pose(back.skeleton, sample(back.clips["pirouette_retargeted"], back.skeleton, [0.0, 2.0]))
+    pose = sample(back.clips["pirouette_retargeted"], back.skeleton.rest_pose, [0.0, 2.0])
+    model = model_from_pose(back.skeleton, pose)
     hips, head = model[:, 0, :3, 3], model[:, back.skeleton.index("node20"), :3, 3]
     assert np.all(head[:, 1] - hips[:, 1] > 0.35)
 
@@ -260,7 +261,7 @@ def test_with_root_transform_keeps_skinned_world_positions(rng: np.random.Genera
     skeleton = quiet_character(MANNEQUIN).skeleton
     turn = np.array([[1.0, 0, 0, 0.5], [0, 0, -1, 0], [0, 1, 0, 2.0], [0, 0, 0, 1]])  # Z-up to Y-up, moved
     folded = with_root_transform(skeleton, turn)
-    pose = skeleton.rest_pose().broadcast_to((3,))
+    pose = skeleton.rest_pose.broadcast_to((3,))
     pose.rotations[:, 1:] = Rotation.random(3 * 24, random_state=rng).as_quat().reshape(3, 24, 4)
     original = turn @ skinning_palette(skeleton, model_from_pose(skeleton, pose))
     pose.translations[:, 0], pose.rotations[:, 0] = folded.rest_translations[0], folded.rest_rotations[0]

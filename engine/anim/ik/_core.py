@@ -83,7 +83,7 @@ def apply_corrections(pose: Pose, joints: Any, corrections: Any) -> Pose:
     >>> from engine.math import quat_from_axis_angle
     >>> skeleton = Skeleton(["a", "b"], [-1, 0])
     >>> turn = quat_from_axis_angle([0, 0, 1], np.pi / 2)
-    >>> pose = apply_corrections(skeleton.rest_pose(), [1], turn[None])
+    >>> pose = apply_corrections(skeleton.rest_pose, [1], turn[None])
     >>> np.round(pose.rotations[1], 6) + 0.0
     array([0.      , 0.      , 0.707107, 0.707107])
     """

@@ -132,7 +132,7 @@ def aim_ik(
     >>> import numpy as np
     >>> from engine.anim import Skeleton, local_to_model
     >>> neck = Skeleton(["neck", "head"], [-1, 0], rest_translations=[[0, 1.5, 0], [0, 0.1, 0]])
-    >>> pose = neck.rest_pose()
+    >>> pose = neck.rest_pose
     >>> model = local_to_model(neck, pose.matrices())
     >>> result = aim_ik(neck, model, ["neck", "head"], [1.0, 1.6, 1.0], forward=[0, 0, 1], up=[0, 1, 0])
     >>> bool(result.reached)

@@ -306,7 +306,7 @@ def ccd_ik(
     >>> from engine.anim import Skeleton, local_to_model
     >>> bones = [[0, 0, 0], [0, 1, 0], [0, 1, 0], [0, 1, 0]]
     >>> arm = Skeleton(["a", "b", "c", "d"], [-1, 0, 1, 2], rest_translations=bones)
-    >>> model = local_to_model(arm, arm.rest_pose().matrices())
+    >>> model = local_to_model(arm, arm.rest_pose.matrices())
     >>> result = ccd_ik(arm, model, ["a", "b", "c", "d"], [1.5, 1.5, 0.5], max_iterations=100)
     >>> bool(result.reached), result.corrections.shape
     (True, (3, 4))
@@ -388,7 +388,7 @@ def fabrik_ik(
     >>> from engine.anim import Skeleton, local_to_model
     >>> bones = [[0, 0, 0], [0, 1, 0], [0, 1, 0], [0, 1, 0]]
     >>> arm = Skeleton(["a", "b", "c", "d"], [-1, 0, 1, 2], rest_translations=bones)
-    >>> model = local_to_model(arm, arm.rest_pose().matrices())
+    >>> model = local_to_model(arm, arm.rest_pose.matrices())
     >>> result = fabrik_ik(arm, model, ["a", "b", "c", "d"], [1.5, 1.5, 0.5])
     >>> bool(result.reached), result.joints.tolist()
     (True, [0, 1, 2])

@@ -147,7 +147,7 @@ def two_bone_ik(
     >>> from engine.anim import Skeleton, local_to_model
     >>> leg = Skeleton(["hip", "knee", "ankle"], [-1, 0, 1],
     ...                rest_translations=[[0, 1, 0], [0, -0.5, 0], [0, -0.5, 0]])
-    >>> pose = leg.rest_pose()
+    >>> pose = leg.rest_pose
     >>> model = local_to_model(leg, pose.matrices())
     >>> result = two_bone_ik(leg, model, "hip", "knee", "ankle", [0, 0.2, 0.3], pole=[0, 0, 1])
     >>> bool(result.reached)
