@@ -28,31 +28,13 @@ from engine.anim.clip import Channel, Clip
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError, InvalidInputError, SkeletonMismatchError
+from engine.math import kernels
 from engine.math._checks import FloatArray, as_array
 from engine.math.quat import quat_conjugate, quat_identity, quat_multiply, quat_normalize
 
 #: Tolerance under which a constant delta counts as the identity in :func:`additive_clip`
 #: (joints without channels then need no constant channel).
 IDENTITY_TOLERANCE = 1e-12
-
-
-def _partial_rotation(delta: FloatArray, weight: FloatArray) -> FloatArray:
-    """``slerp(identity, delta, weight)``: the shortest-arc rotation of ``delta`` scaled by ``weight``.
-
-    ``delta`` ``(..., 4)`` unit, ``weight`` ``(...)``. The half angle is ``atan2(|v|, |w|)``, exact
-    for small and large angles; below a ``|v|`` of 1e-12 ``sin(wθ/2)/sin(θ/2)`` is ``w`` to
-    double precision.
-    """
-    shortest = np.copysign(1.0, delta[..., 3:])  # the representative with w >= 0
-    vector = delta[..., :3] * shortest
-    sin_half = np.sqrt(np.einsum("...k,...k->...", vector, vector))
-    half = np.arctan2(sin_half, np.abs(delta[..., 3]))
-    small = sin_half < 1e-12
-    scale = np.where(small, weight, np.sin(weight * half) / np.where(small, 1.0, sin_half))
-    out = np.empty(np.broadcast_shapes(delta.shape, (*np.shape(weight), 4)))
-    out[..., :3] = vector * scale[..., None]
-    out[..., 3] = np.cos(weight * half)
-    return out
 
 
 def _check_scale(scales: FloatArray, name: str) -> None:
@@ -136,11 +118,11 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, mask: Any = None)
         if np.any(per_joint < 0.0):
             raise InvalidInputError(f"mask must be non-negative, got {float(per_joint.min())}")
         w = w * per_joint
-    rotation = _partial_rotation(delta.rotations, w)
+    rotation = kernels.power(delta.rotations, w)  # slerp(identity, Δr, w) along the shortest arc
     wk = w[..., None]
     return Pose(
         base.translations + wk * delta.translations,
-        quat_multiply(rotation, base.rotations),
+        kernels.mul(rotation, base.rotations),
         base.scales * (1.0 + wk * (delta.scales - 1.0)),
     )
 

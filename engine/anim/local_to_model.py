@@ -34,6 +34,7 @@ from engine.anim.layout import (
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Level, Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.math import kernels
 from engine.math._checks import FloatArray, IntArray, as_array
 
 _AFFINE_ROW = np.array([0.0, 0.0, 0.0, 1.0])
@@ -301,33 +302,10 @@ def model_from_pose(
 def _trs_into(m: FloatArray, t: FloatArray, q: FloatArray, s: FloatArray, workspace: Workspace) -> None:
     """Write ``T·R·S`` into ``m`` ``(4, 4, J, B)`` from ``t`` ``(3, J, B)``, ``q`` ``(4, J, B)``, ``s`` ``(3, J, B)``.
 
-    ``R`` is the rotation matrix of the unit quaternion ``(x, y, z, w)``; off the diagonal
-    ``2(xy ∓ zw)`` and friends, on it ``1 - 2(yy + zz)`` and friends; column ``k`` is scaled by
-    ``s[k]``.
+    ``R·S`` is :func:`engine.math.kernels.rotation_matrix_into` with the column scales, computed
+    in place in the upper-left block over long contiguous runs.
     """
-    x, y, z, w = q
-    r = m[:3, :3]
-    a, b = workspace.empty((2, *x.shape))
-    for (i, k), (p, q1, u, v) in (((0, 1), (x, y, z, w)), ((0, 2), (x, z, y, w)), ((1, 2), (y, z, x, w))):
-        # r[i, k] = p·q1 ∓ u·v and r[k, i] = p·q1 ± u·v: xy ∓ zw, xz ± yw, yz ∓ xw (before the factor 2)
-        np.multiply(p, q1, out=r[i, k])
-        np.multiply(u, v, out=a)
-        if (i, k) == (0, 2):
-            np.subtract(r[i, k], a, out=r[k, i])
-            r[i, k] += a
-        else:
-            np.add(r[i, k], a, out=r[k, i])
-            r[i, k] -= a
-    np.multiply(x, x, out=a)
-    np.multiply(y, y, out=b)
-    np.add(a, b, out=r[2, 2])  # xx + yy
-    np.multiply(z, z, out=r[0, 0])
-    np.add(a, r[0, 0], out=r[1, 1])  # xx + zz
-    r[0, 0] += b  # yy + zz
-    twice_s = np.multiply(s, 2.0, out=workspace.empty(s.shape))
-    r *= twice_s[None]  # off the diagonal: 2(...)·s_k; on it: 2·d·s_k
-    for k in range(3):
-        np.subtract(s[k], r[k, k], out=r[k, k])  # (1 - 2d)·s_k = s_k - 2·d·s_k
+    kernels.rotation_matrix_into(m[:3, :3], q, scale=s, temp=workspace.empty((2, *q.shape[1:])))
     m[:3, 3] = t
     m[3, :3] = 0.0
     m[3, 3] = 1.0
