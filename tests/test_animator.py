@@ -668,3 +668,55 @@ def test_warped_crossfade_integrates_the_speed_ramp_exactly(fps):
     weight = np.clip(ends / 0.7, 0.0, 1.0)
     np.testing.assert_allclose(poses, (1.0 - weight) * expected[:, 0] + weight * (10.0 + expected[:, 1]), atol=1e-9)
     assert clock[0] == pytest.approx(total)
+
+
+# --- the staged frame: advance → post-blend stages → finalize ----------------------------------------
+
+
+def test_staged_frame_equals_update_and_recomposes_only_what_a_stage_edits(mannequin):
+    """A stage's in-place IK corrections end up in model and palette exactly as a full recomposition has them."""
+    skeleton, clips = mannequin.skeleton, mannequin.clips
+    staged, whole = Animator(skeleton, 3), Animator(skeleton, 3)
+    for animator in (staged, whole):
+        animator.action(clips["walk"]).play().set_speed([1.0, 0.5, -1.0])
+    neck = skeleton.index("neck")
+    turn = np.tile(Rotation.from_rotvec([0.0, 0.4, 0.0]).as_quat(), (3, 1, 1))
+    seen: list[np.ndarray] = []
+
+    def look_aside(animator: Animator) -> None:  # a post-blend stage: reads the model, corrects the neck
+        seen.append(animator.model_buffer.gather(neck).copy())
+        animator.apply_corrections([neck], turn)
+
+    whole.stages.append(lambda animator: seen.append(animator.update_model().gather(neck).copy()))
+    whole.stages.append(look_aside)
+    for _ in range(4):
+        staged.advance(0.1)
+        model_before = staged.update_model().to_array()
+        staged.apply_corrections([neck], turn)
+        np.testing.assert_array_equal(staged.model_buffer.to_array(), model_before)  # nothing recomposed yet
+        staged.finalize()
+        whole.update(0.1)
+        local = staged.local_pose
+        np.testing.assert_array_equal(local.rotations, whole.local_pose.rotations)
+        expected = model_from_pose(skeleton, local)  # a fresh full composition of the corrected pose
+        np.testing.assert_allclose(staged.model, expected, atol=1e-12)
+        np.testing.assert_allclose(staged.palette, skinning_palette(skeleton, expected), atol=1e-12)
+        np.testing.assert_allclose(whole.model, expected, atol=1e-12)
+    assert len(seen) == 8  # the stages ran in order, once per update
+
+
+def test_pose_changed_recomputes_the_subtree_and_model_reads_are_current(mannequin):
+    skeleton = mannequin.skeleton
+    animator = Animator(skeleton, 2)
+    animator.action(mannequin.clips["idle"]).play()
+    animator.advance(0.3)
+    np.testing.assert_allclose(animator.model, model_from_pose(skeleton, animator.local_pose), atol=1e-12)  # lazily
+    hips = skeleton.index("hips")
+    animator.pose_buffer.translations[1, hips, :] -= 0.2  # lower the hips of both characters
+    animator.pose_changed("hips")
+    np.testing.assert_allclose(animator.model, model_from_pose(skeleton, animator.local_pose), atol=1e-12)
+    np.testing.assert_allclose(
+        animator.palette, skinning_palette(skeleton, model_from_pose(skeleton, animator.local_pose)), atol=1e-12
+    )
+    with pytest.raises(SkeletonMismatchError, match="no joint named 'pelvis'"):
+        animator.pose_changed("pelvis")

@@ -7,7 +7,7 @@ only. The math is in :mod:`engine.anim` (see the package docstring for the order
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from engine.anim.additive import additive_clip, apply_additive, restrict_clip
 from engine.anim.blending import REST_THRESHOLD, blend
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time, wrap_raw
+from engine.anim.ik import IKResult, apply_corrections
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
@@ -92,21 +93,36 @@ class Animator:
         self.model_buffer = model_from_pose(skeleton, self.pose_buffer, out=MatrixBuffer.empty(count, joints))
         self.palette_buffer = skinning_palette(skeleton, self.model_buffer, out=MatrixBuffer.empty(count, joints))
         self.root_motion = RootMotion.still(self.num_characters)
+        self.stages: list[Callable[[Animator], None]] = []
+        """Post-blend stages run by :meth:`update` between :meth:`advance` and :meth:`finalize`, in order.
+
+        Each is called with the animator; it reads :attr:`model_buffer` (after
+        :meth:`update_model`) and edits :attr:`pose_buffer`, reporting what it changed with
+        :meth:`pose_changed` or :meth:`apply_corrections`: IK, procedural look-at, user code.
+        """
+        self._stale: set[int] | None = set()  # joints whose subtrees need model matrices; None: all
+        self._palette_stale = False
 
     @property
     def local_pose(self) -> Pose:
-        """The blended local pose ``(C, J)`` of the last frame: a read-only C-ordered copy."""
+        """The local pose ``(C, J)`` of the frame so far: a read-only C-ordered copy of :attr:`pose_buffer`."""
         return _read_only(self.pose_buffer.to_pose())
 
     @property
     def model(self) -> FloatArray:
-        """Model-space joint matrices ``(C, J, 4, 4)`` of the last frame: a read-only C-ordered copy."""
-        return _frozen(self.model_buffer.to_array())
+        """Model-space joint matrices ``(C, J, 4, 4)`` of the current local pose: a read-only C-ordered copy.
+
+        Brings :attr:`model_buffer` up to date first (:meth:`update_model`).
+        """
+        return _frozen(self.update_model().to_array())
 
     @property
     def palette(self) -> FloatArray:
-        """Skinning matrices ``(C, J, 4, 4)`` (``model @ inverse_bind``): a read-only C-ordered copy."""
-        return _frozen(self.palette_buffer.to_array())
+        """Skinning matrices ``(C, J, 4, 4)`` (``model @ inverse_bind``): a read-only C-ordered copy.
+
+        Brings :attr:`palette_buffer` up to date first (:meth:`finalize`).
+        """
+        return _frozen(self.finalize().to_array())
 
     def __repr__(self) -> str:
         return f"Animator({self.num_characters} characters, {len(self._actions)} actions, {self.skeleton!r})"
@@ -220,14 +236,23 @@ class Animator:
         """A :class:`BlendSpace1D` over ``(position, action)`` points, strictly increasing."""
         return BlendSpace1D(self, points, sync)
 
-    # --- the frame ----------------------------------------------------------------------------
+    # --- the frame: advance → stages → finalize ------------------------------------------------
 
     def update(self, dt: Any) -> None:
-        """Advance every action by ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and pose the characters.
+        """One whole frame: :meth:`advance` by ``dt``, run the :attr:`stages`, then :meth:`finalize`."""
+        self.advance(dt)
+        for stage in self.stages:  # loop over post-blend stages
+            stage(self)
+        self.finalize()
+
+    def advance(self, dt: Any) -> None:
+        """Advance every action by ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and blend the local pose.
 
         Order: clocks, fades and warps (evaluated at the new clock), effective weights, times
-        (sync groups, loop modes), sampling of weighted actions, blend, additive layers, model
-        matrices, palette, then marker callbacks.
+        (sync groups, loop modes), sampling of weighted actions, blend, additive layers into
+        :attr:`pose_buffer`, :attr:`root_motion`, then marker callbacks. The model matrices and
+        the palette are *not* computed: a post-blend stage may edit the pose first, and
+        :meth:`finalize` (or :meth:`update_model`) composes them once.
         """
         step = np.broadcast_to(as_array(dt, "dt"), (self.num_characters,))
         if np.any(step < 0.0):
@@ -255,8 +280,57 @@ class Animator:
                 group.lock(table.raw)
             times = clip_time(table.raw, durations, loops)
             self._pose(times, start, wraps)
+            self._stale, self._palette_stale = None, True
             fire_markers(self._actions, table, start, end, running)
             table.fresh &= ~running
+
+    def pose_changed(self, joint: int | str) -> None:
+        """Report an edit of :attr:`pose_buffer` at ``joint`` (and below): its subtree's matrices are recomputed.
+
+        Call it after writing a joint's local transform in a post-blend stage; the next
+        :meth:`update_model` or :meth:`finalize` recomputes that subtree only
+        (``model_from_pose(..., from_joint=joint)``).
+        """
+        index = self._joint_index(joint)
+        if self._stale is not None:
+            self._stale.add(index)
+        self._palette_stale = True
+
+    def apply_corrections(self, joints: Any, corrections: Any = None) -> None:
+        """Correct :attr:`pose_buffer`'s local rotations in place: an IK result, or ``joints`` and ``corrections``.
+
+        :func:`engine.anim.ik.apply_corrections` with ``out=`` the animator's own pose, and the
+        corrected joints' subtrees marked for recomputation (:meth:`pose_changed`).
+        """
+        apply_corrections(self.pose_buffer, joints, corrections, out=self.pose_buffer)
+        index = joints.joints if isinstance(joints, IKResult) else np.asarray(joints)
+        for joint in np.asarray(index).reshape(-1):  # loop over the corrected joints (a chain: a few)
+            self.pose_changed(int(joint))
+
+    def update_model(self) -> MatrixBuffer:
+        """Bring :attr:`model_buffer` up to date with :attr:`pose_buffer` and return it.
+
+        After :meth:`advance` every joint is composed (one ``model_from_pose`` over the whole
+        skeleton); after edits reported with :meth:`pose_changed` only their subtrees are (one
+        partial recomputation each, root-most first). Nothing is done when it is up to date.
+        """
+        if self._stale is None:
+            model_from_pose(self.skeleton, self.pose_buffer, out=self.model_buffer, workspace=self._workspace)
+        elif self._stale:
+            for joint in _subtree_roots(self.skeleton.parents, self._stale):
+                model_from_pose(
+                    self.skeleton, self.pose_buffer, out=self.model_buffer, from_joint=joint, workspace=self._workspace
+                )
+        self._stale = set()
+        return self.model_buffer
+
+    def finalize(self) -> MatrixBuffer:
+        """End the frame: model matrices (:meth:`update_model`) and the skinning palette, once; return the palette."""
+        self.update_model()
+        if self._palette_stale:
+            skinning_palette(self.skeleton, self.model_buffer, out=self.palette_buffer, workspace=self._workspace)
+            self._palette_stale = False
+        return self.palette_buffer
 
     def _advance_fades(self, previous: FloatArray, step: FloatArray) -> FloatArray:
         """Fade factors and effective weights at the new clock; the seconds ``(A, C)`` each action plays.
@@ -337,8 +411,18 @@ class Animator:
                 local.scatter(joints, apply_additive(local.gather(joints), delta_pose, effective[row], mask))
         norm = np.maximum(root_weight, self.rest_threshold)
         self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
-        model_from_pose(self.skeleton, local, out=self.model_buffer, workspace=ws)
-        skinning_palette(self.skeleton, self.model_buffer, out=self.palette_buffer, workspace=ws)
+
+
+def _subtree_roots(parents: IntArray, joints: set[int]) -> list[int]:
+    """The joints of ``joints`` with no ancestor in the set, ascending (their subtrees cover the rest)."""
+    roots = []
+    for joint in sorted(joints):  # a handful of edited joints
+        ancestor = int(parents[joint])
+        while ancestor >= 0 and ancestor not in joints:
+            ancestor = int(parents[ancestor])
+        if ancestor < 0:
+            roots.append(joint)
+    return roots
 
 
 def _frozen(array: FloatArray) -> FloatArray:

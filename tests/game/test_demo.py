@@ -347,8 +347,8 @@ def test_feet_stay_on_the_uneven_ground() -> None:
         if k < 30:
             continue
         world = player.world()
-        clip_height = transform_points(model.frame, player.animator.model[0][ankles, :3, 3])[:, 1]
-        for placed, errors in ((player.model_matrices, fitted), (player.animator.model[0], unfitted)):
+        clip_height = transform_points(model.frame, player.clip_model[ankles, :3, 3])[:, 1]
+        for placed, errors in ((player.model_matrices, fitted), (player.clip_model, unfitted)):
             ankle = transform_points(world, placed[ankles, :3, 3])
             errors.append(ankle[:, 1] - terrain.height(ankle[:, 0], ankle[:, 2]) - clip_height)
         planted = np.where(clip_height < ANKLE_HEIGHT + model.frame[1, 3] + 1e-3, planted + 1, 0)

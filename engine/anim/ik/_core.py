@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
 
+from engine.anim.layout import MatrixBuffer, PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError, InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray, as_array, check_finite, nonzero_norm
-from engine.math.kernels import conj, cross, dot, from_matrix, mul, power
+from engine.math.kernels import conj, cross, dot, from_matrix, mul, mul_into, power
 
 BoolArray = npt.NDArray[np.bool_]
 JointRef = int | str
@@ -45,34 +46,73 @@ class IKResult(NamedTuple):
     corrections: FloatArray
     reached: BoolArray
 
-    def apply(self, pose: Pose) -> Pose:
-        """``apply_corrections(pose, self.joints, self.corrections)``: a new, corrected pose."""
-        return apply_corrections(pose, self.joints, self.corrections)
+    @overload
+    def apply(self, pose: Pose, *, out: None = None) -> Pose: ...
+
+    @overload
+    def apply(self, pose: Pose | PoseBuffer, *, out: PoseBuffer) -> PoseBuffer: ...
+
+    @overload
+    def apply(self, pose: Pose | PoseBuffer, *, out: Pose) -> Pose: ...
+
+    @overload
+    def apply(self, pose: Pose | PoseBuffer, *, out: Pose | PoseBuffer | None = None) -> Pose | PoseBuffer: ...
+
+    def apply(self, pose: Pose | PoseBuffer, *, out: Pose | PoseBuffer | None = None) -> Pose | PoseBuffer:
+        """``apply_corrections(pose, self, out=out)``: the corrected pose (in place with ``out=pose``)."""
+        return apply_corrections(pose, self, out=out)
 
 
-def apply_corrections(pose: Pose, joints: Any, corrections: Any) -> Pose:
-    """A new pose whose rotations of ``joints`` are post-multiplied by ``corrections``.
+@overload
+def apply_corrections(pose: Pose, joints: Any, corrections: Any = None, *, out: None = None) -> Pose: ...
+
+
+@overload
+def apply_corrections(
+    pose: Pose | PoseBuffer, joints: Any, corrections: Any = None, *, out: PoseBuffer
+) -> PoseBuffer: ...
+
+
+@overload
+def apply_corrections(pose: Pose | PoseBuffer, joints: Any, corrections: Any = None, *, out: Pose) -> Pose: ...
+
+
+@overload
+def apply_corrections(
+    pose: Pose | PoseBuffer, joints: Any, corrections: Any = None, *, out: Pose | PoseBuffer | None = None
+) -> Pose | PoseBuffer: ...
+
+
+def apply_corrections(
+    pose: Pose | PoseBuffer, joints: Any, corrections: Any = None, *, out: Pose | PoseBuffer | None = None
+) -> Pose | PoseBuffer:
+    """The pose with the rotations of ``joints`` post-multiplied by ``corrections`` (new, or in place).
 
     ``rotations[..., joints[n], :] = rotations[..., joints[n], :] * corrections[..., n, :]``
     (Hamilton product, the correction acting first, in the joint's own frame). This is the
-    order every solver of :mod:`engine.anim.ik` returns. Translations and scales are copied
-    unchanged.
+    order every solver of :mod:`engine.anim.ik` returns. Translations and scales are unchanged.
 
     Parameters
     ----------
     pose
-        Local pose ``(..., J, ...)``: the one whose model matrices the solver was given.
+        Local pose ``(..., J)``, a :class:`~engine.anim.pose.Pose` or a single-layer
+        :class:`~engine.anim.layout.PoseBuffer`: the one whose model matrices the solver was given.
     joints
-        ``(N,)`` distinct joint indices.
+        ``(N,)`` distinct joint indices, or an :class:`IKResult` (then ``corrections`` is omitted).
     corrections
         ``(..., N, 4)`` unit quaternions; their leading axes broadcast against the pose's, so a
         single rest pose ``(J, ...)`` takes corrections for ``C`` characters ``(C, N, 4)``.
+    out
+        Where to write the corrected pose: ``pose`` itself (in place, no copy: the staged
+        frame's IK stage on the animator's :attr:`~engine.animator.Animator.pose_buffer`), or
+        another pose or buffer shaped like the result (``pose`` is copied into it first).
+        ``None``: a new C-ordered pose.
 
     Returns
     -------
-    Pose
-        Shaped ``(*batch, J, ...)`` where ``batch`` broadcasts the pose's and the corrections'
-        leading axes.
+    Pose or PoseBuffer
+        ``out``, or a new pose shaped ``(*batch, J)`` where ``batch`` broadcasts the pose's and
+        the corrections' leading axes.
 
     Examples
     --------
@@ -84,7 +124,18 @@ def apply_corrections(pose: Pose, joints: Any, corrections: Any) -> Pose:
     >>> pose = apply_corrections(skeleton.rest_pose, [1], turn[None])
     >>> np.round(pose.rotations[1], 6) + 0.0
     array([0.      , 0.      , 0.707107, 0.707107])
+    >>> _ = apply_corrections(pose, [1], turn[None], out=pose)      # in place: 180° now
+    >>> np.round(pose.rotations[1], 6) + 0.0
+    array([0., 0., 1., 0.])
     """
+    if isinstance(joints, IKResult):
+        if corrections is not None:
+            raise InvalidInputError("corrections must be omitted when joints is an IKResult (it carries them)")
+        joints, corrections = joints.joints, joints.corrections
+    if not isinstance(pose, Pose | PoseBuffer):
+        raise InvalidInputError(f"pose must be a Pose or PoseBuffer, got {type(pose).__name__}")
+    if isinstance(pose, PoseBuffer) and pose.num_layers is not None:
+        raise InvalidInputError(f"pose must be a single-layer PoseBuffer, got {pose!r}")
     index = np.asarray(joints)
     count = pose.num_joints
     if index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer)):
@@ -99,13 +150,38 @@ def apply_corrections(pose: Pose, joints: Any, corrections: Any) -> Pose:
             f"corrections must have shape (..., {index.size}, 4) for {index.size} joints, got {corrections.shape}"
         )
     batch = batch_shape(pose=pose.shape[:-1], corrections=corrections.shape[:-2])
+    if out is None:
+        source = pose.to_pose() if isinstance(pose, PoseBuffer) else pose
 
-    def grow(values: FloatArray) -> FloatArray:
-        return np.broadcast_to(values, (*batch, *values.shape[-2:])).copy()
+        def grow(values: FloatArray) -> FloatArray:
+            return np.broadcast_to(values, (*batch, *values.shape[-2:])).copy()
 
-    rotations = grow(pose.rotations)
-    rotations[..., index, :] = mul(rotations[..., index, :], corrections)
-    return Pose(grow(pose.translations), rotations, grow(pose.scales))
+        rotations = grow(source.rotations)
+        rotations[..., index, :] = mul(rotations[..., index, :], corrections)
+        return Pose(grow(source.translations), rotations, grow(source.scales))
+    if not isinstance(out, Pose | PoseBuffer) or out.shape != (*batch, count):
+        got = out.shape if isinstance(out, Pose | PoseBuffer) else type(out).__name__
+        raise InvalidInputError(f"out must be a Pose or PoseBuffer shaped {(*batch, count)}, got {got}")
+    if out is not pose:
+        _copy_pose(pose, out)
+    if isinstance(out, Pose):
+        out.rotations[..., index, :] = mul(out.rotations[..., index, :], corrections)
+        return out
+    rotations = out.rotations[:, index]  # (4, N, B), a copy
+    per_character = np.broadcast_to(corrections, (*batch, index.size, 4)).reshape(out.count, index.size, 4)
+    mul_into(rotations, rotations, per_character.transpose(2, 1, 0))
+    out.rotations[:, index] = rotations
+    return out
+
+
+def _copy_pose(source: Pose | PoseBuffer, target: Pose | PoseBuffer) -> None:
+    """Copy ``source`` into ``target`` (either layout), broadcasting its batch."""
+    values = source.to_pose() if isinstance(source, PoseBuffer) else source
+    if isinstance(target, PoseBuffer):
+        target.assign(values)
+        return
+    for mine, theirs in zip(target.arrays(), values.arrays(), strict=True):
+        mine[...] = theirs
 
 
 # --- argument checks --------------------------------------------------------------------------
@@ -161,13 +237,24 @@ def parent_chain(skeleton: Skeleton, joints: JointRef | Sequence[JointRef], name
 
 
 def gather_model(skeleton: Skeleton, model: Any, joints: IntArray) -> FloatArray:
-    """``model[..., joints, :, :]`` after checking the shape ``(..., J, 4, 4)`` and finiteness."""
-    model = as_array(model, "model", (4, 4), finite=False)
-    if model.ndim < 3 or model.shape[-3] != skeleton.num_joints:
-        raise SkeletonMismatchError(
-            f"model must have shape (..., {skeleton.num_joints}, 4, 4) for this skeleton, got {model.shape}"
-        )
-    gathered = model[..., joints, :, :]
+    """``model[..., joints, :, :]`` after checking the shape ``(..., J, 4, 4)`` and finiteness.
+
+    ``model`` may be a :class:`~engine.anim.layout.MatrixBuffer` (the animator's
+    ``model_buffer``): only the chain's joints are copied out of it.
+    """
+    if isinstance(model, MatrixBuffer):
+        if model.num_joints != skeleton.num_joints:
+            raise SkeletonMismatchError(
+                f"model has {model.num_joints} joints but the skeleton has {skeleton.num_joints}"
+            )
+        gathered = model.gather(joints)
+    else:
+        model = as_array(model, "model", (4, 4), finite=False)
+        if model.ndim < 3 or model.shape[-3] != skeleton.num_joints:
+            raise SkeletonMismatchError(
+                f"model must have shape (..., {skeleton.num_joints}, 4, 4) for this skeleton, got {model.shape}"
+            )
+        gathered = model[..., joints, :, :]
     check_finite(gathered, "model")
     return gathered
 
