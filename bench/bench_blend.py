@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.anim import Channel, Clip, Pose, Skeleton, model_from_pose, sample, skinning_palette
-from engine.anim.additive import additive_clip, apply_additive, restrict_clip
+from engine.anim.additive import add_into, additive_clip, restrict_clip
 from engine.anim.blending import blend, subtree_mask
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.animator import Animator
@@ -141,13 +141,16 @@ def main() -> None:
     identity = Pose.identity(moved.size)
     sample(walk, rest, t_walk, out=walk_pose, workspace=ws)
     sample(wave, rest, t_wave, out=wave_pose, workspace=ws)
-    d = sample(lean_delta, identity, t_lean, workspace=ws)
+    d = sample(lean_delta, identity, t_lean, out=PoseBuffer.empty(count, moved.size), workspace=ws)
     blend(rest, stacked, weights, masks, threshold=1.0, out=base, workspace=ws)
     for mine, theirs in zip(local.arrays(), base.arrays(), strict=True):
         mine[...] = theirs
 
-    def add_lean() -> None:  # the additive layer on the joints it moves, written back into the pose
-        local.scatter(moved, apply_additive(base.gather(moved), d, additive_weights))
+    def add_lean() -> None:  # the additive layer on the joints it moves, in the buffer layout, written back
+        t, r, s = (a[:, moved] for a in base.arrays())
+        add_into((t, r, s), d.arrays(), np.broadcast_to(additive_weights, r.shape[1:]), axis=0)
+        for array, values in zip(local.arrays(), (t, r, s), strict=True):
+            array[:, moved] = values
 
     add_lean()
     model = model_from_pose(skeleton, local, out=MatrixBuffer.empty(count, joints), workspace=ws)
@@ -167,8 +170,8 @@ def main() -> None:
             "blend 2 layers + masks",
             lambda: blend(rest, stacked, weights, masks, threshold=1.0, out=base, workspace=ws),
         ),
-        (f"sample additive ({moved.size} joints)", lambda: sample(lean_delta, identity, t_lean, workspace=ws)),
-        ("apply_additive + write back", add_lean),
+        (f"sample additive ({moved.size} joints)", lambda: sample(lean_delta, identity, t_lean, out=d, workspace=ws)),
+        ("add_into + write back", add_lean),
         ("model_from_pose", lambda: model_from_pose(skeleton, local, out=model, workspace=ws)),
         ("skinning_palette", lambda: skinning_palette(skeleton, model, out=palette, workspace=ws)),
         ("Animator.update(dt)", lambda: animator.update(1 / 60)),

@@ -29,7 +29,7 @@ from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError, InvalidInputError, SkeletonMismatchError
 from engine.math import kernels
-from engine.math._checks import FloatArray, as_array
+from engine.math._checks import FloatArray, as_array, trusted
 from engine.math.quat import quat_conjugate, quat_identity, quat_multiply, quat_normalize
 
 #: Tolerance under which a constant delta counts as the identity in :func:`additive_clip`
@@ -118,13 +118,35 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, mask: Any = None)
         if np.any(per_joint < 0.0):
             raise InvalidInputError(f"mask must be non-negative, got {float(per_joint.min())}")
         w = w * per_joint
-    rotation = kernels.power(delta.rotations, w)  # slerp(identity, Δr, w) along the shortest arc
-    wk = w[..., None]
-    return Pose(
-        base.translations + wk * delta.translations,
-        kernels.mul(rotation, base.rotations),
-        base.scales * (1.0 + wk * (delta.scales - 1.0)),
-    )
+    batch = np.broadcast_shapes(base.shape, delta.shape, w.shape)
+    t, r, s = (np.broadcast_to(a, (*batch, a.shape[-1])).copy() for a in base.arrays())
+    delta_t, delta_r, delta_s = delta.arrays()
+    with trusted():  # unit and finite by construction
+        return Pose(*add_into((t, r, s), (delta_t, delta_r, delta_s), w, axis=-1))
+
+
+def add_into(
+    base: tuple[FloatArray, FloatArray, FloatArray],
+    delta: tuple[FloatArray, FloatArray, FloatArray],
+    weight: FloatArray,
+    *,
+    axis: int,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The additive formula of the module docstring, in place in ``base``: the one copy of it.
+
+    ``base`` and ``delta`` are ``(translations, rotations, scales)`` with the components on
+    ``axis`` — ``-1`` for poses ``(..., J, k)``, ``0`` for :class:`~engine.anim.layout.PoseBuffer`
+    rows ``(k, J, B)`` — and ``weight`` broadcasts against one component (``(..., J)`` or
+    ``(J, B)``). Unchecked: the inputs were validated by the caller. Returns ``base``.
+    """
+    t, r, s = base
+    delta_t, delta_r, delta_s = (np.moveaxis(a, axis, -1) for a in delta)
+    partial = kernels.power(delta_r, weight)  # slerp(identity, Δr, w) along the shortest arc
+    kernels.mul_into(np.moveaxis(r, axis, 0), np.moveaxis(partial, -1, 0), np.moveaxis(r, axis, 0))
+    w = np.expand_dims(weight, axis)
+    t += w * np.moveaxis(delta_t, -1, axis)
+    s *= 1.0 + w * (np.moveaxis(delta_s, -1, axis) - 1.0)
+    return t, r, s
 
 
 def restrict_clip(clip: Clip, joints: Any) -> Clip:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.anim.additive import additive_clip, apply_additive, restrict_clip
+from engine.anim.additive import add_into, additive_clip, restrict_clip
 from engine.anim.blending import REST_THRESHOLD, blend
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time, wrap_raw
@@ -406,9 +406,14 @@ class Animator:
             if action.additive and action._joints is not None and action._joints.size and effective[row].any():
                 joints, identity = action._joints, action._delta_rest
                 assert identity is not None
-                delta_pose = sample(action._compiled, identity, times[row], workspace=ws)
-                mask = None if action.mask is None else action.mask[joints]
-                local.scatter(joints, apply_additive(local.gather(joints), delta_pose, effective[row], mask))
+                with ws.scope():  # the delta, sampled on the joints it moves, added in the buffer layout
+                    delta_pose = PoseBuffer.scratch(ws, (self.num_characters,), joints.size)
+                    sample(action._compiled, identity, times[row], out=delta_pose, workspace=ws)
+                    weight = effective[row] * (1.0 if action.mask is None else action.mask[joints, None])
+                    t, r, s = (a[:, joints] for a in local.arrays())
+                    moved = add_into((t, r, s), delta_pose.arrays(), np.broadcast_to(weight, r.shape[1:]), axis=0)
+                    for array, values in zip(local.arrays(), moved, strict=True):
+                        array[:, joints] = values
         norm = np.maximum(root_weight, self.rest_threshold)
         self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
 
