@@ -23,9 +23,7 @@ any numpy view behaves as numpy says, and a compiled kernel can take them as the
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,14 +100,9 @@ class Workspace:
         self._arena = np.empty(0)
         self._used = 0
 
-    @contextlib.contextmanager
-    def scope(self) -> Iterator[Workspace]:
-        """A block whose :meth:`empty` arrays are given back at its end."""
-        mark = self._used
-        try:
-            yield self
-        finally:
-            self._used = mark
+    def scope(self) -> _Scope:
+        """A ``with`` block whose :meth:`empty` arrays are given back at its end."""
+        return _Scope(self)
 
     def empty(self, shape: tuple[int, ...]) -> FloatArray:
         """An uninitialised C-contiguous float64 array of ``shape``, valid until its scope ends."""
@@ -126,6 +119,23 @@ class Workspace:
     def nbytes(self) -> int:
         """Bytes held (the largest need so far, or more)."""
         return int(self._arena.nbytes)
+
+
+class _Scope:
+    """The context manager of :meth:`Workspace.scope` (a plain class: it runs per level of a job)."""
+
+    __slots__ = ("_mark", "_workspace")
+
+    def __init__(self, workspace: Workspace) -> None:
+        self._workspace = workspace
+        self._mark = 0
+
+    def __enter__(self) -> Workspace:
+        self._mark = self._workspace._used
+        return self._workspace
+
+    def __exit__(self, *exc: object) -> None:
+        self._workspace._used = self._mark
 
 
 class _Fresh(Workspace):
@@ -376,12 +386,17 @@ def matrices_destination(
         return out.entries, None
     if out is None:
         return workspace.empty((4, 4, joints, count)), None
+    return workspace.empty((4, 4, joints, count)), matrix_array_view(out, batch, joints)
+
+
+def matrix_array_view(out: Any, batch: tuple[int, ...], joints: int) -> FloatArray:
+    """The ``(4, 4, J, B)`` view of an ``out`` array ``(*batch, J, 4, 4)``, after checking it fits and is writable."""
     if not isinstance(out, np.ndarray) or out.shape != (*batch, joints, 4, 4) or out.dtype != np.float64:
         got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
         raise InvalidInputError(
             f"out must be a float64 array shaped {(*batch, joints, 4, 4)} or a MatrixBuffer, got {got}"
         )
-    return workspace.empty((4, 4, joints, count)), writable_components(out, joints, (4, 4), "out")
+    return writable_components(out, joints, (4, 4), "out")
 
 
 def deliver_matrices(

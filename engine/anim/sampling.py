@@ -440,13 +440,12 @@ def _sample_into(
     count = times.size
     for group in compiled_clip.groups:
         block = gathered[group.rows].reshape(group.terms, group.width, group.count, count)
-        with workspace.scope():
-            if isinstance(group.targets, slice):
-                _evaluate_into(group, block, gathered, u, outputs[group.path][:, group.targets], workspace)
-            else:
-                value = workspace.empty(block.shape[1:])
-                _evaluate_into(group, block, gathered, u, value, workspace)
-                outputs[group.path][:, group.targets] = value
+        if isinstance(group.targets, slice):
+            _evaluate_into(group, block, gathered, u, outputs[group.path][:, group.targets], workspace)
+        else:
+            value = workspace.empty(block.shape[1:])
+            _evaluate_into(group, block, gathered, u, value, workspace)
+            outputs[group.path][:, group.targets] = value
 
 
 def _evaluate_into(

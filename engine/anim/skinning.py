@@ -22,6 +22,7 @@ from engine.anim.layout import (
     components,
     deliver_matrices,
     matrices_destination,
+    matrix_array_view,
     workspace_or_fresh,
 )
 from engine.anim.mesh import MeshData
@@ -64,8 +65,9 @@ def skinning_palette(
     ``model`` ``(..., J, 4, 4)`` are the joints' model-space matrices (from
     :func:`~engine.anim.local_to_model.model_from_pose`), as an array or a
     :class:`~engine.anim.layout.MatrixBuffer`. A vertex in bind space goes to model space through
-    its joints' palette matrices. The product runs batch-innermost (:mod:`engine.anim.layout`):
-    one small matrix product per joint and row over all characters at once (BLAS). ``out`` is a
+    its joints' palette matrices. With buffers the product runs batch-innermost
+    (:mod:`engine.anim.layout`): one small matrix product per joint and row over all characters
+    at once (BLAS); arrays in and out are one batched ``matmul``. ``out`` is a
     :class:`~engine.anim.layout.MatrixBuffer` (filled in place), a writable array, or ``None``
     for a new C-ordered array; ``workspace`` is scratch memory to reuse.
     """
@@ -77,12 +79,14 @@ def skinning_palette(
     else:
         model = _check_joint_axis(model, "model", joints)
         batch, entries = model.shape[:-3], components(model, joints, (4, 4))
+        if not isinstance(out, MatrixBuffer):  # arrays in and out: one batched product, no layout change
+            palette = np.matmul(model, skeleton.inverse_bind_matrices)
+            if out is None:
+                return palette
+            matrix_array_view(out, batch, joints)[...] = components(palette, joints, (4, 4))
+            return out
     ws = workspace_or_fresh(workspace)
     with ws.scope():
-        if not isinstance(model, MatrixBuffer):  # one transposing copy: the products then run contiguous
-            staged = MatrixBuffer.scratch(ws, batch, joints)
-            np.copyto(staged.entries, entries)
-            entries = staged.entries
         palette, view = matrices_destination(out, batch, joints, ws)
         # palette[r, k, j, :] = Σ_m inverse_bind[j, m, k] · model[r, m, j, :]
         inverse_bind_t = skeleton.inverse_bind_matrices.transpose(0, 2, 1)

@@ -42,7 +42,7 @@ SERIES_THRESHOLD = 1e-4
 
 def dot(a: FloatArray, b: FloatArray) -> FloatArray:
     """``a · b`` over the last axis (einsum: far cheaper than ``sum(axis=-1)`` over 3 or 4 items)."""
-    return np.einsum("...i,...i->...", *np.broadcast_arrays(a, b))
+    return np.einsum("...i,...i->...", a, b)
 
 
 def cross(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -95,8 +95,13 @@ def mul_into(out: Components, a: Components, b: Components) -> None:
 def mul(a: FloatArray, b: FloatArray) -> FloatArray:
     """Hamilton product ``a * b`` (``b`` acts first) of ``(..., 4)`` arrays, broadcasting."""
     out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    mul_into(np.moveaxis(out, -1, 0), np.moveaxis(a, -1, 0), np.moveaxis(b, -1, 0))
+    mul_into(_last_axis(out), _last_axis(a), _last_axis(b))
     return out
+
+
+def _last_axis(q: FloatArray) -> tuple[FloatArray, ...]:
+    """The components of ``(..., k)`` as ``k`` views (cheaper than ``moveaxis`` for small arrays)."""
+    return tuple(q[..., k] for k in range(q.shape[-1]))
 
 
 def conj(q: FloatArray) -> FloatArray:
@@ -198,7 +203,7 @@ def rotation_matrix_into(
 def rotation_matrix(q: FloatArray) -> FloatArray:
     """``(..., 3, 3)`` rotation matrices (column vectors) of unit quaternions ``(..., 4)``."""
     out = np.empty((*q.shape[:-1], 3, 3))
-    rotation_matrix_into(np.moveaxis(out, (-2, -1), (0, 1)), np.moveaxis(q, -1, 0))
+    rotation_matrix_into(np.moveaxis(out, (-2, -1), (0, 1)), _last_axis(q))
     return out
 
 
