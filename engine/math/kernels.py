@@ -203,7 +203,8 @@ def rotation_matrix_into(
 def rotation_matrix(q: FloatArray) -> FloatArray:
     """``(..., 3, 3)`` rotation matrices (column vectors) of unit quaternions ``(..., 4)``."""
     out = np.empty((*q.shape[:-1], 3, 3))
-    rotation_matrix_into(np.moveaxis(out, (-2, -1), (0, 1)), _last_axis(q))
+    lead = out.ndim - 2
+    rotation_matrix_into(out.transpose(lead, lead + 1, *range(lead)), _last_axis(q))  # (3, 3, ...) view
     return out
 
 

@@ -197,7 +197,8 @@ def matrix_from_quat(q: Any) -> FloatArray:
 
 
 def _matrix_kernel(out: FloatArray, q: FloatArray) -> None:
-    kernels.rotation_matrix_into(np.moveaxis(out, (-2, -1), (0, 1)), np.moveaxis(q, -1, 0))
+    lead = out.ndim - 2
+    kernels.rotation_matrix_into(out.transpose(lead, lead + 1, *range(lead)), q.transpose(lead, *range(lead)))
 
 
 def quat_from_matrix(m: Any) -> FloatArray:
