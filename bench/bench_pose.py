@@ -9,9 +9,9 @@ search + slerp/lerp per channel, T·R·S, parent product, inverse-bind product).
 Columns: ``sample`` (both clips, into one reused :class:`~engine.anim.layout.PoseBuffer`),
 ``model_from_pose`` and ``palette`` (into reused :class:`~engine.anim.layout.MatrixBuffer` s, one
 reused workspace), ``frame (out=)`` (the three in a row, buffers reused), ``frame (new arrays)``
-(fresh C-ordered outputs every frame: their page faults and layout changes are the difference),
-``local_to_model`` of the pose's 4×4 matrices (the matrix route, into a new array), the Python
-loop, and loop time / ``frame (out=)``.
+(fresh C-ordered outputs every frame, scratch reused: their page faults and layout changes are
+the difference), ``pose.matrices + local_to_model`` (the 4×4 route, from a C-ordered pose into a
+new array), the Python loop, and loop time / ``frame (out=)``.
 
 Run: ``python bench/bench_pose.py`` (about a minute; ``--quick`` for a few seconds).
 """
@@ -199,16 +199,18 @@ def measure(
         local = model_from_pose(skeleton, run_sample(), out=model, workspace=ws)
         return skinning_palette(skeleton, local, out=palette, workspace=ws)
 
-    def fresh_frame() -> np.ndarray:
+    def fresh_frame() -> np.ndarray:  # new C-ordered outputs every frame; the scratch memory is reused
         rest = skeleton.rest_pose
-        fresh = [sample(clip, rest, span) for clip, span in zip(compiled, spans, strict=True) if span.size]
+        fresh = [
+            sample(clip, rest, span, workspace=ws) for clip, span in zip(compiled, spans, strict=True) if span.size
+        ]
         merged = Pose(
             *(np.concatenate([getattr(p, name) for p in fresh]) for name in ("translations", "rotations", "scales"))
         )
-        return skinning_palette(skeleton, model_from_pose(skeleton, merged))
+        return skinning_palette(skeleton, model_from_pose(skeleton, merged, workspace=ws), workspace=ws)
 
     run_sample()
-    matrices = pose.to_pose().matrices()
+    c_ordered = pose.to_pose()
     clip_of = [0] * half + [1] * (count - half)
     with trusted():
         result = {
@@ -217,7 +219,9 @@ def measure(
             "palette": medians_ms(lambda: skinning_palette(skeleton, model, out=palette, workspace=ws), repeats),
             "frame (out=)": medians_ms(frame, repeats),
             "frame (new arrays)": medians_ms(fresh_frame, repeats),
-            "pose.matrices + local_to_model": medians_ms(lambda: local_to_model(skeleton, matrices), repeats),
+            "pose.matrices + local_to_model": medians_ms(
+                lambda: local_to_model(skeleton, c_ordered.matrices(), workspace=ws), repeats
+            ),
         }
     result["per-joint py loop"] = medians_ms(lambda: baseline.frame(clip_of, times.tolist()), 3 if count < 1000 else 1)
     return result

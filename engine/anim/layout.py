@@ -138,17 +138,10 @@ class _Scope:
         self._workspace._used = self._mark
 
 
-class _Fresh(Workspace):
-    """A workspace for one call without a caller's workspace: plain allocations, nothing kept."""
-
-    def empty(self, shape: tuple[int, ...]) -> FloatArray:
-        return np.empty(shape)
-
-
 def workspace_or_fresh(workspace: Workspace | None) -> Workspace:
-    """``workspace`` itself, or a throw-away one that allocates each array."""
+    """``workspace`` itself, or a new one for this call only (its temporaries still share memory)."""
     if workspace is None:
-        return _Fresh()
+        return Workspace()
     if not isinstance(workspace, Workspace):
         raise InvalidInputError(f"workspace must be a Workspace or None, got {type(workspace).__name__}")
     return workspace

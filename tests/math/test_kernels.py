@@ -42,7 +42,7 @@ def test_component_first_kernels_serve_the_batch_innermost_layout(rng: np.random
     a, b = random_unit(rng, (3, 7)), random_unit(rng, (3, 7))  # (B, J, 4)
     out = np.empty((4, 7, 3))
     kernels.mul_into(out, a.transpose(2, 1, 0), b.transpose(2, 1, 0))
-    np.testing.assert_array_equal(out.transpose(2, 1, 0), kernels.mul(a, b))
+    np.testing.assert_allclose(out.transpose(2, 1, 0), kernels.mul(a, b), rtol=0, atol=1e-15)
     scale = rng.uniform(0.5, 2.0, (3, 7, 3))
     matrices = np.empty((3, 3, 7, 3))
     kernels.rotation_matrix_into(matrices, a.transpose(2, 1, 0), scale.transpose(2, 1, 0))
