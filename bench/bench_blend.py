@@ -26,8 +26,9 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.anim import Channel, Clip, Pose, Skeleton, model_from_pose, sample, skinning_palette
-from engine.anim.additive import additive_clip, apply_additive, restrict_clip
+from engine.anim.additive import add_into, additive_clip, restrict_clip
 from engine.anim.blending import blend, subtree_mask
+from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.animator import Animator
 from engine.math import quat_from_axis_angle, trusted
 
@@ -127,33 +128,33 @@ def main() -> None:
     t_walk, t_wave, t_lean = (rng.uniform(0.0, d, count) for d in (1.0, 2.0, 1.0))
     moved = np.array(sorted({c.target for c in lean.channels}))  # the joints the additive layer moves
     lean_delta = restrict_clip(additive_clip(lean, skeleton), moved)
-    deltas = Skeleton([skeleton.names[j] for j in moved], np.full(moved.size, -1))
     weights = np.stack([np.ones(count), np.full(count, 0.8)])
     masks = np.stack([1.0 - upper, upper])
     additive_weights = np.linspace(0.0, 1.0, count)
-    # The bare functions get the same buffers as the animator: batch-innermost (see
-    # engine/anim/local_to_model.py), filled in place with out=.
-    with trusted():
-        t_buf, r_buf, s_buf = (np.empty((2, k, joints, count)).transpose(0, 3, 2, 1) for k in (3, 4, 3))
-        stacked = Pose(t_buf, r_buf, s_buf)
-        walk_pose, wave_pose = (Pose(t_buf[n], r_buf[n], s_buf[n]) for n in range(2))
-        base, local = (Pose(*(np.empty((k, joints, count)).transpose(2, 1, 0) for k in (3, 4, 3))) for _ in range(2))
-    sample(walk, skeleton, t_walk, out=walk_pose)
-    sample(wave, skeleton, t_wave, out=wave_pose)
-    d = sample(lean_delta, deltas, t_lean)
-    blend(stacked, weights, masks, rest=skeleton, threshold=1.0, out=base)
-    for name in ("translations", "rotations", "scales"):
-        getattr(local, name)[:] = getattr(base, name)
+    # The bare functions get the same buffers as the animator: batch-innermost (engine/anim/layout.py),
+    # filled in place with out=, and one reused workspace.
+    ws = Workspace()
+    stacked = PoseBuffer.empty(count, joints, layers=2)
+    walk_pose, wave_pose = stacked.layer(0), stacked.layer(1)
+    base, local = PoseBuffer.empty(count, joints), PoseBuffer.empty(count, joints)
+    rest = skeleton.rest_pose
+    identity = Pose.identity(moved.size)
+    sample(walk, rest, t_walk, out=walk_pose, workspace=ws)
+    sample(wave, rest, t_wave, out=wave_pose, workspace=ws)
+    d = sample(lean_delta, identity, t_lean, out=PoseBuffer.empty(count, moved.size), workspace=ws)
+    blend(rest, stacked, weights, masks, threshold=1.0, out=base, workspace=ws)
+    for mine, theirs in zip(local.arrays(), base.arrays(), strict=True):
+        mine[...] = theirs
 
-    def add_lean() -> None:  # the additive layer on the joints it moves, written back into the pose
-        out = apply_additive(base[:, moved], d, additive_weights)
-        local.translations[:, moved] = out.translations
-        local.rotations[:, moved] = out.rotations
-        local.scales[:, moved] = out.scales
+    def add_lean() -> None:  # the additive layer on the joints it moves, in the buffer layout, written back
+        t, r, s = (a[:, moved] for a in base.arrays())
+        add_into((t, r, s), d.arrays(), np.broadcast_to(additive_weights, r.shape[1:]), axis=0)
+        for array, values in zip(local.arrays(), (t, r, s), strict=True):
+            array[:, moved] = values
 
     add_lean()
-    model = model_from_pose(skeleton, local)
-    palette = skinning_palette(skeleton, model)
+    model = model_from_pose(skeleton, local, out=MatrixBuffer.empty(count, joints), workspace=ws)
+    palette = skinning_palette(skeleton, model, out=MatrixBuffer.empty(count, joints), workspace=ws)
 
     def trusted_call(fn: Callable[[], object]) -> Callable[[], object]:
         def run() -> object:
@@ -163,13 +164,16 @@ def main() -> None:
         return run
 
     rows = [
-        ("sample walk (all joints)", lambda: sample(walk, skeleton, t_walk, out=walk_pose)),
-        ("sample wave (upper body)", lambda: sample(wave, skeleton, t_wave, out=wave_pose)),
-        ("blend 2 layers + masks", lambda: blend(stacked, weights, masks, rest=skeleton, threshold=1.0, out=base)),
-        (f"sample additive ({moved.size} joints)", lambda: sample(lean_delta, deltas, t_lean)),
-        ("apply_additive + write back", add_lean),
-        ("model_from_pose", lambda: model_from_pose(skeleton, local, out=model)),
-        ("skinning_palette", lambda: skinning_palette(skeleton, model, out=palette)),
+        ("sample walk (all joints)", lambda: sample(walk, rest, t_walk, out=walk_pose, workspace=ws)),
+        ("sample wave (upper body)", lambda: sample(wave, rest, t_wave, out=wave_pose, workspace=ws)),
+        (
+            "blend 2 layers + masks",
+            lambda: blend(rest, stacked, weights, masks, threshold=1.0, out=base, workspace=ws),
+        ),
+        (f"sample additive ({moved.size} joints)", lambda: sample(lean_delta, identity, t_lean, out=d, workspace=ws)),
+        ("add_into + write back", add_lean),
+        ("model_from_pose", lambda: model_from_pose(skeleton, local, out=model, workspace=ws)),
+        ("skinning_palette", lambda: skinning_palette(skeleton, model, out=palette, workspace=ws)),
         ("Animator.update(dt)", lambda: animator.update(1 / 60)),
     ]
     wall, cpu = median_ms([trusted_call(fn) for _, fn in rows], args.repeat)

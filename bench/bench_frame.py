@@ -83,9 +83,9 @@ def jobs_frame(bank: ClipBank, count: int) -> tuple[Callable[[], object], np.nda
 
     def frame() -> None:
         with trusted():
-            sample(walk, skeleton, times[0], out=stacked[0])
-            sample(wave, skeleton, times[1], out=stacked[1])
-            blend(stacked, weights, rest=skeleton, out=local)
+            sample(walk, skeleton.rest_pose, times[0], out=stacked[0])
+            sample(wave, skeleton.rest_pose, times[1], out=stacked[1])
+            blend(skeleton.rest_pose, stacked, weights, out=local)
             model_from_pose(skeleton, local, out=model)
             skinning_palette(skeleton, model, out=palette)
 

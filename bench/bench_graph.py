@@ -290,11 +290,13 @@ def main() -> None:
         (
             "bare: sample + sample + blend",
             lambda: blend(
-                [sample(walk_forward, skeleton, times), sample(run_forward, skeleton, times)], [0.5, 0.5], rest=skeleton
+                skeleton.rest_pose,
+                [sample(walk_forward, skeleton.rest_pose, times), sample(run_forward, skeleton.rest_pose, times)],
+                [0.5, 0.5],
             ),
         )
     )
-    pair_rows.append(("bare: sample one clip", lambda: sample(run_forward, skeleton, times)))
+    pair_rows.append(("bare: sample one clip", lambda: sample(run_forward, skeleton.rest_pose, times)))
     wall, cpu = median_ms([trusted_call(fn) for _, fn in pair_rows], args.repeat)
     print()
     print(f"one transition, walk into run, {count} characters half way through (GraphRuntime.evaluate)")

@@ -3,7 +3,8 @@
 Rows:
 
 - two-bone IK for 1000 mannequins × 2 legs (one call per leg), with and without the end
-  joint kept level, next to ``local_to_model`` of the same batch for scale;
+  joint kept level, next to ``local_to_model`` of the same batch for scale (4×4 matrices of the
+  pose, then composed with a reused :class:`~engine.anim.layout.Workspace`);
 - aim of neck + head at a point for 1000 mannequins;
 - CCD and FABRIK for 100 random chains of 8 joints (7 rotating), reachable targets: a fixed
   10 iterations (tolerance 0, so no early exit), and "until converged" (tolerance 1e-4 m,
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from _timing import median_ms
 
-from engine.anim import Skeleton, local_to_model
+from engine.anim import Skeleton, Workspace, local_to_model
 from engine.anim.ik import aim_ik, ccd_ik, fabrik_ik, two_bone_ik
 from engine.anim.pose import Pose
 from engine.io import load_character
@@ -53,8 +54,9 @@ def main() -> None:
     rng = np.random.default_rng(7)
 
     mannequin = load_character(MANNEQUIN, textures=False).skeleton
-    crowd = jitter(mannequin.rest_pose().broadcast_to((1000,)), rng, 0.3)
-    model = local_to_model(mannequin, crowd.matrices())
+    crowd = jitter(mannequin.rest_pose.broadcast_to((1000,)), rng, 0.3)
+    workspace = Workspace()  # reused scratch memory, as a per-frame caller keeps one
+    model = local_to_model(mannequin, crowd.matrices(), workspace=workspace)
     legs = [tuple(mannequin.index(f"{part}_{side}") for part in ("upper_leg", "lower_leg", "foot")) for side in "lr"]
     feet = [model[:, foot, :3, 3] + rng.normal(scale=0.05, size=(1000, 3)) for _, _, foot in legs]
     forward = np.array([0.0, 0.0, 1.0])
@@ -67,14 +69,17 @@ def main() -> None:
 
     chains = 100
     skeleton = chain_skeleton(rng, 8)
-    pose = jitter(skeleton.rest_pose().broadcast_to((chains,)), rng, 0.5)
+    pose = jitter(skeleton.rest_pose.broadcast_to((chains,)), rng, 0.5)
     chain_model = local_to_model(skeleton, pose.matrices())
     goal = jitter(pose, rng, 1.0)
     target = local_to_model(skeleton, goal.matrices())[:, -1, :3, 3]
     joints = list(range(8))
 
     rows: list[tuple[str, Callable[[], object]]] = [
-        ("local_to_model, 1000 × 25 joints", lambda: local_to_model(mannequin, crowd.matrices())),
+        (
+            "local_to_model, 1000 × 25 joints",
+            lambda: local_to_model(mannequin, crowd.matrices(), workspace=workspace),
+        ),
         ("two-bone, 1000 × 2 legs", lambda: feet_ik(False)),
         ("two-bone + level feet, 1000 × 2 legs", lambda: feet_ik(True)),
         ("aim neck+head, 1000", lambda: aim_ik(mannequin, model, ["neck", "head"], look, forward, up=[0, 1, 0])),

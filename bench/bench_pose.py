@@ -6,10 +6,12 @@ each clip, each at its own time. Every stage is timed many times and the median 
 per frame and ns per joint, next to a per-joint pure-Python loop that does the same math (binary
 search + slerp/lerp per channel, T·R·S, parent product, inverse-bind product).
 
-Columns: ``sample`` (both clips, into one reused pose), ``model_from_pose`` and ``palette`` (into
-reused buffers), ``frame (out=)`` (the three in a row, buffers reused), ``frame (new arrays)``
-(fresh outputs every frame: their page faults are the difference), ``pose.matrices +
-local_to_model`` (the 4×4 route), the Python loop, and loop time / ``frame (out=)``.
+Columns: ``sample`` (both clips, into one reused :class:`~engine.anim.layout.PoseBuffer`),
+``model_from_pose`` and ``palette`` (into reused :class:`~engine.anim.layout.MatrixBuffer` s, one
+reused workspace), ``frame (out=)`` (the three in a row, buffers reused), ``frame (new arrays)``
+(fresh C-ordered outputs every frame, scratch reused: their page faults and layout changes are
+the difference), ``pose.matrices + local_to_model`` (the 4×4 route, from a C-ordered pose into a
+new array), the Python loop, and loop time / ``frame (out=)``.
 
 Run: ``python bench/bench_pose.py`` (about a minute; ``--quick`` for a few seconds).
 """
@@ -25,6 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.anim import Channel, Clip, Pose, Skeleton, compile_clip, model_from_pose, sample, skinning_palette
+from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import local_to_model
 from engine.math import trusted
 
@@ -180,36 +183,45 @@ def measure(
     compiled = [compile_clip(c) for c in clips]
     times = np.random.default_rng(count).uniform(-0.1, 2.1, count)
     half = (count + 1) // 2
-    pose = sample(compiled[0], skeleton, times)  # the frame's buffers, allocated once
-    parts, spans = [pose[:half], pose[half:]], [times[:half], times[half:]]
-    model = model_from_pose(skeleton, pose)
-    palette = skinning_palette(skeleton, model)
+    ws = Workspace()  # the frame's buffers and scratch, allocated once
+    pose = PoseBuffer.empty(count, JOINTS)
+    parts, spans = [pose.characters(slice(0, half)), pose.characters(slice(half, count))], [times[:half], times[half:]]
+    model = MatrixBuffer.empty(count, JOINTS)
+    palette = MatrixBuffer.empty(count, JOINTS)
 
-    def run_sample() -> Pose:
+    def run_sample() -> PoseBuffer:
         for clip, part, span in zip(compiled, parts, spans, strict=True):
             if span.size:
-                sample(clip, skeleton, span, out=part)
+                sample(clip, skeleton.rest_pose, span, out=part, workspace=ws)
         return pose
 
-    def frame() -> np.ndarray:
-        return skinning_palette(skeleton, model_from_pose(skeleton, run_sample(), out=model), out=palette)
+    def frame() -> MatrixBuffer:
+        local = model_from_pose(skeleton, run_sample(), out=model, workspace=ws)
+        return skinning_palette(skeleton, local, out=palette, workspace=ws)
 
-    def fresh_frame() -> np.ndarray:
-        fresh = [sample(clip, skeleton, span) for clip, span in zip(compiled, spans, strict=True) if span.size]
+    def fresh_frame() -> np.ndarray:  # new C-ordered outputs every frame; the scratch memory is reused
+        rest = skeleton.rest_pose
+        fresh = [
+            sample(clip, rest, span, workspace=ws) for clip, span in zip(compiled, spans, strict=True) if span.size
+        ]
         merged = Pose(
             *(np.concatenate([getattr(p, name) for p in fresh]) for name in ("translations", "rotations", "scales"))
         )
-        return skinning_palette(skeleton, model_from_pose(skeleton, merged))
+        return skinning_palette(skeleton, model_from_pose(skeleton, merged, workspace=ws), workspace=ws)
 
+    run_sample()
+    c_ordered = pose.to_pose()
     clip_of = [0] * half + [1] * (count - half)
     with trusted():
         result = {
             "sample": medians_ms(run_sample, repeats),
-            "model_from_pose": medians_ms(lambda: model_from_pose(skeleton, pose, out=model), repeats),
-            "palette": medians_ms(lambda: skinning_palette(skeleton, model, out=palette), repeats),
+            "model_from_pose": medians_ms(lambda: model_from_pose(skeleton, pose, out=model, workspace=ws), repeats),
+            "palette": medians_ms(lambda: skinning_palette(skeleton, model, out=palette, workspace=ws), repeats),
             "frame (out=)": medians_ms(frame, repeats),
             "frame (new arrays)": medians_ms(fresh_frame, repeats),
-            "pose.matrices + local_to_model": medians_ms(lambda: local_to_model(skeleton, pose.matrices()), repeats),
+            "pose.matrices + local_to_model": medians_ms(
+                lambda: local_to_model(skeleton, c_ordered.matrices(), workspace=ws), repeats
+            ),
         }
     result["per-joint py loop"] = medians_ms(lambda: baseline.frame(clip_of, times.tolist()), 3 if count < 1000 else 1)
     return result

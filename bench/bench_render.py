@@ -45,7 +45,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "assets"
 def palettes_at(character: Character, times: np.ndarray) -> np.ndarray:
     """World-space palettes ``(len(times), J, 4, 4)`` of the first clip."""
     clip = next(iter(character.clips.values()))
-    pose = sample(clip, character.skeleton, times)
+    pose = sample(clip, character.skeleton.rest_pose, times)
     return character.root_transform @ skinning_palette(character.skeleton, model_from_pose(character.skeleton, pose))
 
 

@@ -161,14 +161,14 @@ def sample_poses(skeleton: Skeleton, clip: Clip | None, times: FloatArray, *, in
     (:func:`engine.anim.rootmotion.remove_planar`).
     """
     if clip is None:
-        rest = skeleton.rest_pose()
+        rest = skeleton.rest_pose
         count = len(times)
         return Pose(
             np.repeat(rest.translations[None], count, axis=0),
             np.repeat(rest.rotations[None], count, axis=0),
             np.repeat(rest.scales[None], count, axis=0),
         )
-    pose = sample(clip, skeleton, times)
+    pose = sample(clip, skeleton.rest_pose, times)
     if in_place:
         pose.translations[:, 0], pose.rotations[:, 0] = remove_planar(pose.translations[:, 0], pose.rotations[:, 0])
     return pose

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from engine.anim import Channel, Clip, Skeleton, model_from_pose, sample, skinning_palette
-from engine.anim.additive import additive_clip, apply_additive, identity_skeleton
+from engine.anim import Channel, Clip, Pose, Skeleton, model_from_pose, sample, skinning_palette
+from engine.anim.additive import additive_clip, apply_additive
 from engine.anim.blending import blend, subtree_mask
 from engine.animator import Action, Animator, Loop, MarkerEvent
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -237,11 +237,14 @@ def test_animator_equals_the_bare_functions(mannequin):
     for _ in range(3):
         animator.update(0.3)
     times = [walk.time, idle.time, wave.time]
-    layers = [sample(c, skeleton, t) for c, t in zip((clips["walk"], clips["idle"], clips["wave"]), times, strict=True)]
+    layers = [
+        sample(c, skeleton.rest_pose, t)
+        for c, t in zip((clips["walk"], clips["idle"], clips["wave"]), times, strict=True)
+    ]
     weights = np.stack([np.ones(3), [0.2, 0.5, 1.0], np.full(3, 0.7)])
     masks = np.stack([1.0 - upper, np.ones(skeleton.num_joints), upper])
-    base = blend(layers, weights, masks, rest=skeleton, threshold=1.0)
-    delta = sample(additive_clip(clips["lean_look"], skeleton), identity_skeleton(skeleton), lean.time)
+    base = blend(skeleton.rest_pose, layers, weights, masks, threshold=1.0)
+    delta = sample(additive_clip(clips["lean_look"], skeleton), Pose.identity(skeleton.num_joints), lean.time)
     expected = apply_additive(base, delta, [0.0, 0.5, 1.0])
     np.testing.assert_allclose(animator.local_pose.translations, expected.translations, atol=1e-12)
     assert_quat_allclose(animator.local_pose.rotations, expected.rotations, atol=1e-12)
@@ -277,7 +280,7 @@ def test_cesium_man_walk_plays_like_sampling_with_wrapped_time(shared_assets: Pa
     for _ in range(7):
         animator.update(0.37)
     times = np.mod([7 * 0.37, -0.5 * 7 * 0.37], clip.duration)
-    expected = sample(clip, man.skeleton, times)
+    expected = sample(clip, man.skeleton.rest_pose, times)
     np.testing.assert_allclose(animator.local_pose.translations, expected.translations, atol=1e-9)
     assert_quat_allclose(animator.local_pose.rotations, expected.rotations, atol=1e-9)
     np.testing.assert_allclose(
@@ -297,7 +300,7 @@ def test_fox_walk_to_run_warped_crossfade_and_blend_space(shared_assets: Path):
         animator.update(0.1)
     np.testing.assert_allclose(run.effective_weight, 1.0)
     np.testing.assert_allclose(walk.speed, walk.duration / run.duration)  # ends at Run's period
-    expected = sample(fox.clips["Run"], fox.skeleton, run.time)
+    expected = sample(fox.clips["Run"], fox.skeleton.rest_pose, run.time)
     assert_quat_allclose(animator.local_pose.rotations, expected.rotations, atol=1e-12)
     # blend space: Walk and Run phase-locked, Survey free
     space = animator.blend_space_1d([(0.0, survey), (1.0, walk), (3.0, run)], sync=[walk, run])
@@ -570,3 +573,150 @@ def test_bad_input_raises(mannequin):
     with pytest.raises(InvalidInputError, match=r"is in a sync group, which needs Loop\.REPEAT, got ONCE"):
         action.set_loop(Loop.ONCE)
     assert isinstance(action, Action)
+
+
+def straight_clip(duration: float = 1.0, speed: float = 0.46) -> Clip:
+    """The root walks along +Z at ``speed`` m/s (LINEAR, so its travel is speed × clip time)."""
+    channel = Channel(0, "translation", "LINEAR", [0.0, duration], [[0.0, 0.0, 0.0], [0.0, 0.0, speed * duration]])
+    return Clip("straight", (channel,), 2)
+
+
+@pytest.mark.parametrize("loop", list(Loop))
+@pytest.mark.parametrize("direction", [1.0, -1.0])
+@pytest.mark.parametrize("duration", [1.0, 0.75, 2.0])
+def test_root_motion_of_a_step_ending_an_ulp_around_a_loop_boundary(loop, direction, duration):
+    """A step that lands one ulp before, on, or after the start or end of the clip travels ``speed · dt``.
+
+    Backwards playback landing an ulp below 0 used to wrap with a whole extra loop of root
+    motion (0.46 m at this clip's speed). Reference: the root moves at a constant 0.46 m/s along
+    +Z, so a step that moves the clip time by ``Δ`` (unwrapped; for ping-pong and once: the
+    net clip-time change) travels exactly ``0.46 · Δ``.
+    """
+    speed = 0.46
+    for boundary in (0.0, duration):
+        for start in (0.25, 0.5 * duration, np.nextafter(duration, 0.0)):
+            distance = (boundary - start) * direction
+            if distance <= 0.0:
+                continue
+            for dt in (np.nextafter(distance, 0.0), distance, np.nextafter(distance, np.inf)):
+                animator = Animator(SKELETON, 1, root_motion="root")
+                action = animator.action(straight_clip(duration, speed)).set_loop(loop).play()
+                action.set_speed(direction).set_time(start)
+                before = float(action.time[0])
+                animator.update(dt)
+                after = float(action.time[0])
+                travel = animator.root_motion.translation[0]
+                expected = speed * direction * dt if loop == Loop.REPEAT else speed * (after - before)
+                assert travel[2] == pytest.approx(expected, abs=1e-9), (boundary, start, dt, before, after)
+                assert 0.0 <= after <= duration
+
+
+def test_mannequin_walk_backwards_an_ulp_past_the_start_moves_an_ulp(mannequin):
+    """The walk played backwards: a step from 0.25 s to one ulp below 0 travels 0.25 s of walk, not a loop more."""
+    animator = Animator(mannequin.skeleton, 1, root_motion="root")
+    walk = animator.action(mannequin.clips["walk"]).play().set_speed(-1.0).set_time(0.25)
+    animator.update(np.nextafter(0.25, 1.0))  # raw time 0.25 - dt = -ulp(0.25)
+    assert walk.time[0] == pytest.approx(0.0, abs=1e-12) or walk.time[0] == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(animator.root_motion.translation[0], [0.0, 0.0, -1.2 * 0.25], atol=1e-9)
+
+
+def _warped_crossfade_run(steps: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A 1 s clip crossfading with warp into a 0.5 s clip over 0.7 s, stepped by ``steps``.
+
+    Returns both clip times and the probe joint's pose (the two clips' x translations blended)
+    after every step.
+    """
+    animator = Animator(SKELETON)
+    slow = animator.action(ramp("slow", 1.0)).play()
+    fast = animator.action(ramp("fast", 0.5, offset=10.0))
+    slow.crossfade_to(fast, 0.7, warp=True)
+    times, poses = [], []
+    for dt in steps:
+        animator.update(dt)
+        times.append((float(slow.time[0]), float(fast.time[0])))
+        poses.append(float(probe(animator)[0]))
+    return np.array(times), np.array(poses), animator.clock.copy()
+
+
+def _warped_times(clock: float) -> tuple[float, float]:
+    """Closed form: speeds ramp linearly over 0.7 s (slow 1 → 2, fast 0.5 → 1), then hold."""
+    ramp_end = min(clock, 0.7)
+    slow = ramp_end + 0.5 * ramp_end**2 / 0.7  # ∫ 1 + τ/0.7 dτ; the slow clip stops with its fade
+    fast = 0.5 * ramp_end + 0.25 * ramp_end**2 / 0.7 + max(clock - 0.7, 0.0)
+    return slow % 1.0, fast % 0.5
+
+
+@pytest.mark.parametrize("fps", [30, 60, 144, "random"])
+def test_warped_crossfade_integrates_the_speed_ramp_exactly(fps):
+    """Clip times under a warp are the integral of the linear speed ramp, whatever the frame rate.
+
+    They used to advance by the end-of-step speed × dt, so 30 and 144 FPS drifted apart.
+    """
+    total = 1.5
+    if fps == "random":
+        rng = np.random.default_rng(3)
+        cuts = np.sort(rng.uniform(0.0, total, 70))
+        steps = np.diff(np.concatenate(([0.0], cuts, [total]))).tolist()
+    else:
+        steps = [1.0 / fps] * round(total * fps)
+    times, poses, clock = _warped_crossfade_run(steps)
+    ends = np.cumsum(steps)
+    expected = np.array([_warped_times(t) for t in ends])
+    fading = ends < 0.7 - 1e-12
+    np.testing.assert_allclose(times[fading], expected[fading], atol=1e-9)  # both clips while both play
+    np.testing.assert_allclose(times[:, 1], expected[:, 1], atol=1e-9)
+    weight = np.clip(ends / 0.7, 0.0, 1.0)
+    np.testing.assert_allclose(poses, (1.0 - weight) * expected[:, 0] + weight * (10.0 + expected[:, 1]), atol=1e-9)
+    assert clock[0] == pytest.approx(total)
+
+
+# --- the staged frame: advance → post-blend stages → finalize ----------------------------------------
+
+
+def test_staged_frame_equals_update_and_recomposes_only_what_a_stage_edits(mannequin):
+    """A stage's in-place IK corrections end up in model and palette exactly as a full recomposition has them."""
+    skeleton, clips = mannequin.skeleton, mannequin.clips
+    staged, whole = Animator(skeleton, 3), Animator(skeleton, 3)
+    for animator in (staged, whole):
+        animator.action(clips["walk"]).play().set_speed([1.0, 0.5, -1.0])
+    neck = skeleton.index("neck")
+    turn = np.tile(Rotation.from_rotvec([0.0, 0.4, 0.0]).as_quat(), (3, 1, 1))
+    seen: list[np.ndarray] = []
+
+    def look_aside(animator: Animator) -> None:  # a post-blend stage: reads the model, corrects the neck
+        seen.append(animator.model_buffer.gather(neck).copy())
+        animator.apply_corrections([neck], turn)
+
+    whole.stages.append(lambda animator: seen.append(animator.update_model().gather(neck).copy()))
+    whole.stages.append(look_aside)
+    for _ in range(4):
+        staged.advance(0.1)
+        model_before = staged.update_model().to_array()
+        staged.apply_corrections([neck], turn)
+        np.testing.assert_array_equal(staged.model_buffer.to_array(), model_before)  # nothing recomposed yet
+        staged.finalize()
+        whole.update(0.1)
+        local = staged.local_pose
+        np.testing.assert_array_equal(local.rotations, whole.local_pose.rotations)
+        expected = model_from_pose(skeleton, local)  # a fresh full composition of the corrected pose
+        np.testing.assert_allclose(staged.model, expected, atol=1e-12)
+        np.testing.assert_allclose(staged.palette, skinning_palette(skeleton, expected), atol=1e-12)
+        np.testing.assert_allclose(whole.model, expected, atol=1e-12)
+    assert len(seen) == 8  # the stages ran in order, once per update
+
+
+def test_pose_changed_recomputes_the_subtree_and_model_reads_are_current(mannequin):
+    skeleton = mannequin.skeleton
+    animator = Animator(skeleton, 2)
+    animator.action(mannequin.clips["idle"]).play()
+    animator.advance(0.3)
+    np.testing.assert_allclose(animator.model, model_from_pose(skeleton, animator.local_pose), atol=1e-12)  # lazily
+    hips = skeleton.index("hips")
+    animator.pose_buffer.translations[1, hips, :] -= 0.2  # lower the hips of both characters
+    animator.pose_changed("hips")
+    np.testing.assert_allclose(animator.model, model_from_pose(skeleton, animator.local_pose), atol=1e-12)
+    np.testing.assert_allclose(
+        animator.palette, skinning_palette(skeleton, model_from_pose(skeleton, animator.local_pose)), atol=1e-12
+    )
+    with pytest.raises(SkeletonMismatchError, match="no joint named 'pelvis'"):
+        animator.pose_changed("pelvis")

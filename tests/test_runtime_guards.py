@@ -34,6 +34,7 @@ import engine.camera
 from engine.anim import (
     Channel,
     Clip,
+    MatrixBuffer,
     Pose,
     Skeleton,
     additive_pose,
@@ -203,6 +204,9 @@ CALLS: dict[str, Call] = {
         lambda: {"names": NAMES, "parents": PARENTS, "rest_translations": OFFSETS, "rest_rotations": pose().rotations},
         same("rest_translations", "rest_rotations"),
     ),
+    "MatrixBuffer.from_array": Call(
+        MatrixBuffer.from_array, lambda: {"matrices": np.tile(np.eye(4), (2, 4, 1, 1))}, same("matrices")
+    ),
     "Pose": Call(
         Pose,
         lambda: {"translations": OFFSETS, "rotations": pose().rotations, "scales": np.ones((4, 3))},
@@ -227,7 +231,7 @@ CALLS: dict[str, Call] = {
     # engine.anim: jobs
     "sample": Call(
         sample,
-        lambda: {"clip": clip(), "skeleton": skeleton(), "times": [0.25, 0.75]},
+        lambda: {"clip": clip(), "rest": skeleton().rest_pose, "times": [0.25, 0.75]},
         same("times"),
         always_checked=frozenset({"times"}),
     ),
@@ -255,10 +259,10 @@ CALLS: dict[str, Call] = {
         lambda: {
             "poses": [pose(0.1), pose(0.5)],
             "weights": [0.3, 0.7],
-            "joint_weights": np.ones((2, 4)),
-            "rest": skeleton(),
+            "mask": np.ones((2, 4)),
+            "rest": skeleton().rest_pose,
         },
-        same("weights", "joint_weights"),
+        same("weights", "mask"),
     ),
     "interpolate_poses": Call(interpolate_poses, lambda: {"a": pose(0.1), "b": pose(0.5), "t": 0.4}, same("t")),
     "slerp_chain": Call(slerp_chain, lambda: {"poses": [pose(0.1), pose(0.5)], "weights": [0.5, 0.5]}, same("weights")),
@@ -268,9 +272,9 @@ CALLS: dict[str, Call] = {
             "base": pose(0.1),
             "delta": additive_pose(pose(0.5), pose(0.1)),
             "weight": 0.5,
-            "joint_weights": np.ones(4),
+            "mask": np.ones(4),
         },
-        same("weight", "joint_weights"),
+        same("weight", "mask"),
     ),
     "apply_corrections": Call(
         apply_corrections,
@@ -553,13 +557,15 @@ CALLS: dict[str, Call] = {
 #: that were validated when they were built, or indices and names).
 NO_FLOAT_INPUT = {
     "Clip": "channels (validated Channels), names and marker times (checked finite by Clip itself)",
+    "Clips": "validated Clips by name",
     "CompiledClip": "built by compile_clip from a validated Clip",
     "IKResult": "returned by the IK solvers",
+    "PoseBuffer": "filled by the jobs, or from a validated Pose (from_pose, assign)",
+    "Workspace": "scratch memory: takes shapes, no numbers",
     "RetargetPlan": "built by plan_retarget",
     "additive_clip": "a Clip and a Pose, both validated when built",
     "additive_pose": "Poses, validated when built",
     "compile_clip": "a validated Clip",
-    "identity_skeleton": "a validated Skeleton",
     "model_from_pose": "a validated Pose",
     "restrict_clip": "a Clip and joint indices",
     "retarget_pose": "a RetargetPlan and a Pose",
@@ -628,7 +634,7 @@ def test_trusted_mode_returns_to_validating() -> None:
     with trusted():
         pass
     with pytest.raises(InvalidInputError, match="times must be finite"):
-        sample(clip(), skeleton(), [np.nan])
+        sample(clip(), skeleton().rest_pose, [np.nan])
     with pytest.raises(InvalidInputError, match="palettes must be finite in float32"):
         pack_palette(poisoned(palette()[None], np.nan))
 
@@ -665,8 +671,8 @@ def test_valid_extreme_inputs_never_put_nan_into_a_palette(
 ) -> None:
     """sample → blend → IK → model → palette → pack, with valid inputs far from the usual range."""
     rig, walk = skeleton(), clip()
-    layers = [sample(walk, rig, times), pose(angle, (len(times),))]
-    local = blend(layers, weights, rest=rig)
+    layers = [sample(walk, rig.rest_pose, times), pose(angle, (len(times),))]
+    local = blend(rig.rest_pose, layers, weights)
     solved = two_bone_ik(rig, model_from_pose(rig, local), "hip", "knee", "ankle", target, [0.0, 0.0, 1.0])
     packed = pack_palette(skinning_palette(rig, model_from_pose(rig, solved.apply(local))))
     assert np.isfinite(packed).all()

@@ -13,9 +13,9 @@ A delta (additive) pose holds, per joint,
 With ``w = 1`` and ``base = ref`` the original pose comes back exactly, and the additive pose
 of the reference itself is the identity ``(0, (0, 0, 0, 1), 1)``.
 
-An additive *clip* (:func:`additive_clip`) stores those deltas in its keys. Sample it with
-:func:`identity_skeleton` instead of the character's skeleton, so that joints the clip does not
-animate come out as the identity delta rather than as the rest pose.
+An additive *clip* (:func:`additive_clip`) stores those deltas in its keys. Sample it with the
+identity as its rest pose (``sample(delta_clip, Pose.identity(J), t)``) instead of the
+character's rest pose, so that joints the clip does not animate come out as the identity delta.
 """
 
 from __future__ import annotations
@@ -28,31 +28,13 @@ from engine.anim.clip import Channel, Clip
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError, InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, as_array
+from engine.math import kernels
+from engine.math._checks import FloatArray, as_array, trusted
 from engine.math.quat import quat_conjugate, quat_identity, quat_multiply, quat_normalize
 
 #: Tolerance under which a constant delta counts as the identity in :func:`additive_clip`
 #: (joints without channels then need no constant channel).
 IDENTITY_TOLERANCE = 1e-12
-
-
-def _partial_rotation(delta: FloatArray, weight: FloatArray) -> FloatArray:
-    """``slerp(identity, delta, weight)``: the shortest-arc rotation of ``delta`` scaled by ``weight``.
-
-    ``delta`` ``(..., 4)`` unit, ``weight`` ``(...)``. The half angle is ``atan2(|v|, |w|)``, exact
-    for small and large angles; below a ``|v|`` of 1e-12 ``sin(wθ/2)/sin(θ/2)`` is ``w`` to
-    double precision.
-    """
-    shortest = np.copysign(1.0, delta[..., 3:])  # the representative with w >= 0
-    vector = delta[..., :3] * shortest
-    sin_half = np.sqrt(np.einsum("...k,...k->...", vector, vector))
-    half = np.arctan2(sin_half, np.abs(delta[..., 3]))
-    small = sin_half < 1e-12
-    scale = np.where(small, weight, np.sin(weight * half) / np.where(small, 1.0, sin_half))
-    out = np.empty(np.broadcast_shapes(delta.shape, (*np.shape(weight), 4)))
-    out[..., :3] = vector * scale[..., None]
-    out[..., 3] = np.cos(weight * half)
-    return out
 
 
 def _check_scale(scales: FloatArray, name: str) -> None:
@@ -91,7 +73,7 @@ def additive_pose(pose: Pose, reference: Pose) -> Pose:
     return Pose(pose.translations - reference.translations, quat_normalize(rotation), pose.scales / reference.scales)
 
 
-def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, joint_weights: Any = None) -> Pose:
+def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, mask: Any = None) -> Pose:
     """``base`` with the delta pose ``delta`` added at ``weight`` (see the module docstring).
 
     Parameters
@@ -104,8 +86,8 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, joint_weights: An
     weight
         Scalar, or one weight per character shaped like the batch axes ``(...)``; finite and
         non-negative (values above 1 exaggerate the delta, as ``slerp`` extrapolates).
-    joint_weights
-        Optional mask ``(J,)`` multiplying ``weight`` per joint (:func:`~engine.anim.blending.subtree_mask`).
+    mask
+        Optional per-joint weights ``(J,)`` multiplying ``weight`` (:func:`~engine.anim.blending.subtree_mask`).
 
     Returns
     -------
@@ -127,33 +109,44 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, joint_weights: An
     if np.any(w < 0.0):
         raise InvalidInputError(f"weight must be non-negative, got {float(w.min())}")
     w = w[..., None]  # (..., 1) over joints
-    if joint_weights is not None:
-        mask = as_array(joint_weights, "joint_weights")
-        if mask.ndim != 1:
-            raise InvalidInputError(f"joint_weights must have shape (J,), got {mask.shape}")
-        if mask.shape[0] != base.num_joints:
-            raise SkeletonMismatchError(
-                f"joint_weights has {mask.shape[0]} joints but the poses have {base.num_joints}"
-            )
-        if np.any(mask < 0.0):
-            raise InvalidInputError(f"joint_weights must be non-negative, got {float(mask.min())}")
-        w = w * mask
-    rotation = _partial_rotation(delta.rotations, w)
-    wk = w[..., None]
-    return Pose(
-        base.translations + wk * delta.translations,
-        quat_multiply(rotation, base.rotations),
-        base.scales * (1.0 + wk * (delta.scales - 1.0)),
-    )
+    if mask is not None:
+        per_joint = as_array(mask, "mask")
+        if per_joint.ndim != 1:
+            raise InvalidInputError(f"mask must have shape (J,), got {per_joint.shape}")
+        if per_joint.shape[0] != base.num_joints:
+            raise SkeletonMismatchError(f"mask has {per_joint.shape[0]} joints but the poses have {base.num_joints}")
+        if np.any(per_joint < 0.0):
+            raise InvalidInputError(f"mask must be non-negative, got {float(per_joint.min())}")
+        w = w * per_joint
+    batch = np.broadcast_shapes(base.shape, delta.shape, w.shape)
+    t, r, s = (np.broadcast_to(a, (*batch, a.shape[-1])).copy() for a in base.arrays())
+    delta_t, delta_r, delta_s = delta.arrays()
+    with trusted():  # unit and finite by construction
+        return Pose(*add_into((t, r, s), (delta_t, delta_r, delta_s), w, axis=-1))
 
 
-def identity_skeleton(skeleton: Skeleton) -> Skeleton:
-    """``skeleton``'s names and parents with an identity rest pose: the rest of a delta pose.
+def add_into(
+    base: tuple[FloatArray, FloatArray, FloatArray],
+    delta: tuple[FloatArray, FloatArray, FloatArray],
+    weight: FloatArray,
+    *,
+    axis: int,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The additive formula of the module docstring, in place in ``base``: the one copy of it.
 
-    Sampling an :func:`additive_clip` with it yields the identity delta on joints the clip does
-    not animate. The inverse bind matrices are identity too (a delta is never skinned).
+    ``base`` and ``delta`` are ``(translations, rotations, scales)`` with the components on
+    ``axis`` — ``-1`` for poses ``(..., J, k)``, ``0`` for :class:`~engine.anim.layout.PoseBuffer`
+    rows ``(k, J, B)`` — and ``weight`` broadcasts against one component (``(..., J)`` or
+    ``(J, B)``). Unchecked: the inputs were validated by the caller. Returns ``base``.
     """
-    return Skeleton(skeleton.names, skeleton.parents)
+    t, r, s = base
+    delta_t, delta_r, delta_s = (np.moveaxis(a, axis, -1) for a in delta)
+    partial = kernels.power(delta_r, weight)  # slerp(identity, Δr, w) along the shortest arc
+    kernels.mul_into(np.moveaxis(r, axis, 0), np.moveaxis(partial, -1, 0), np.moveaxis(r, axis, 0))
+    w = np.expand_dims(weight, axis)
+    t += w * np.moveaxis(delta_t, -1, axis)
+    s *= 1.0 + w * (np.moveaxis(delta_s, -1, axis) - 1.0)
+    return t, r, s
 
 
 def restrict_clip(clip: Clip, joints: Any) -> Clip:
@@ -206,8 +199,8 @@ def _delta_values(channel: Channel, t: FloatArray, r: FloatArray, s: FloatArray)
 def additive_clip(clip: Clip, skeleton: Skeleton, reference: Pose | None = None) -> Clip:
     """An additive version of ``clip``: every key stored as a delta against a reference pose.
 
-    Sampled with :func:`identity_skeleton`, the result equals
-    ``additive_pose(sample(clip, skeleton, t), reference)`` at every time ``t``: the delta maps
+    Sampled with the identity rest pose, ``sample(result, Pose.identity(J), t)`` equals
+    ``additive_pose(sample(clip, skeleton.rest_pose, t), reference)`` at every time ``t``: the delta maps
     are linear in the key values, so step, linear, slerp and cubic-spline interpolation all
     commute with them.
 
@@ -266,7 +259,7 @@ def additive_clip(clip: Clip, skeleton: Skeleton, reference: Pose | None = None)
         for c in clip.channels
     ]
     animated = {(c.target, c.path) for c in clip.channels}
-    rest = additive_pose(skeleton.rest_pose(), Pose(ref_t, ref_r, ref_s))
+    rest = additive_pose(skeleton.rest_pose, Pose(ref_t, ref_r, ref_s))
     identity = {"translation": np.zeros(3), "rotation": quat_identity(), "scale": np.ones(3)}
     for path, values in (("translation", rest.translations), ("rotation", rest.rotations), ("scale", rest.scales)):
         for joint in range(joints):  # build time only

@@ -31,28 +31,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
-from engine.anim._layout import batch_last_empty, components, scratch, storage_view
+from engine.anim.layout import POSE_WIDTHS, PoseBuffer, Workspace, components, workspace_or_fresh, writable_components
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, as_array, trusted
+from engine.math._checks import FloatArray, as_array
 from engine.math.quat import quat_nlerp, quat_slerp
 
-#: Default rest threshold of :func:`blend`: when the total weight ``W`` of a joint is below it,
-#: the rest pose joins the blend with weight ``threshold - W`` (as in ozz-animation). The pose
-#: therefore moves continuously to the rest pose as every layer fades out, and a joint with no
-#: weight at all takes the rest pose.
-REST_THRESHOLD = 0.1
+#: Default rest threshold of :func:`blend` and of the :class:`~engine.animator.Animator`: when
+#: the total weight ``W`` of a joint is below it, the rest pose joins the blend with weight
+#: ``threshold - W`` (ozz-animation's rule; 1 as in three.js's mixer, so a lone layer at weight
+#: 0.3 shows 30 % of its pose over the rest pose). The pose therefore moves continuously to the
+#: rest pose as every layer fades out, and a joint with no weight at all takes the rest pose.
+REST_THRESHOLD = 1.0
 
-PoseLayers = Pose | Sequence[Pose]
+PoseLayers = PoseBuffer | Pose | Sequence[Pose]
 
 
 def _stack_layers(poses: PoseLayers) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Layer arrays ``(N, ..., J, k)`` from a stacked :class:`Pose` or a sequence of poses."""
+    """Layer arrays ``(N, ..., J, k)`` from a stacked :class:`Pose` (or buffer) or a sequence of poses."""
+    if isinstance(poses, PoseBuffer):
+        poses = poses.to_pose()
     if isinstance(poses, Pose):
         if poses.rotations.ndim < 3:
             raise InvalidInputError(
@@ -82,26 +85,33 @@ def _stack_layers(poses: PoseLayers) -> tuple[FloatArray, FloatArray, FloatArray
     )
 
 
-def _layer_components(poses: PoseLayers) -> tuple[tuple[int, ...], int, list[FloatArray]]:
+def _layer_components(
+    poses: PoseLayers, workspace: Workspace
+) -> tuple[tuple[int, ...], int, tuple[FloatArray, FloatArray, FloatArray]]:
     """Batch shape, joint count and the layers' components ``(N, k, J, B)`` for t, r, s.
 
-    A stacked pose gives views (fast when its memory is batch-innermost, as the animator's and
-    :func:`~engine.anim.sampling.sample`'s are); a sequence is copied into that layout.
+    A stacked :class:`~engine.anim.layout.PoseBuffer` is used as it is; a stacked pose gives
+    views; a sequence is copied into workspace memory in that layout.
     """
+    if isinstance(poses, PoseBuffer):
+        if poses.num_layers is None:
+            raise InvalidInputError(f"a PoseBuffer of layers needs a leading layer axis (layers=N), got {poses!r}")
+        return poses.batch, poses.num_joints, poses.arrays()
     if isinstance(poses, Pose):
         t, r, s = _stack_layers(poses)
         batch, joints = r.shape[1:-2], r.shape[-2]
-        return batch, joints, [a.reshape(a.shape[0], -1, joints, a.shape[-1]).transpose(0, 3, 2, 1) for a in (t, r, s)]
+        views = [a.reshape(a.shape[0], -1, joints, a.shape[-1]).transpose(0, 3, 2, 1) for a in (t, r, s)]
+        return batch, joints, (views[0], views[1], views[2])
     _stack_layers(poses)  # validates the sequence
     layers = list(poses)
     batch, joints = layers[0].shape[:-1], layers[0].num_joints
     stacked = []
-    for name, width in (("translations", 3), ("rotations", 4), ("scales", 3)):
-        parts = scratch(f"blend_layers_{name}", (len(layers), width, joints, math.prod(batch)))
+    for index, width in enumerate(POSE_WIDTHS):
+        parts = workspace.empty((len(layers), width, joints, math.prod(batch)))
         for n, pose in enumerate(layers):  # one copy per layer
-            parts[n] = components(getattr(pose, name), joints, (width,))
+            parts[n] = components(pose.arrays()[index], joints, (width,))
         stacked.append(parts)
-    return batch, joints, stacked
+    return batch, joints, (stacked[0], stacked[1], stacked[2])
 
 
 def _rest_components(values: FloatArray, batch: tuple[int, ...], joints: int) -> FloatArray:
@@ -112,18 +122,14 @@ def _rest_components(values: FloatArray, batch: tuple[int, ...], joints: int) ->
     return full.reshape(-1, joints, values.shape[-1]).transpose(2, 1, 0)
 
 
-def _rest_arrays(rest: Pose | Skeleton, num_joints: int) -> tuple[FloatArray, FloatArray, FloatArray]:
-    if isinstance(rest, Skeleton):
-        rest_t, rest_r, rest_s = rest.rest_translations, rest.rest_rotations, rest.rest_scales
-    elif isinstance(rest, Pose):
-        rest_t, rest_r, rest_s = rest.translations, rest.rotations, rest.scales
-    else:
-        raise InvalidInputError(f"rest must be a Skeleton or a Pose, got {type(rest).__name__}")
-    if rest_r.shape[-2] != num_joints:
+def _rest_arrays(rest: Pose, num_joints: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+    if not isinstance(rest, Pose):
+        raise InvalidInputError(f"rest must be a Pose (e.g. skeleton.rest_pose), got {type(rest).__name__}")
+    if rest.num_joints != num_joints:
         raise SkeletonMismatchError(
-            f"rest has {rest_r.shape[-2]} joints but the poses have {num_joints}: they come from different skeletons"
+            f"rest has {rest.num_joints} joints but the poses have {num_joints}: they come from different skeletons"
         )
-    return rest_t, rest_r, rest_s
+    return rest.arrays()
 
 
 def _layer_weights(weights: Any, num_layers: int, batch: tuple[int, ...]) -> FloatArray:
@@ -142,42 +148,67 @@ def _layer_weights(weights: Any, num_layers: int, batch: tuple[int, ...]) -> Flo
     return w.reshape((num_layers,) + (1,) * (len(batch) - len(tail)) + tail)
 
 
-def _joint_weights(joint_weights: Any, num_layers: int, num_joints: int) -> FloatArray | None:
+def _masks(mask: Any, num_layers: int, num_joints: int) -> FloatArray | None:
     """Validated per-layer joint masks ``(N, J)``, or ``None`` for "all ones"."""
-    if joint_weights is None:
+    if mask is None:
         return None
-    if isinstance(joint_weights, (list, tuple)) and any(m is None for m in joint_weights):
-        if len(joint_weights) != num_layers:
-            raise InvalidInputError(
-                f"joint_weights must hold one mask (or None) per layer: {num_layers}, got {len(joint_weights)}"
-            )
-        joint_weights = [np.ones(num_joints) if m is None else m for m in joint_weights]
-    masks = as_array(joint_weights, "joint_weights")
+    if isinstance(mask, (list, tuple)) and any(m is None for m in mask):
+        if len(mask) != num_layers:
+            raise InvalidInputError(f"mask must hold one mask (or None) per layer: {num_layers}, got {len(mask)}")
+        mask = [np.ones(num_joints) if m is None else m for m in mask]
+    masks = as_array(mask, "mask")
     if masks.ndim != 2 or masks.shape[0] != num_layers:
-        raise InvalidInputError(f"joint_weights must have shape ({num_layers}, J), got {masks.shape}")
+        raise InvalidInputError(f"mask must have shape ({num_layers}, J), got {masks.shape}")
     if masks.shape[1] != num_joints:
         raise SkeletonMismatchError(
-            f"joint_weights has {masks.shape[1]} joints per mask but the poses have {num_joints}: "
+            f"mask has {masks.shape[1]} joints per layer but the poses have {num_joints}: "
             "the mask was built for a different skeleton"
         )
     if np.any(masks < 0.0):
         index = tuple(int(i) for i in np.argwhere(masks < 0.0)[0])
-        raise InvalidInputError(f"joint_weights must be non-negative, got {masks[index]} at index {index}")
+        raise InvalidInputError(f"mask must be non-negative, got {masks[index]} at index {index}")
     return masks
 
 
+@overload
 def blend(
+    rest: Pose,
     poses: PoseLayers,
     weights: Any,
-    joint_weights: Any = None,
+    mask: Any = None,
     *,
-    rest: Pose | Skeleton,
+    threshold: float = REST_THRESHOLD,
+    out: PoseBuffer,
+    workspace: Workspace | None = None,
+) -> PoseBuffer: ...
+
+
+@overload
+def blend(
+    rest: Pose,
+    poses: PoseLayers,
+    weights: Any,
+    mask: Any = None,
+    *,
     threshold: float = REST_THRESHOLD,
     out: Pose | None = None,
-) -> Pose:
+    workspace: Workspace | None = None,
+) -> Pose: ...
+
+
+def blend(
+    rest: Pose,
+    poses: PoseLayers,
+    weights: Any,
+    mask: Any = None,
+    *,
+    threshold: float = REST_THRESHOLD,
+    out: Pose | PoseBuffer | None = None,
+    workspace: Workspace | None = None,
+) -> Pose | PoseBuffer:
     """Weighted blend of ``N`` pose layers, per joint and per character.
 
-    With effective weights ``w[n] = weights[n] · joint_weights[n]`` (per character and joint) and
+    With effective weights ``w[n] = weights[n] · mask[n]`` (per character and joint) and
     their total ``W``, the rest pose joins with ``w_rest = max(0, threshold - W)``; then
 
     - rotations: every layer (and the rest pose) is sign-aligned to a reference quaternion
@@ -191,28 +222,32 @@ def blend(
 
     Parameters
     ----------
+    rest
+        The rest :class:`Pose` (``skeleton.rest_pose``), broadcastable to ``(..., J)``.
     poses
-        ``N`` layers: a sequence of poses of equal shape ``(..., J)``, or one stacked pose
-        ``(N, ..., J)`` (what the animator samples into, saving a copy).
+        ``N`` layers: a sequence of poses of equal shape ``(..., J)``, one stacked pose
+        ``(N, ..., J)``, or a stacked :class:`~engine.anim.layout.PoseBuffer` (made with
+        ``layers=N``: what the animator samples into, no copy and no layout change).
     weights
         Layer weights ``(N,)``, or ``(N, *batch)`` for one weight per layer and character;
         non-negative and finite.
-    joint_weights
-        Optional per-layer joint masks ``(N, J)`` (or a sequence of ``N`` masks ``(J,)`` /
+    mask
+        Optional per-layer joint weights ``(N, J)`` (or a sequence of ``N`` masks ``(J,)`` /
         ``None``), non-negative; see :func:`subtree_mask`. ``None`` weights every joint 1.
-    rest
-        The skeleton (its rest pose) or a rest :class:`Pose` broadcastable to ``(..., J)``.
     threshold
         Positive total weight below which the rest pose fills in (default
-        :data:`REST_THRESHOLD` = 0.1).
+        :data:`REST_THRESHOLD` = 1, the animator's default too).
     out
-        Optional pose ``(..., J)`` to write the result into (and return), not one of the
-        layers; saves allocating the three output arrays every frame.
+        Optional destination ``(..., J)``, not one of the layers, filled and returned: a
+        :class:`~engine.anim.layout.PoseBuffer` (the fast path) or a pose with writable arrays.
+    workspace
+        Scratch memory to reuse (:class:`~engine.anim.layout.Workspace`); ``None`` allocates.
 
     Returns
     -------
-    Pose
-        Blended local pose ``(..., J)`` with unit rotations.
+    Pose or PoseBuffer
+        ``out`` when given, else a new C-ordered pose: the blended local pose ``(..., J)`` with
+        unit rotations.
 
     Raises
     ------
@@ -229,25 +264,58 @@ def blend(
     >>> quarter = np.array([[0.0, np.sin(np.pi / 4), 0.0, np.cos(np.pi / 4)]])   # 90° about Y
     >>> a = Pose(np.zeros((1, 3)), quarter, np.ones((1, 3)))
     >>> b = Pose(np.ones((1, 3)), -quarter, np.ones((1, 3)))                        # same rotation
-    >>> out = blend([a, b], [0.5, 0.5], rest=skeleton)
+    >>> out = blend(skeleton.rest_pose, [a, b], [0.5, 0.5])
     >>> np.round(out.rotations, 4) + 0.0, out.translations
     (array([[0.    , 0.7071, 0.    , 0.7071]]), array([[0.5, 0.5, 0.5]]))
     """
     if not threshold > 0.0:
         raise InvalidInputError(f"threshold must be positive, got {threshold}")
-    batch, num_joints, (t, r, s) = _layer_components(poses)
-    num_layers, count = r.shape[0], r.shape[-1]
-    rest_t, rest_r, rest_s = (_rest_components(a, batch, num_joints) for a in _rest_arrays(rest, num_joints))
-    if out is not None and out.shape != (*batch, num_joints):
-        raise InvalidInputError(f"out must be a Pose shaped {(*batch, num_joints)}, got {out.shape}")
-    # Everything below works on components (k, J, B): long contiguous runs over the characters,
-    # in per-thread scratch buffers (fresh multi-megabyte temporaries page-fault on every call).
-    layer_w = np.broadcast_to(_layer_weights(weights, num_layers, batch), (num_layers, *batch))
-    masks = _joint_weights(joint_weights, num_layers, num_joints)
-    w = scratch("blend_w", (num_layers, num_joints, count))
+    ws = workspace_or_fresh(workspace)
+    with ws.scope():
+        batch, num_joints, layers = _layer_components(poses, ws)
+        target = (*batch, num_joints)
+        if out is not None and (not isinstance(out, Pose | PoseBuffer) or out.shape != target):
+            got = out.shape if isinstance(out, Pose | PoseBuffer) else type(out).__name__
+            raise InvalidInputError(f"out must be a Pose or PoseBuffer shaped {target}, got {got}")
+        rest_t, rest_r, rest_s = (_rest_components(a, batch, num_joints) for a in _rest_arrays(rest, num_joints))
+        layer_w = np.broadcast_to(_layer_weights(weights, layers[1].shape[0], batch), (layers[1].shape[0], *batch))
+        masks = _masks(mask, layers[1].shape[0], num_joints)
+        if isinstance(out, PoseBuffer):
+            _blend_into(out.arrays(), layers, layer_w, masks, (rest_t, rest_r, rest_s), threshold, ws)
+            return out
+        result = PoseBuffer.scratch(ws, batch, num_joints)
+        _blend_into(result.arrays(), layers, layer_w, masks, (rest_t, rest_r, rest_s), threshold, ws)
+        if out is None:
+            return result.to_pose()
+        for name, array, width, values in zip(
+            ("translations", "rotations", "scales"), out.arrays(), POSE_WIDTHS, result.arrays(), strict=True
+        ):
+            np.copyto(writable_components(array, num_joints, (width,), f"out.{name}"), values)
+        return out
+
+
+def _blend_into(
+    out: tuple[FloatArray, FloatArray, FloatArray],
+    layers: tuple[FloatArray, FloatArray, FloatArray],
+    layer_w: FloatArray,
+    masks: FloatArray | None,
+    rest: tuple[FloatArray, FloatArray, FloatArray],
+    threshold: float,
+    workspace: Workspace,
+) -> None:
+    """The blend of :func:`blend` on components: ``out`` ``(k, J, B)`` from ``layers`` ``(N, k, J, B)``.
+
+    Everything works on components: long contiguous runs over the characters, temporaries in
+    ``workspace`` (fresh multi-megabyte temporaries page-fault on every call).
+    """
+    t, r, s = layers
+    out_t, out_r, out_s = out
+    rest_t, rest_r, rest_s = rest
+    num_layers, num_joints, count = r.shape[0], r.shape[2], r.shape[-1]
+    w = workspace.empty((num_layers, num_joints, count))
     np.multiply(layer_w.reshape(num_layers, 1, count), 1.0 if masks is None else masks[:, :, None], out=w)
-    total = np.sum(w, axis=0, out=scratch("blend_total", (num_joints, count)))
-    rest_w = np.subtract(threshold, total, out=scratch("blend_rest_w", (num_joints, count)))
+    total = np.sum(w, axis=0, out=workspace.empty((num_joints, count)))
+    rest_w = np.subtract(threshold, total, out=workspace.empty((num_joints, count)))
     np.maximum(rest_w, 0.0, out=rest_w)
     rest_positive = rest_w > 0.0
     use_rest = bool(rest_positive.any())
@@ -257,8 +325,8 @@ def blend(
     # is not gathered into an array; the dot products with each candidate layer are taken instead.
     positive = w > 0.0
     signed = w  # a layer is its own reference, and zero weights need no sign: copied at a first flip
-    dot = scratch("blend_dot", total.shape)
-    rest_sign = scratch("blend_rest_sign", total.shape)
+    dot = workspace.empty(total.shape)
+    rest_sign = workspace.empty(total.shape)
     np.copyto(rest_sign, rest_w)  # w_rest >= 0: the sign where the rest pose is the reference
     # dot(rest, q) is q's w component when the rest rotations are the identity (as in BVH files).
     rest_identity = bool(np.all(rest_r[:3] == 0.0) and np.all(rest_r[3] == 1.0))
@@ -271,7 +339,7 @@ def blend(
                 both = np.logical_and(here, positive[n])
                 if both.any():  # disjoint masks (upper / lower body) need no signs
                     if signed is w:
-                        signed = scratch("blend_signed", w.shape)
+                        signed = workspace.empty(w.shape)
                         np.copyto(signed, w)
                     np.einsum("kjb,kjb->jb", r[n], r[m], out=dot)
                     np.copysign(w[n], dot, out=signed[n], where=both)
@@ -281,16 +349,6 @@ def blend(
         np.logical_and(free, ~positive[m], out=free)
         if not free.any():
             break
-    if out is None:
-        made = [batch_last_empty(batch, num_joints, (k,)) for k in (3, 4, 3)]
-        arrays = [m[0] for m in made]
-        out_t, out_r, out_s = (m[1] for m in made)
-    else:
-        arrays = [out.translations, out.rotations, out.scales]
-        out_t, out_r, out_s = (
-            storage_view(a, num_joints, (k,), f"out.{name}")
-            for a, k, name in zip(arrays, (3, 4, 3), ("translations", "rotations", "scales"), strict=True)
-        )
     np.einsum("njb,nkjb->kjb", signed, r, out=out_r)
     # Translations and scales: weights divided by W + w_rest = max(W, threshold) before the sums.
     np.maximum(total, threshold, out=total)
@@ -300,7 +358,7 @@ def blend(
     np.einsum("njb,nkjb->kjb", w, t, out=out_t)
     np.einsum("njb,nkjb->kjb", w, s, out=out_s)
     if use_rest:  # one component at a time: the temporary stays in cache, zeros and ones are cheap
-        term = scratch("blend_term", total.shape)
+        term = workspace.empty(total.shape)
         for values, rest_values, rest_weight in (
             (out_r, rest_r, rest_sign),
             (out_t, rest_t, rest_w),
@@ -311,12 +369,8 @@ def blend(
                     np.add(component, rest_weight, out=component)
                 elif np.any(rest_component):
                     np.add(component, np.multiply(rest_weight, rest_component, out=term), out=component)
-    norm = np.einsum("kjb,kjb->jb", out_r, out_r, out=scratch("blend_norm", total.shape))
+    norm = np.einsum("kjb,kjb->jb", out_r, out_r, out=workspace.empty(total.shape))
     out_r /= np.sqrt(norm, out=norm)
-    if out is not None:
-        return out
-    with trusted():  # finite by construction
-        return Pose(*arrays)
 
 
 def subtree_mask(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,8 @@ class Channel:
     interpolation: str
     times: FloatArray
     values: FloatArray
+    #: The channel alone, compiled for sampling: filled once by :func:`engine.anim.sampling.compiled_channel`.
+    _compiled: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.path not in PATH_WIDTHS and self.path != WEIGHTS_PATH:
@@ -92,6 +95,8 @@ class Clip:
     channels: tuple[Channel, ...]
     num_targets: int
     markers: dict[str, tuple[float, ...]] | None = None
+    #: The clip re-keyed for sampling: filled once by :func:`engine.anim.sampling.compiled`.
+    _compiled: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "channels", tuple(self.channels))
@@ -127,3 +132,45 @@ class Clip:
     def with_markers(self, markers: dict[str, Any]) -> Clip:
         """A copy of this clip carrying ``markers`` (event name → times in seconds)."""
         return Clip(self.name, self.channels, self.num_targets, markers)
+
+
+class Clips(Mapping[str, Clip]):
+    """Clips by name, read-only: ``character.clips["Walk"]``.
+
+    An unknown name raises a :class:`KeyError` that lists the names there are (``'Wlak'`` →
+    ``no clip named 'Wlak'; the clips are ['Run', 'Survey', 'Walk']``).
+
+    Examples
+    --------
+    >>> clips = Clips([Clip("walk", (), 1), Clip("run", (), 1)])
+    >>> sorted(clips), clips["run"].name
+    (['run', 'walk'], 'run')
+    >>> clips["jump"]
+    Traceback (most recent call last):
+    KeyError: "no clip named 'jump'; the clips are ['run', 'walk']"
+    """
+
+    def __init__(self, clips: Iterable[Clip] | Mapping[str, Clip] = ()) -> None:
+        items = clips.items() if isinstance(clips, Mapping) else ((clip.name, clip) for clip in clips)
+        self._clips: dict[str, Clip] = {}
+        for name, clip in items:
+            if not isinstance(clip, Clip):
+                raise InvalidInputError(f"clips[{name!r}] must be a Clip, got {type(clip).__name__}")
+            if name in self._clips:
+                raise InvalidInputError(f"two clips are named {name!r}")
+            self._clips[str(name)] = clip
+
+    def __getitem__(self, name: str) -> Clip:
+        try:
+            return self._clips[name]
+        except KeyError:
+            raise KeyError(f"no clip named {name!r}; the clips are {sorted(self._clips)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._clips)
+
+    def __len__(self) -> int:
+        return len(self._clips)
+
+    def __repr__(self) -> str:
+        return f"Clips({list(self._clips)})"

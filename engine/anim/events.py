@@ -131,6 +131,10 @@ def wrap_raw(end: FloatArray, duration: Any, loop: Any) -> tuple[FloatArray, Flo
     safe = np.where(period > 0.0, period, 1.0)
     loops = np.where((loop == Loop.ONCE) | (period <= 0.0), 0.0, np.floor(end / safe))
     raw = np.where(loop == Loop.ONCE, np.clip(end, 0.0, duration), end - loops * safe)
-    # Rounding can put end - loops·period a hair outside [0, period): fold it back.
-    raw = np.where((loop != Loop.ONCE) & (raw >= safe), raw - safe, raw)
+    # Rounding can put end - loops·period onto the period itself (end an ulp below a multiple of
+    # it, e.g. -1e-17 with loops = -1): that time is the start of the next loop, so the loop
+    # count moves with it and raw + loops·period stays the unwrapped time.
+    folded = (loop != Loop.ONCE) & (period > 0.0) & (raw >= safe)
+    raw = np.where(folded, raw - safe, raw)
+    loops = np.where(folded, loops + 1.0, loops)
     return np.where(period > 0.0, np.maximum(raw, 0.0), 0.0), loops

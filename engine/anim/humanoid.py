@@ -297,7 +297,7 @@ def unit_vector(vector: Any, name: str) -> FloatArray:
 
 def rest_positions(skeleton: Skeleton) -> FloatArray:
     """Rest model-space joint positions ``(J, 3)``."""
-    return local_to_model(skeleton, skeleton.rest_pose().matrices())[:, :3, 3]
+    return local_to_model(skeleton, skeleton.rest_pose.matrices())[:, :3, 3]
 
 
 class _Tree:

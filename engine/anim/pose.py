@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import InvalidInputError
-from engine.math._checks import FloatArray, as_array
+from engine.math._checks import FloatArray, as_array, trusted
 from engine.math.mat import matrix_from_trs
 
 
@@ -35,6 +35,18 @@ class Pose:
                 f"{self.translations.shape}, rotations {self.rotations.shape}, scales {self.scales.shape}"
             )
 
+    @classmethod
+    def identity(cls, num_joints: int, batch: tuple[int, ...] = ()) -> Pose:
+        """Identity transforms: zero translations, identity rotations, unit scales, ``(*batch, J)``.
+
+        The rest pose of a delta (additive) pose, and of anything sampled as offsets.
+        """
+        shape = (*batch, int(num_joints))
+        rotations = np.zeros((*shape, 4))
+        rotations[..., 3] = 1.0
+        with trusted():
+            return cls(np.zeros((*shape, 3)), rotations, np.ones((*shape, 3)))
+
     @property
     def shape(self) -> tuple[int, ...]:
         """Leading shape ``(..., J)``."""
@@ -44,6 +56,10 @@ class Pose:
     def num_joints(self) -> int:
         """Number of joints ``J``."""
         return self.rotations.shape[-2]
+
+    def arrays(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """``(translations, rotations, scales)``."""
+        return self.translations, self.rotations, self.scales
 
     def matrices(self) -> FloatArray:
         """Local 4×4 matrices ``T·R·S`` shaped ``(..., J, 4, 4)``."""
@@ -64,3 +80,10 @@ class Pose:
     def __getitem__(self, index: Any) -> Pose:
         """Index the batch axes: ``pose[c]`` is character ``c``."""
         return Pose(self.translations[index], self.rotations[index], self.scales[index])
+
+    def joints(self, index: Any) -> Pose:
+        """The joints ``index`` (an index array or slice of the joint axis) of every batch entry."""
+        return Pose(self.translations[..., index, :], self.rotations[..., index, :], self.scales[..., index, :])
+
+    def __repr__(self) -> str:
+        return f"Pose(batch {self.shape[:-1]}, {self.num_joints} joints)"

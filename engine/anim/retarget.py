@@ -53,7 +53,7 @@ Examples
 >>> plan = plan_retarget(small, big, {n: n for n in names})
 >>> plan.root_scale
 2.0
->>> pose = small.rest_pose()
+>>> pose = small.rest_pose
 >>> retarget_pose(plan, pose).translations[0]  # the hips, twice as high
 array([0., 2., 0.])
 """
@@ -109,7 +109,7 @@ def _arc(u: FloatArray, v: FloatArray) -> FloatArray:
 
 def _rest_model(skeleton: Skeleton) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Rest model matrices ``(J, 4, 4)``, rotations ``(J, 4)`` and positions ``(J, 3)``."""
-    model = local_to_model(skeleton, skeleton.rest_pose().matrices())
+    model = local_to_model(skeleton, skeleton.rest_pose.matrices())
     return model, _rotations_of(model), model[:, :3, 3].copy()
 
 
@@ -665,7 +665,7 @@ def retarget_clip(plan: RetargetPlan, clip: Clip, times: Any | None = None, *, n
     times = as_array(times, "times")
     if times.ndim != 1 or times.size == 0 or np.any(np.diff(times) < 0):
         raise InvalidInputError(f"times must be a non-empty, non-decreasing 1-D array, got shape {times.shape}")
-    pose = retarget_pose(plan, sample(clip, plan.source, times))
+    pose = retarget_pose(plan, sample(clip, plan.source.rest_pose, times))
     rotations = unflip(pose.rotations[:, plan.target_joints], axis=0)
     with trusted():
         channels = [

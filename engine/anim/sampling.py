@@ -20,26 +20,25 @@ slerp arc, and a cubic restricted to a sub-interval is a cubic. Sampling is then
 multiply-adds per group of channels (same path and interpolation). Slerp is evaluated as
 ``cos(u·θ)·start + sin(u·θ)·direction`` with the segment's frame precomputed, and the sine and
 cosine come from a Taylor series sized at compile time for the widest arc (several times faster
-than ``np.sin``, exact to double precision). Poses come back stored batch-innermost
-(:mod:`engine.anim._layout`), the order :func:`~engine.anim.local_to_model.model_from_pose` reads
-fastest.
+than ``np.sin``, exact to double precision). The work happens batch-innermost
+(:mod:`engine.anim.layout`): pass a :class:`~engine.anim.layout.PoseBuffer` as ``out`` to keep
+the result in that layout (what :func:`~engine.anim.local_to_model.model_from_pose` reads
+fastest); otherwise the pose comes back as ordinary C-ordered arrays.
 """
 
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
-from engine.anim._layout import as_slice, batch_last_empty, scratch, storage_view
 from engine.anim.clip import Channel, Clip
+from engine.anim.layout import PoseBuffer, Workspace, as_slice, workspace_or_fresh, writable_components
 from engine.anim.pose import Pose
-from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, IntArray, as_array, trusted
+from engine.math._checks import FloatArray, IntArray, as_array
 
 #: Order of the three pose paths.
 PATHS = ("translation", "rotation", "scale")
@@ -74,7 +73,8 @@ class _Group:
 class CompiledClip:
     """A clip re-keyed on one merged timeline, ready for fast sampling.
 
-    Build it with :func:`compile_clip` (:func:`sample` does so once per clip and remembers it).
+    Build it with :func:`compile_clip`; :func:`compiled` builds it once per clip and keeps it on
+    the clip (what :func:`sample` uses).
 
     Attributes
     ----------
@@ -254,16 +254,16 @@ def _sine_terms(largest: float) -> int:
     return terms
 
 
-def _sin_cos(arc: FloatArray, terms: int) -> tuple[FloatArray, FloatArray]:
+def _sin_cos(arc: FloatArray, terms: int, workspace: Workspace) -> tuple[FloatArray, FloatArray]:
     """Sine and cosine of ``arc`` (``0 <= arc <= π/2``) by their Taylor series, Horner in ``arc²``.
 
     Several times faster than ``np.sin``/``np.cos`` on small arcs and as accurate: the first
-    dropped term is below ``2⁻⁵⁶`` (:func:`_sine_terms`).
+    dropped term is below ``2⁻⁵⁶`` (:func:`_sine_terms`). The results are workspace memory.
     """
-    square = np.multiply(arc, arc, out=scratch("square", arc.shape))
-    sine = scratch("sine", arc.shape)
+    square = np.multiply(arc, arc, out=workspace.empty(arc.shape))
+    sine = workspace.empty(arc.shape)
     sine.fill((-1.0) ** (terms - 1) / math.factorial(2 * terms - 1))
-    cosine = scratch("cosine", arc.shape)
+    cosine = workspace.empty(arc.shape)
     cosine.fill((-1.0) ** (terms - 1) / math.factorial(2 * terms - 2))
     for k in range(terms - 2, -1, -1):
         sine *= square
@@ -274,19 +274,23 @@ def _sin_cos(arc: FloatArray, terms: int) -> tuple[FloatArray, FloatArray]:
     return sine, cosine
 
 
-_COMPILED: weakref.WeakKeyDictionary[Clip, CompiledClip] = weakref.WeakKeyDictionary()
-
-
 def compiled(clip: Clip | CompiledClip) -> CompiledClip:
-    """The compiled form of ``clip``, built on first use and kept as long as the clip lives."""
+    """The compiled form of ``clip``, built on first use and kept on the clip; a ``CompiledClip`` as is."""
     if isinstance(clip, CompiledClip):
         return clip
     if not isinstance(clip, Clip):
         raise InvalidInputError(f"clip must be a Clip or CompiledClip, got {type(clip).__name__}")
-    found = _COMPILED.get(clip)
-    if found is None:
-        found = _COMPILED[clip] = compile_clip(clip)
-    return found
+    if clip._compiled is None:
+        object.__setattr__(clip, "_compiled", compile_clip(clip))
+    return clip._compiled
+
+
+def compiled_channel(channel: Channel) -> CompiledClip:
+    """``channel`` alone as a one-target :class:`CompiledClip`, built on first use and kept on the channel."""
+    if channel._compiled is None:
+        alone = Channel(0, channel.path, channel.interpolation, channel.times, channel.values)
+        object.__setattr__(channel, "_compiled", compile_clip(Clip(channel.path, (alone,), 1)))
+    return channel._compiled
 
 
 def _check_times(times: Any) -> FloatArray:
@@ -309,33 +313,69 @@ def _segments(compiled_clip: CompiledClip, times: FloatArray) -> tuple[IntArray,
     return index, u
 
 
-def sample(clip: Clip | CompiledClip, skeleton: Skeleton, times: Any, *, out: Pose | None = None) -> Pose:
-    """Local pose of ``skeleton`` played by ``clip`` at ``times`` (seconds, used as given).
+@overload
+def sample(
+    clip: Clip | CompiledClip,
+    rest: Pose,
+    times: Any,
+    *,
+    out: PoseBuffer,
+    workspace: Workspace | None = None,
+) -> PoseBuffer: ...
+
+
+@overload
+def sample(
+    clip: Clip | CompiledClip,
+    rest: Pose,
+    times: Any,
+    *,
+    out: Pose | None = None,
+    workspace: Workspace | None = None,
+) -> Pose: ...
+
+
+def sample(
+    clip: Clip | CompiledClip,
+    rest: Pose,
+    times: Any,
+    *,
+    out: Pose | PoseBuffer | None = None,
+    workspace: Workspace | None = None,
+) -> Pose | PoseBuffer:
+    """Local pose played by ``clip`` at ``times`` (seconds, used as given), ``rest`` where it has no channel.
 
     Parameters
     ----------
     clip
-        A :class:`~engine.anim.clip.Clip` whose ``num_targets`` equals ``skeleton.num_joints``
-        (joints of a skin, or all nodes of a scene hierarchy), or its :class:`CompiledClip`.
-    skeleton
-        Supplies the rest values of the joints that no channel animates.
+        A :class:`~engine.anim.clip.Clip` (joints of a skin, or all nodes of a scene
+        hierarchy) or its :class:`CompiledClip`.
+    rest
+        The values of the targets no channel animates: a :class:`~engine.anim.pose.Pose`
+        ``(J,)`` with ``J = clip.num_targets``, usually ``skeleton.rest_pose``, or
+        ``Pose.identity(J)`` for an additive clip (whose unanimated joints are identity deltas).
     times
         A scalar, or an array of any shape ``B`` (usually ``(C,)``, one time per character).
     out
-        Optional pose shaped ``(*B, J, ...)`` to write into (and return): reusing one per frame
-        avoids allocating (and page-faulting) fresh arrays. Any memory layout works.
+        Optional destination shaped ``(*B, J)``, filled and returned: a
+        :class:`~engine.anim.layout.PoseBuffer` (the fast path: no layout change), or a
+        :class:`~engine.anim.pose.Pose` with writable arrays of any memory layout.
+    workspace
+        Scratch memory to reuse (:class:`~engine.anim.layout.Workspace`); ``None`` allocates.
 
     Returns
     -------
-    Pose
-        Translations ``(*B, J, 3)``, unit rotations ``(*B, J, 4)``, scales ``(*B, J, 3)``.
+    Pose or PoseBuffer
+        ``out`` when given; else a new C-ordered pose: translations ``(*B, J, 3)``, unit rotations
+        ``(*B, J, 4)``, scales ``(*B, J, 3)``.
 
     Raises
     ------
     SkeletonMismatchError
-        If the clip targets a different number of joints than the skeleton has.
+        If the clip targets a different number of joints than ``rest`` has.
     InvalidInputError
-        If ``times`` holds NaN or infinity, or ``out`` has the wrong shape.
+        If ``rest`` is not one pose ``(J,)``, ``times`` holds NaN or infinity, or ``out`` has the
+        wrong shape.
 
     Examples
     --------
@@ -344,73 +384,90 @@ def sample(clip: Clip | CompiledClip, skeleton: Skeleton, times: Any, *, out: Po
     >>> skeleton = Skeleton(["root"], [-1])
     >>> slide = Channel(0, "translation", "LINEAR", [0.0, 2.0], [[0, 0, 0], [2.0, 0, 0]])
     >>> clip = Clip("slide", [slide], num_targets=1)
-    >>> sample(clip, skeleton, [-1.0, 0.5, 3.0]).translations[:, 0, 0]
+    >>> sample(clip, skeleton.rest_pose, [-1.0, 0.5, 3.0]).translations[:, 0, 0]
     array([0. , 0.5, 2. ])
     """
     compiled_clip = compiled(clip)
-    joints = skeleton.num_joints
-    if compiled_clip.num_targets != joints:
+    if not isinstance(rest, Pose):
+        raise InvalidInputError(f"rest must be a Pose (e.g. skeleton.rest_pose), got {type(rest).__name__}")
+    joints = compiled_clip.num_targets
+    if rest.num_joints != joints:
         raise SkeletonMismatchError(
-            f"clip {compiled_clip.clip.name!r} animates {compiled_clip.num_targets} targets but the skeleton "
-            f"has {joints} joints"
+            f"clip {compiled_clip.clip.name!r} animates {joints} targets but the rest pose has {rest.num_joints} joints"
         )
+    if rest.shape != (joints,):
+        raise InvalidInputError(f"rest must be one pose of {joints} joints, shape ({joints},), got {rest.shape}")
     times = _check_times(times)
     batch = times.shape
-    tails = ((3,), (4,), (3,))
-    if out is None:
-        made = [batch_last_empty(batch, joints, tail) for tail in tails]
-        arrays, storages = [m[0] for m in made], [m[1] for m in made]
-    elif isinstance(out, Pose) and out.shape == (*batch, joints):
-        arrays = [out.translations, out.rotations, out.scales]
-        storages = [
-            storage_view(array, joints, tail, f"out.{name}")
-            for array, tail, name in zip(arrays, tails, ("translations", "rotations", "scales"), strict=True)
-        ]
-    else:
-        got = out.shape if isinstance(out, Pose) else type(out).__name__
+    target = (*batch, joints)
+    if out is not None and (not isinstance(out, Pose | PoseBuffer) or out.shape != target):
+        got = out.shape if isinstance(out, Pose | PoseBuffer) else type(out).__name__
         raise InvalidInputError(
-            f"out must be a Pose shaped {(*batch, joints)} (times {batch}, {joints} joints), got {got}"
+            f"out must be a Pose or PoseBuffer shaped {target} (times {batch}, {joints} joints), got {got}"
         )
-    outputs = dict(zip(PATHS, storages, strict=True))
-    rest = (skeleton.rest_translations, skeleton.rest_rotations, skeleton.rest_scales)
+    rest_values = rest.arrays()
+    ws = workspace_or_fresh(workspace)
+    if isinstance(out, PoseBuffer):
+        with ws.scope():
+            _fill(compiled_clip, rest_values, times.reshape(-1), out, ws)
+        return out
+    with ws.scope():
+        buffer = PoseBuffer.scratch(ws, batch, joints)
+        _fill(compiled_clip, rest_values, times.reshape(-1), buffer, ws)
+        if out is None:
+            return buffer.to_pose()
+        for name, array, width, values in zip(PATHS, out.arrays(), (3, 4, 3), buffer.arrays(), strict=True):
+            np.copyto(writable_components(array, joints, (width,), f"out.{name}"), values)
+    return out
+
+
+def _fill(
+    compiled_clip: CompiledClip,
+    rest: tuple[FloatArray, FloatArray, FloatArray],
+    times: FloatArray,
+    buffer: PoseBuffer,
+    workspace: Workspace,
+) -> None:
+    """Write the pose at flat ``times`` ``(B,)`` into ``buffer``: rest values, then every channel."""
+    outputs = dict(zip(PATHS, buffer.arrays(), strict=True))
     for path, rest_values in zip(PATHS, rest, strict=True):
         static = compiled_clip.static[path]
         if static.size:
             outputs[path][:, static] = rest_values[static].T[:, :, None]
-    _sample_into(compiled_clip, times.reshape(-1), outputs)
-    if out is not None:
-        return out
-    with trusted():  # finite by construction: skip the pose's NaN scans
-        return Pose(*arrays)
+    _sample_into(compiled_clip, times, outputs, workspace)
 
 
-def _sample_into(compiled_clip: CompiledClip, times: FloatArray, outputs: dict[str, FloatArray]) -> None:
+def _sample_into(
+    compiled_clip: CompiledClip, times: FloatArray, outputs: dict[str, FloatArray], workspace: Workspace
+) -> None:
     """Write every channel of ``compiled_clip`` at flat ``times`` ``(B,)`` into ``outputs[path]`` ``(w, J, B)``."""
     if not compiled_clip.groups:
         return
     index, u = _segments(compiled_clip, times)
     table = compiled_clip.table
     # (R, B) in C order: every coefficient of every channel for every character, in one gather
-    gathered = np.take(table, index, axis=1, out=scratch("coefficients", (table.shape[0], index.size)), mode="clip")
+    gathered = np.take(table, index, axis=1, out=workspace.empty((table.shape[0], index.size)), mode="clip")
     count = times.size
     for group in compiled_clip.groups:
         if group.path not in outputs:  # morph weights in a pose sample: read with sample_channel
             continue
         block = gathered[group.rows].reshape(group.terms, group.width, group.count, count)
         if isinstance(group.targets, slice):
-            _evaluate_into(group, block, gathered, u, outputs[group.path][:, group.targets])
+            _evaluate_into(group, block, gathered, u, outputs[group.path][:, group.targets], workspace)
         else:
-            value = scratch("value", block.shape[1:])
-            _evaluate_into(group, block, gathered, u, value)
+            value = workspace.empty(block.shape[1:])
+            _evaluate_into(group, block, gathered, u, value, workspace)
             outputs[group.path][:, group.targets] = value
 
 
-def _evaluate_into(group: _Group, block: FloatArray, gathered: FloatArray, u: FloatArray, dest: FloatArray) -> None:
+def _evaluate_into(
+    group: _Group, block: FloatArray, gathered: FloatArray, u: FloatArray, dest: FloatArray, workspace: Workspace
+) -> None:
     """Evaluate one group into ``dest`` ``(w, N, B)`` from its coefficients ``block`` ``(terms, w, N, B)``."""
     if group.kind == "slerp":
         assert group.angle_rows is not None
-        arc = np.multiply(gathered[group.angle_rows], u, out=scratch("arc", (group.count, u.size)))
-        sine, cosine = _sin_cos(arc, group.sine_terms)
+        arc = np.multiply(gathered[group.angle_rows], u, out=workspace.empty((group.count, u.size)))
+        sine, cosine = _sin_cos(arc, group.sine_terms, workspace)
         np.multiply(block[0], cosine, out=dest)
         dest += np.multiply(block[1], sine, out=block[1])
         return
@@ -426,9 +483,6 @@ def _evaluate_into(group: _Group, block: FloatArray, gathered: FloatArray, u: Fl
         dest /= np.sqrt(np.einsum("wnb,wnb->nb", dest, dest))
 
 
-_COMPILED_CHANNELS: weakref.WeakKeyDictionary[Channel, CompiledClip] = weakref.WeakKeyDictionary()
-
-
 def sample_channel(channel: Channel, times: Any) -> FloatArray:
     """Values of one channel at ``times`` ``(*B,)``: ``(*B, w)``, ``w`` the channel's width (rotations unit).
 
@@ -438,12 +492,7 @@ def sample_channel(channel: Channel, times: Any) -> FloatArray:
     if not isinstance(channel, Channel):
         raise InvalidInputError(f"channel must be a Channel, got {type(channel).__name__}")
     times = _check_times(times)
-    compiled_clip = _COMPILED_CHANNELS.get(channel)
-    if compiled_clip is None:
-        alone = Channel(0, channel.path, channel.interpolation, channel.times, channel.values)
-        clip = Clip(channel.path, (alone,), 1)
-        compiled_clip = _COMPILED_CHANNELS[channel] = compile_clip(clip)
     width = channel.values.shape[-1]
     values = np.empty((width, 1, times.size))
-    _sample_into(compiled_clip, times.reshape(-1), {channel.path: values})
+    _sample_into(compiled_channel(channel), times.reshape(-1), {channel.path: values}, workspace_or_fresh(None))
     return values[:, 0].T.reshape(*times.shape, width)

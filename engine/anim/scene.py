@@ -315,11 +315,13 @@ class Scene:
     def sample(self, clip: SceneClip | str, times: Any) -> SceneFrame:
         """Node transforms and morph weights of ``clip`` at ``times`` ``(*B,)`` (used as given), evaluated."""
         clip = self._clip(clip)
-        return self.evaluate(sample(clip.nodes, self.hierarchy, times), self.sample_morph_weights(clip, times))
+        return self.evaluate(
+            sample(clip.nodes, self.hierarchy.rest_pose, times), self.sample_morph_weights(clip, times)
+        )
 
     def rest_frame(self, batch: tuple[int, ...] = ()) -> SceneFrame:
         """The rest pose and default morph weights, repeated over ``batch``."""
-        return self.evaluate(self.hierarchy.rest_pose().broadcast_to(batch))
+        return self.evaluate(self.hierarchy.rest_pose.broadcast_to(batch))
 
     def default_morph_weights(self, batch: tuple[int, ...] = ()) -> tuple[FloatArray, ...]:
         """Per instance its default weights broadcast to ``(*batch, T)`` (read-only views)."""
@@ -349,7 +351,7 @@ class Scene:
         batch = skin_pose.shape[:-1]
         if skin_pose.shape[-1] != joints.size:
             raise SkeletonMismatchError(f"skin_pose must have shape (..., {joints.size}), got {skin_pose.shape}")
-        pose = self.hierarchy.rest_pose().broadcast_to(batch) if base is None else base.copy()
+        pose = self.hierarchy.rest_pose.broadcast_to(batch) if base is None else base.copy()
         pose.translations[..., joints, :] = skin_pose.translations
         pose.rotations[..., joints, :] = skin_pose.rotations
         pose.scales[..., joints, :] = skin_pose.scales
@@ -392,7 +394,7 @@ def instance_vertices(
     positions, normals = morph_vertices(mesh, frame.morph_weights[instance])
     if item.skin is not None:
         skin = skin_vertices if method == "lbs" else skin_vertices_dq
-        return skin(frame.skin_palettes[item.skin], mesh, positions=positions, normals=normals)
+        return skin(mesh, frame.skin_palettes[item.skin], positions=positions, normals=normals)
     world = frame.world[..., item.node, :, :]
     placed = transform_points(world[..., None, :, :], positions)
     if normals is None:

@@ -8,10 +8,29 @@ from typing import Any
 
 import numpy as np
 
+from engine.anim.layout import as_slice
 from engine.anim.pose import Pose
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, IntArray, as_array, readonly_copy
+from engine.math._checks import FloatArray, IntArray, as_array, readonly_copy, trusted
 from engine.math.quat import check_unit
+
+
+@dataclass(frozen=True)
+class Level:
+    """One step of a composition plan: joints of one depth and their parents (slices where possible).
+
+    A level whose joints share one parent stores that parent as a one-element slice, which
+    broadcasts over the level.
+    """
+
+    joints: slice | IntArray
+    parents: slice | IntArray
+
+
+def _level(joints: IntArray, parents: IntArray) -> Level:
+    first = int(parents[0])
+    shared = bool(np.all(parents == first))
+    return Level(as_slice(joints), slice(first, first + 1) if shared else as_slice(parents))
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,6 +54,12 @@ class Skeleton:
     levels
         Joint indices grouped by depth; ``levels[0]`` holds exactly the roots. ``local_to_model``
         does one numpy operation per level.
+    plan
+        Levels ``1 …`` as :class:`Level` steps (slices where the indices allow): what
+        ``local_to_model`` composes, computed once here.
+    rest_pose
+        The rest pose as a read-only :class:`~engine.anim.pose.Pose` ``(J,)`` (the same arrays
+        as ``rest_translations``, ``rest_rotations``, ``rest_scales``); ``.copy()`` it to edit.
     """
 
     names: tuple[str, ...]
@@ -45,6 +70,9 @@ class Skeleton:
     inverse_bind_matrices: FloatArray
     levels: tuple[IntArray, ...] = field(init=False)
     depths: IntArray = field(init=False)
+    plan: tuple[Level, ...] = field(init=False)
+    rest_pose: Pose = field(init=False, repr=False)
+    _subtree_plans: dict[int, tuple[slice | IntArray, tuple[Level, ...]]] = field(init=False, repr=False)
 
     def __init__(
         self,
@@ -105,7 +133,11 @@ class Skeleton:
         object.__setattr__(self, "rest_scales", readonly_copy(s))
         object.__setattr__(self, "inverse_bind_matrices", readonly_copy(ibm))
         object.__setattr__(self, "depths", readonly_copy(depths))
+        with trusted():  # validated just above
+            object.__setattr__(self, "rest_pose", Pose(self.rest_translations, self.rest_rotations, self.rest_scales))
         object.__setattr__(self, "levels", levels)
+        object.__setattr__(self, "plan", tuple(_level(joints, parents_arr[joints]) for joints in levels[1:]))
+        object.__setattr__(self, "_subtree_plans", {})
 
     @property
     def num_joints(self) -> int:
@@ -133,6 +165,26 @@ class Skeleton:
             inside[j] = p >= 0 and inside[p]
         return np.nonzero(inside)[0]
 
+    def subtree_plan(self, joint: int) -> tuple[slice | IntArray, tuple[Level, ...]]:
+        """The joints of ``joint``'s subtree and the levels that compose it (computed once per joint).
+
+        The first level is ``joint`` itself under its parent (absent for a root, which keeps its
+        local matrix); the rest are the deeper levels of the subtree. ``local_to_model(...,
+        from_joint=joint)`` recomputes exactly these joints.
+        """
+        plans = self._subtree_plans
+        found = plans.get(joint)
+        if found is None:
+            inside = self.subtree(joint)
+            depths = self.depths[inside]
+            levels = []
+            for depth in range(int(depths.min()), int(depths.max()) + 1):  # build time, once per joint
+                joints = inside[depths == depth]
+                if depth > 0:
+                    levels.append(_level(joints, self.parents[joints]))
+            found = plans[joint] = (as_slice(inside), tuple(levels))
+        return found
+
     def chain(self, start: int, end: int) -> IntArray:
         """Joint indices from ``start`` down to ``end``; raises unless ``start`` is an ancestor of ``end``."""
         path = [int(end)]
@@ -144,10 +196,6 @@ class Skeleton:
                 )
             path.append(parent)
         return np.array(path[::-1], dtype=np.intp)
-
-    def rest_pose(self) -> Pose:
-        """The rest pose as a :class:`~engine.anim.pose.Pose` shaped ``(J, ...)``."""
-        return Pose(self.rest_translations.copy(), self.rest_rotations.copy(), self.rest_scales.copy())
 
     def __repr__(self) -> str:
         roots = [self.names[i] for i in self.levels[0]] if self.levels else []

@@ -12,11 +12,19 @@ whose weights are all zero at its bind position (it has no joint to follow).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
-from engine.anim._layout import components, matrices_out
+from engine.anim.layout import (
+    MatrixBuffer,
+    Workspace,
+    components,
+    deliver_matrices,
+    matrices_destination,
+    matrix_array_view,
+    workspace_or_fresh,
+)
 from engine.anim.mesh import MeshData
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -33,25 +41,57 @@ def _check_joint_axis(array: Any, name: str, joints: int) -> FloatArray:
     return array
 
 
-def skinning_palette(skeleton: Skeleton, model: Any, *, out: FloatArray | None = None) -> FloatArray:
+@overload
+def skinning_palette(
+    skeleton: Skeleton, model: Any, *, out: MatrixBuffer, workspace: Workspace | None = None
+) -> MatrixBuffer: ...
+
+
+@overload
+def skinning_palette(
+    skeleton: Skeleton, model: Any, *, out: FloatArray | None = None, workspace: Workspace | None = None
+) -> FloatArray: ...
+
+
+def skinning_palette(
+    skeleton: Skeleton,
+    model: Any,
+    *,
+    out: FloatArray | MatrixBuffer | None = None,
+    workspace: Workspace | None = None,
+) -> FloatArray | MatrixBuffer:
     """Skinning matrices ``(..., J, 4, 4)``: ``model[j] @ skeleton.inverse_bind_matrices[j]``.
 
     ``model`` ``(..., J, 4, 4)`` are the joints' model-space matrices (from
-    :func:`~engine.anim.local_to_model.model_from_pose`). A vertex in bind space goes to model
-    space through its joints' palette matrices. The result is stored batch-innermost like the
-    model matrices (see :mod:`engine.anim.local_to_model`), which turns the product into one
-    small matrix product per joint and row over all characters at once (BLAS); ``out``, if
-    given, is filled and returned.
+    :func:`~engine.anim.local_to_model.model_from_pose`), as an array or a
+    :class:`~engine.anim.layout.MatrixBuffer`. A vertex in bind space goes to model space through
+    its joints' palette matrices. With buffers the product runs batch-innermost
+    (:mod:`engine.anim.layout`): one small matrix product per joint and row over all characters
+    at once (BLAS); arrays in and out are one batched ``matmul``. ``out`` is a
+    :class:`~engine.anim.layout.MatrixBuffer` (filled in place), a writable array, or ``None``
+    for a new C-ordered array; ``workspace`` is scratch memory to reuse.
     """
-    model = _check_joint_axis(model, "model", skeleton.num_joints)
     joints = skeleton.num_joints
-    result, palette = matrices_out(out, model.shape[:-3], joints)
-    # palette[r, k, j, :] = Σ_m inverse_bind[j, m, k] · model[r, m, j, :]
-    inverse_bind_t = skeleton.inverse_bind_matrices.transpose(0, 2, 1)
-    np.matmul(
-        inverse_bind_t[None], components(model, joints, (4, 4)).transpose(0, 2, 1, 3), out=palette.transpose(0, 2, 1, 3)
-    )
-    return result
+    if isinstance(model, MatrixBuffer):
+        if model.num_joints != joints:
+            raise SkeletonMismatchError(f"model has {model.num_joints} joints but the skeleton has {joints}")
+        batch, entries = model.batch, model.entries
+    else:
+        model = _check_joint_axis(model, "model", joints)
+        batch, entries = model.shape[:-3], components(model, joints, (4, 4))
+        if not isinstance(out, MatrixBuffer):  # arrays in and out: one batched product, no layout change
+            palette = np.matmul(model, skeleton.inverse_bind_matrices)
+            if out is None:
+                return palette
+            matrix_array_view(out, batch, joints)[...] = components(palette, joints, (4, 4))
+            return out
+    ws = workspace_or_fresh(workspace)
+    with ws.scope():
+        palette, view = matrices_destination(out, batch, joints, ws)
+        # palette[r, k, j, :] = Σ_m inverse_bind[j, m, k] · model[r, m, j, :]
+        inverse_bind_t = skeleton.inverse_bind_matrices.transpose(0, 2, 1)
+        np.matmul(inverse_bind_t[None], entries.transpose(0, 2, 1, 3), out=palette.transpose(0, 2, 1, 3))
+        return deliver_matrices(out, palette, view, batch, slice(None))
 
 
 def joint_matrices(world_joints: Any, world_mesh_node: Any, inverse_bind: Any) -> FloatArray:
@@ -116,7 +156,7 @@ def _transform_normals(linear: FloatArray, normals: FloatArray) -> FloatArray:
 
 
 def skin_vertices(
-    palette: Any, mesh: MeshData, *, positions: Any = None, normals: Any = None
+    mesh: MeshData, palette: Any, *, positions: Any = None, normals: Any = None
 ) -> tuple[FloatArray, FloatArray | None]:
     """Linear blend skinning on the CPU, over every influence set of ``mesh``.
 
@@ -125,10 +165,10 @@ def skin_vertices(
 
     Parameters
     ----------
-    palette
-        ``(..., J, 4, 4)`` skinning matrices (:func:`skinning_palette` or :func:`joint_matrices`).
     mesh
         A skinned :class:`~engine.anim.mesh.MeshData`; its joint indices must be below ``J``.
+    palette
+        ``(..., J, 4, 4)`` skinning matrices (:func:`skinning_palette` or :func:`joint_matrices`).
     positions, normals
         Bind-space vertices ``(..., V, 3)`` to skin instead of the mesh's own, e.g. morphed ones
         (:func:`engine.anim.morph.morph_vertices`: glTF morphs first, then skins).
@@ -168,7 +208,7 @@ def _bind_vertices(mesh: MeshData, positions: Any, normals: Any) -> tuple[FloatA
 
 
 def skin_vertices_dq(
-    palette: Any, mesh: MeshData, *, positions: Any = None, normals: Any = None
+    mesh: MeshData, palette: Any, *, positions: Any = None, normals: Any = None
 ) -> tuple[FloatArray, FloatArray | None]:
     """Dual-quaternion skinning on the CPU (reference for the GPU shader), every influence set.
 

@@ -331,7 +331,7 @@ def sample_velocity(
         speed for the rate in real time.
     """
     _, start, stop, rate = _window(clip, times, step, loop, side)
-    poses = sample(clip, skeleton, np.stack((start, stop)))
+    poses = sample(clip, skeleton.rest_pose, np.stack((start, stop)))
     return _difference(poses[0], poses[1], rate)
 
 
@@ -346,7 +346,7 @@ def sample_with_velocity(
 ) -> tuple[Pose, PoseVelocity]:
     """The pose :func:`~engine.anim.sampling.sample` gives and :func:`sample_velocity`, in one sampling pass."""
     t, start, stop, rate = _window(clip, times, step, loop, side)
-    poses = sample(clip, skeleton, np.stack((t, start, stop)))
+    poses = sample(clip, skeleton.rest_pose, np.stack((t, start, stop)))
     return poses[0], _difference(poses[1], poses[2], rate)
 
 
@@ -400,7 +400,7 @@ def velocity_table(clip: Clip | CompiledClip, skeleton: Skeleton) -> VelocityTab
     timeline = key_times(clip)
     span = np.diff(timeline)
     # two samples inside each segment: exact for LINEAR (constant rate), zero for STEP (held)
-    poses = sample(clip, skeleton, np.stack((timeline[:-1] + 0.25 * span, timeline[:-1] + 0.75 * span)))
+    poses = sample(clip, skeleton.rest_pose, np.stack((timeline[:-1] + 0.25 * span, timeline[:-1] + 0.75 * span)))
     rate = 2.0 / np.where(span > 0.0, span, 1.0)
     velocity = _difference(poses[0], poses[1], rate)
     table = np.stack((velocity.linear, velocity.angular, velocity.scaling), axis=-2)
@@ -428,14 +428,14 @@ def blend_velocity(
     velocities: PoseVelocity | Sequence[PoseVelocity],
     weights: Any,
     *,
-    masks: Any = None,
+    mask: Any = None,
     weight_rates: Any = None,
 ) -> PoseVelocity:
     """Velocity of :func:`~engine.anim.blending.blend`'s result, from each layer's pose and velocity.
 
     ``blend`` sums the layers' rotations after aligning each to the hemisphere of a reference
     (the first layer with weight at that joint), normalises the sum, and averages translations
-    and scales. Its exact time derivative, with per-joint weights ``w = weights · masks`` and
+    and scales. Its exact time derivative, with per-joint weights ``w = weights · mask`` and
     their rates ``ẇ``, is
 
     - translations (and likewise scales): ``(Σ w v + Σ ẇ (t - t̄)) / W`` with ``W = Σ w``;
@@ -453,8 +453,8 @@ def blend_velocity(
         Their velocities, the same way.
     weights
         ``(N,)`` or ``(N, *batch)``, non-negative, with a positive total at every joint.
-    masks
-        Optional per-layer joint weights ``(N, J)``.
+    mask
+        Optional per-layer joint weights ``(N, J)`` (``blend``'s ``mask``).
     weight_rates
         Optional ``d weights / dt``, shaped like ``weights`` (``None``: constant weights).
 
@@ -479,12 +479,12 @@ def blend_velocity(
     expand = (layers,) + (1,) * (len(batch) - (w.ndim - 1)) + w.shape[1:] + (1,)
     w = np.broadcast_to(w.reshape(expand), (layers, *batch, joints))
     rates = np.broadcast_to(rates.reshape(expand), (layers, *batch, joints))
-    if masks is not None:
-        mask = as_array(masks, "masks")
+    if mask is not None:
+        mask = as_array(mask, "mask")
         if mask.shape != (layers, joints):
-            raise SkeletonMismatchError(f"masks must have shape ({layers}, {joints}), got {mask.shape}")
+            raise SkeletonMismatchError(f"mask must have shape ({layers}, {joints}), got {mask.shape}")
         if np.any(mask < 0.0):
-            raise InvalidInputError(f"masks must be non-negative, got {float(mask.min())}")
+            raise InvalidInputError(f"mask must be non-negative, got {float(mask.min())}")
         shaped = mask.reshape((layers,) + (1,) * len(batch) + (joints,))
         w, rates = w * shaped, rates * shaped
     total = w.sum(axis=0)

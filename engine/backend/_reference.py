@@ -69,9 +69,9 @@ def local_pose(
                 clip = bank.clips[int(k)]
                 chosen = np.flatnonzero(ids == k)
                 if chosen.size == count:
-                    sample(clip, bank.skeleton, layer_times, out=slot)
+                    sample(clip, bank.skeleton.rest_pose, layer_times, out=slot)
                 else:
-                    part = sample(clip, bank.skeleton, layer_times[chosen])
+                    part = sample(clip, bank.skeleton.rest_pose, layer_times[chosen])
                     slot.translations[chosen], slot.rotations[chosen], slot.scales[chosen] = (
                         part.translations,
                         part.rotations,
@@ -80,7 +80,7 @@ def local_pose(
                 segment = np.maximum(np.searchsorted(clip.timeline, layer_times[chosen], side="right") - 1, 0)
                 weighted = weights[layer, characters[chosen]] > 0.0
                 cursors[layer, characters[chosen[weighted]]] = segment[weighted]
-        return blend(stacked, weights[:, characters], masks, rest=bank.skeleton, threshold=threshold, out=local)
+        return blend(bank.skeleton.rest_pose, stacked, weights[:, characters], masks, threshold=threshold, out=local)
 
 
 def model_and_palette(bank: ClipBank, local: Pose, workspace: dict[str, Any]) -> tuple[FloatArray, FloatArray]:

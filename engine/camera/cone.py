@@ -32,17 +32,12 @@ from typing import Any
 import numpy as np
 
 from engine.camera._params import check_angle_limit
-from engine.math import quat_angle, quat_conjugate, quat_exp, quat_from_axis_angle, quat_log, quat_multiply
+from engine.math import kernels, quat_angle
 from engine.math._checks import FloatArray, as_array
 from engine.math.vec import vec_normalize
 
 #: The camera's view axis in its own frame: the default axis for :func:`swing_twist_clamp`.
 VIEW_AXIS = (0.0, 0.0, -1.0)
-
-
-def _scale_rotation(q: FloatArray, factor: FloatArray) -> FloatArray:
-    """``q ** factor``: the same axis, ``factor`` times the angle (``factor`` shaped like ``q[..., 0]``)."""
-    return quat_exp(quat_log(q) * factor[..., None])
 
 
 def cone_clamp(orientation: Any, centre: Any, limit: Any) -> FloatArray:
@@ -77,7 +72,7 @@ def cone_clamp(orientation: Any, centre: Any, limit: Any) -> FloatArray:
     angle = quat_angle(centre, q)
     outside = angle > limit
     factor = np.where(outside, limit / np.where(outside, angle, 1.0), 1.0)
-    clamped = quat_multiply(centre, _scale_rotation(quat_multiply(quat_conjugate(centre), q), factor))
+    clamped = kernels.mul(centre, kernels.power(kernels.mul(kernels.conj(centre), q), factor))
     return np.where(outside[..., None], clamped, q)
 
 
@@ -111,16 +106,7 @@ def swing_twist(orientation: Any, axis: Any = VIEW_AXIS) -> tuple[FloatArray, Fl
     True
     """
     q = as_array(orientation, "orientation", (4,))
-    axis = vec_normalize(axis, "axis")
-    along = np.sum(q[..., :3] * axis, axis=-1, keepdims=True)
-    projected = along * axis
-    w = np.broadcast_to(q[..., 3:], (*projected.shape[:-1], 1))
-    raw = np.concatenate((projected, w), axis=-1)
-    norm = np.linalg.norm(raw, axis=-1, keepdims=True)
-    degenerate = norm <= 1e-12
-    twist = np.where(degenerate, np.array([0.0, 0.0, 0.0, 1.0]), raw / np.where(degenerate, 1.0, norm))
-    swing = quat_multiply(q, quat_conjugate(twist))
-    return swing, twist
+    return kernels.swing_twist(q, vec_normalize(axis, "axis"))
 
 
 def swing_twist_clamp(
@@ -129,9 +115,11 @@ def swing_twist_clamp(
     """Limit the swing of ``axis`` and the twist about it, both relative to ``centre``.
 
     The rotation from the centre, ``centre⁻¹ · orientation``, is split by :func:`swing_twist`.
-    The swing is clamped exactly, by scaling its angle down to ``swing_limit``: the view
-    direction then lies on the cone of half-angle ``swing_limit`` around the centre's. The twist
-    angle is clamped to ``[-twist_limit, twist_limit]``. The two are then recombined.
+    The swing is clamped exactly, keeping its axis with the angle brought down to
+    ``swing_limit``: the view direction then lies on the cone of half-angle ``swing_limit``
+    around the centre's. The twist angle is clamped to ``[-twist_limit, twist_limit]``. The two
+    are then recombined (:func:`engine.math.kernels.swing_twist_clamp`, the clamp the IK joint
+    limits use too).
 
     Parameters
     ----------
@@ -173,18 +161,5 @@ def swing_twist_clamp(
     swing_limit = check_angle_limit(swing_limit, "swing_limit")
     twist_limit = check_angle_limit(twist_limit, "twist_limit", allow_zero=True)
     axis = vec_normalize(axis, "axis")
-    swing, twist = swing_twist(quat_multiply(quat_conjugate(centre), q), axis)
-
-    swing_angle = 2.0 * np.arctan2(np.linalg.norm(swing[..., :3], axis=-1), np.abs(swing[..., 3]))
-    swing_out = swing_angle > swing_limit
-    swing_factor = np.where(swing_out, swing_limit / np.where(swing_out, swing_angle, 1.0), 1.0)
-
-    along = np.sum(twist[..., :3] * axis, axis=-1)
-    sign = np.where(twist[..., 3] < 0, -1.0, 1.0)
-    twist_angle = 2.0 * np.arctan2(sign * along, sign * twist[..., 3])  # signed, in [-π, π]
-    twist_out = np.abs(twist_angle) > twist_limit
-    twist = np.where(
-        twist_out[..., None], quat_from_axis_angle(axis, np.clip(twist_angle, -twist_limit, twist_limit)), twist
-    )
-    clamped = quat_multiply(centre, quat_multiply(_scale_rotation(swing, swing_factor), twist))
-    return np.where((swing_out | twist_out)[..., None], clamped, q)
+    relative, changed = kernels.swing_twist_clamp(kernels.mul(kernels.conj(centre), q), axis, swing_limit, twist_limit)
+    return np.where(changed[..., None], kernels.mul(centre, relative), q)

@@ -20,7 +20,7 @@ from engine.math._checks import FloatArray
 
 def sample_pose(clip: CompiledClip, skeleton: Skeleton, times: FloatArray, out: Pose | None = None) -> Pose:
     """``clip``'s local pose at ``times`` ``(K,)``: ``(K, J)`` (written into ``out`` when given)."""
-    return sample(clip, skeleton, times, out=out)
+    return sample(clip, skeleton.rest_pose, times, out=out)
 
 
 def sample_pose_velocity(
@@ -40,7 +40,7 @@ def blend_layers(layers: Pose, weights: FloatArray, masks: Any, skeleton: Skelet
 
     The graph's weights sum to 1 at every joint, so the rest pose never fills in.
     """
-    return blend(layers, weights, masks, rest=skeleton, out=out)
+    return blend(skeleton.rest_pose, layers, weights, masks, out=out)
 
 
 def add_pose(base: Pose, pose: Pose, reference: Pose, weight: FloatArray, mask: Any) -> tuple[Pose, Pose]:

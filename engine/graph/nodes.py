@@ -361,7 +361,7 @@ class LayerNode(Node):
             for v, f in ((base_velocity, "linear"), (base_velocity, "angular"), (base_velocity, "scaling"))
         ]
         with trusted():
-            return pose, blend_velocity(stacked, PoseVelocity(*speeds), weights, masks=self.masks)
+            return pose, blend_velocity(stacked, PoseVelocity(*speeds), weights, mask=self.masks)
 
 
 class MachineNode(Node):

@@ -329,7 +329,7 @@ class _Binder:
                     )
                 reference = _jobs.sample_pose(additive.compiled, self.skeleton, np.zeros(1))[0]
             else:
-                reference = self.skeleton.rest_pose()
+                reference = self.skeleton.rest_pose
             mask = None if motion.mask is None else self.masks[motion.mask]
             return AdditiveNode(self.node(motion.base), additive, motion.weight, mask, reference)
         if isinstance(motion, LayerMotion):

@@ -6,6 +6,7 @@ Start with :func:`load_character` (one skinned character) or :func:`load_gltf` (
 """
 
 from engine.io.build import GltfAsset, MeshNode, SkinData, load_gltf
+from engine.io.bvh import load_bvh
 from engine.io.character import Character, load_character
 
-__all__ = ["Character", "GltfAsset", "MeshNode", "SkinData", "load_character", "load_gltf"]
+__all__ = ["Character", "GltfAsset", "MeshNode", "SkinData", "load_bvh", "load_character", "load_gltf"]

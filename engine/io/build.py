@@ -112,7 +112,7 @@ class GltfAsset:
 
     def rest_world(self) -> FloatArray:
         """``(H, 4, 4)`` world matrices of the hierarchy in its rest pose."""
-        return local_to_model(self.hierarchy, self.hierarchy.rest_pose().matrices())
+        return local_to_model(self.hierarchy, self.hierarchy.rest_pose.matrices())
 
     def clip_index(self, name: str) -> int:
         """Index of the clip called ``name``."""

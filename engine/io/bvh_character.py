@@ -33,7 +33,7 @@ def bone_mesh(skeleton: Skeleton, *, width: float = 0.12) -> MeshData:
     tenth of the way from the parent, and follows the parent joint (weight 1). Bones of zero length
     are skipped. Returns a non-indexed triangle list in the skeleton's bind (rest model) space.
     """
-    model = local_to_model(skeleton, skeleton.rest_pose().matrices())[:, :3, 3]
+    model = local_to_model(skeleton, skeleton.rest_pose.matrices())[:, :3, 3]
     child = np.nonzero(skeleton.parents >= 0)[0]
     parent = skeleton.parents[child]
     bone = model[child] - model[parent]

@@ -6,11 +6,10 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 
 import numpy as np
 
-from engine.anim.clip import Clip
+from engine.anim.clip import Clip, Clips
 from engine.anim.mesh import MeshData
 from engine.anim.scene import Scene
 from engine.anim.skeleton import Skeleton
@@ -53,10 +52,10 @@ class Character:
     Sample a clip and get world-space skinning matrices (code, not run here)::
 
         fox = load_character("Fox.glb")
-        pose = sample(fox.clips["Walk"], fox.skeleton, 0.25)          # engine.anim.sampling
-        model = model_from_pose(fox.skeleton, pose)                   # (J, 4, 4) model space
+        pose = sample(fox.clips["Walk"], fox.skeleton.rest_pose, 0.25)  # engine.anim.sampling
+        model = model_from_pose(fox.skeleton, pose)                     # (J, 4, 4) model space
         palette = fox.root_transform @ skinning_palette(fox.skeleton, model)
-        positions, normals = skin_vertices(palette, fox.meshes[0])    # world space
+        positions, normals = skin_vertices(fox.meshes[0], palette)      # world space
     """
 
     name: str
@@ -142,7 +141,7 @@ def load_character(path: str | Path, skin: int = 0, *, textures: bool = True) ->
     return Character(
         name=data.name,
         skeleton=data.skeleton,
-        clips=MappingProxyType({clip.name: clip for clip in data.clips}),
+        clips=Clips(data.clips),
         meshes=tuple(meshes),
         root_transform=data.root_transform,
         mesh_transforms=tuple(transforms),

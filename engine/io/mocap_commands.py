@@ -45,8 +45,8 @@ def evaluate_bvh(anim: BvhAnimation, times: FloatArray) -> dict[str, Any]:
     """``ossa evaluate``'s JSON for a BVH take: joints as nodes, world = model space, no skins or meshes."""
     times = np.asarray(times, dtype=np.float64).reshape(-1)
     skeleton = anim.skeleton
-    rest = skeleton.rest_pose().broadcast_to(times.shape)  # what a take of zero frames shows
-    pose = sample(anim.clip, skeleton, times) if anim.clip.channels else rest
+    rest = skeleton.rest_pose.broadcast_to(times.shape)  # what a take of zero frames shows
+    pose = sample(anim.clip, skeleton.rest_pose, times) if anim.clip.channels else rest
     model = model_from_pose(skeleton, pose)
     columns = np.swapaxes(model, -1, -2).reshape(times.size, skeleton.num_joints, 16)
     nodes = [{"index": j, "name": name, "world": columns[:, j].tolist()} for j, name in enumerate(skeleton.names)]

@@ -8,6 +8,7 @@ shape would broadcast silently).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,17 +20,22 @@ from engine.errors import DegenerateInputError, InvalidInputError
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 
-_state = {"validate": True}
+#: Whether public functions scan for NaN/inf: per thread and per asyncio task (a context variable).
+_VALIDATE: contextvars.ContextVar[bool] = contextvars.ContextVar("ossa_validate", default=True)
 
 
 def validating() -> bool:
-    """Whether public functions scan their inputs for NaN/inf (default ``True``)."""
-    return _state["validate"]
+    """Whether public functions scan their inputs for NaN/inf here (default ``True``)."""
+    return _VALIDATE.get()
 
 
 @contextlib.contextmanager
 def trusted() -> Iterator[None]:
     """Skip NaN/inf scans inside the block, for hot loops over already-validated data.
+
+    The switch is a :class:`contextvars.ContextVar`: it holds for the current thread (and the
+    current asyncio task) only, so a trusted block in one thread never turns off validation
+    in another.
 
     Examples
     --------
@@ -38,12 +44,11 @@ def trusted() -> Iterator[None]:
     >>> with trusted():
     ...     q = quat_multiply(np.array([0.0, 0, 0, 1]), np.array([0.0, 0, 0, 1]))
     """
-    previous = _state["validate"]
-    _state["validate"] = False
+    token = _VALIDATE.set(False)
     try:
         yield
     finally:
-        _state["validate"] = previous
+        _VALIDATE.reset(token)
 
 
 def as_array(value: Any, name: str, trailing: tuple[int, ...] = (), *, finite: bool = True) -> FloatArray:
@@ -59,7 +64,7 @@ def as_array(value: Any, name: str, trailing: tuple[int, ...] = (), *, finite: b
     if (trailing and array.shape[array.ndim - len(trailing) :] != trailing) or array.ndim < len(trailing):
         expected = "(..., " + ", ".join(map(str, trailing)) + ")"
         raise InvalidInputError(f"{name} must have shape {expected}, got {array.shape}")
-    if finite and _state["validate"] and not np.isfinite(array).all():
+    if finite and _VALIDATE.get() and not np.isfinite(array).all():
         bad = np.argwhere(~np.isfinite(array))[0]
         raise InvalidInputError(f"{name} must be finite, got {array[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
     return array
@@ -74,7 +79,7 @@ def readonly_copy(array: Any) -> np.ndarray:
 
 def check_finite(array: FloatArray, name: str) -> None:
     """Raise :class:`InvalidInputError` if ``array`` holds NaN or inf (while validating)."""
-    if _state["validate"] and not np.isfinite(array).all():
+    if _VALIDATE.get() and not np.isfinite(array).all():
         bad = np.argwhere(~np.isfinite(array))[0]
         raise InvalidInputError(f"{name} must be finite, got {array[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
 

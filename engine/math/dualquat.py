@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from engine.errors import InvalidInputError
+from engine.math import kernels
 from engine.math._checks import FloatArray, as_array, nonzero_norm
-from engine.math.quat import _mul, matrix_from_quat, quat_conjugate, quat_from_matrix
+from engine.math.quat import matrix_from_quat, quat_conjugate, quat_from_matrix
 
 
 def dq_from_rotation_translation(rotation: Any, translation: Any) -> FloatArray:
@@ -21,14 +22,14 @@ def dq_from_rotation_translation(rotation: Any, translation: Any) -> FloatArray:
     r = as_array(rotation, "rotation", (4,))
     t = as_array(translation, "translation", (3,))
     r, t4 = np.broadcast_arrays(r, np.concatenate((t, np.zeros((*t.shape[:-1], 1))), axis=-1))
-    return np.concatenate((r, 0.5 * _mul(t4, r)), axis=-1)
+    return np.concatenate((r, 0.5 * kernels.mul(t4, r)), axis=-1)
 
 
 def rotation_translation_from_dq(dq: Any) -> tuple[FloatArray, FloatArray]:
     """Inverse of :func:`dq_from_rotation_translation` for unit dual quaternions."""
     dq = as_array(dq, "dq", (8,))
     real, dual = dq[..., :4], dq[..., 4:]
-    return real, 2.0 * _mul(dual, quat_conjugate(real))[..., :3]
+    return real, 2.0 * kernels.mul(dual, quat_conjugate(real))[..., :3]
 
 
 def dq_from_matrix(m: Any) -> FloatArray:
@@ -41,8 +42,8 @@ def dq_multiply(a: Any, b: Any) -> FloatArray:
     """Product ``a * b``: apply ``b`` first, then ``a`` (same order as :func:`quat_multiply`)."""
     a = as_array(a, "a", (8,))
     b = as_array(b, "b", (8,))
-    real = _mul(a[..., :4], b[..., :4])
-    dual = _mul(a[..., :4], b[..., 4:]) + _mul(a[..., 4:], b[..., :4])
+    real = kernels.mul(a[..., :4], b[..., :4])
+    dual = kernels.mul(a[..., :4], b[..., 4:]) + kernels.mul(a[..., 4:], b[..., :4])
     return np.concatenate((real, dual), axis=-1)
 
 
@@ -71,10 +72,7 @@ def matrix_from_dq(dq: Any) -> FloatArray:
 def dq_transform_points(dq: Any, points: Any) -> FloatArray:
     """Apply unit dual quaternions to points ``(..., 3)``."""
     real, t = rotation_translation_from_dq(dq)
-    p = as_array(points, "points", (3,))
-    u = real[..., :3]
-    uv = np.cross(u, p)
-    return p + 2.0 * (real[..., 3:] * uv + np.cross(u, uv)) + t
+    return kernels.rotate(real, as_array(points, "points", (3,))) + t
 
 
 def dq_blend(dqs: Any, weights: Any) -> FloatArray:

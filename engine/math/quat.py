@@ -12,13 +12,12 @@ from typing import Any
 import numpy as np
 
 from engine.errors import DegenerateInputError, InvalidInputError
+from engine.math import kernels
 from engine.math._blocks import blockwise
 from engine.math._checks import FloatArray, as_array, check_finite, nonzero_norm
 
 #: Below this ``1 - |dot|`` slerp falls back to a normalised lerp (the angle is under ~0.08°).
 SLERP_NLERP_THRESHOLD = 1e-6
-#: Below this half-angle (radians) log/exp and rotation-vector conversions use a Taylor series.
-SERIES_THRESHOLD = 1e-4
 
 
 def quat_identity(shape: tuple[int, ...] = ()) -> FloatArray:
@@ -26,20 +25,6 @@ def quat_identity(shape: tuple[int, ...] = ()) -> FloatArray:
     q = np.zeros((*shape, 4))
     q[..., 3] = 1.0
     return q
-
-
-def _mul(a: FloatArray, b: FloatArray) -> FloatArray:
-    ax, ay, az, aw = np.moveaxis(a, -1, 0)
-    bx, by, bz, bw = np.moveaxis(b, -1, 0)
-    return np.stack(
-        (
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz,
-        ),
-        axis=-1,
-    )
 
 
 def quat_multiply(a: Any, b: Any) -> FloatArray:
@@ -54,13 +39,12 @@ def quat_multiply(a: Any, b: Any) -> FloatArray:
     >>> np.round(quat_rotate(q, [0, 0, 1]), 6) + 0.0
     array([ 0., -1.,  0.])
     """
-    return _mul(as_array(a, "a", (4,)), as_array(b, "b", (4,)))
+    return kernels.mul(as_array(a, "a", (4,)), as_array(b, "b", (4,)))
 
 
 def quat_conjugate(q: Any) -> FloatArray:
     """Conjugate ``(-x, -y, -z, w)``; the inverse rotation for unit quaternions."""
-    q = as_array(q, "q", (4,))
-    return q * np.array([-1.0, -1.0, -1.0, 1.0])
+    return kernels.conj(as_array(q, "q", (4,)))
 
 
 def quat_norm(q: Any) -> FloatArray:
@@ -94,11 +78,7 @@ def quat_inverse(q: Any) -> FloatArray:
 
 def quat_canonical(q: Any) -> FloatArray:
     """The representative of ``±q`` with ``w >= 0`` (ties broken on x, then y, then z)."""
-    q = as_array(q, "q", (4,))
-    key = q[..., 3]
-    for axis in (0, 1, 2):  # fixed 3-step tie-break, not a loop over elements
-        key = np.where(key == 0.0, q[..., axis], key)
-    return np.where((key < 0.0)[..., None], -q, q)
+    return kernels.canonical(as_array(q, "q", (4,)))
 
 
 def quat_negate(q: Any) -> FloatArray:
@@ -136,19 +116,39 @@ def quat_angle(a: Any, b: Any) -> FloatArray:
 
 def quat_difference(a: Any, b: Any) -> FloatArray:
     """``inv(a) * b``: the rotation that takes orientation ``a`` to ``b``, in ``a``'s frame."""
-    return _mul(quat_inverse(a), as_array(b, "b", (4,)))
+    return kernels.mul(quat_inverse(a), as_array(b, "b", (4,)))
 
 
 def quat_from_axis_angle(axis: Any, angle: Any) -> FloatArray:
     """Rotation by ``angle`` radians about ``axis`` (normalised here; zero length raises)."""
     axis = as_array(axis, "axis", (3,))
     angle = as_array(angle, "angle")
-    norm = np.linalg.norm(axis, axis=-1)
+    norm = kernels.norm(axis)
     nonzero_norm(norm, "axis", "axis")
-    half = 0.5 * angle
-    xyz = axis / norm[..., None] * np.sin(half)[..., None]
-    xyz, w = np.broadcast_arrays(xyz, np.cos(half)[..., None])
-    return np.concatenate((xyz, w[..., :1]), axis=-1)
+    return kernels.from_axis_angle(axis / norm[..., None], angle)
+
+
+def quat_from_two_vectors(source: Any, target: Any, fallback: Any = None) -> FloatArray:
+    """The shortest rotation ``(..., 4)`` that turns direction ``source`` onto direction ``target``.
+
+    Neither vector needs unit length; a zero vector raises. For opposite directions the half
+    turn is about ``fallback`` made perpendicular to ``source`` (any perpendicular when
+    ``fallback`` is ``None`` or parallel to it). Stable up to 180° (see
+    :func:`engine.math.kernels.shortest_arc`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = quat_from_two_vectors([1.0, 0.0, 0.0], [0.0, 2.0, 0.0])
+    >>> np.round(quat_rotate(q, [1.0, 0.0, 0.0]), 12) + 0.0
+    array([0., 1., 0.])
+    """
+    u = as_array(source, "source", (3,))
+    v = as_array(target, "target", (3,))
+    nonzero_norm(kernels.norm(u), "source", "vector")
+    nonzero_norm(kernels.norm(v), "target", "vector")
+    side = None if fallback is None else as_array(fallback, "fallback", (3,))
+    return kernels.shortest_arc(u, v, side)
 
 
 def axis_angle_from_quat(q: Any) -> tuple[FloatArray, FloatArray]:
@@ -168,49 +168,19 @@ def axis_angle_from_quat(q: Any) -> tuple[FloatArray, FloatArray]:
     return axis, angle
 
 
-def _sinc_half_series(angle: FloatArray) -> FloatArray:
-    """``sin(angle/2) / angle``, with a Taylor series near 0."""
-    small = np.abs(angle) < SERIES_THRESHOLD
-    safe = np.where(small, 1.0, angle)
-    return np.where(small, 0.5 - angle**2 / 48.0, np.sin(0.5 * safe) / safe)
-
-
 def quat_from_rotvec(rotvec: Any) -> FloatArray:
-    """Rotation vector (axis × angle, radians) to unit quaternion; exact near 0."""
-    rotvec = as_array(rotvec, "rotvec", (3,))
-    angle = np.linalg.norm(rotvec, axis=-1)
-    xyz = rotvec * _sinc_half_series(angle)[..., None]
-    return np.concatenate((xyz, np.cos(0.5 * angle)[..., None]), axis=-1)
+    """Rotation vector (axis × angle, radians) to unit quaternion; exact near 0 (``exp(rotvec / 2)``)."""
+    return kernels.exp(0.5 * as_array(rotvec, "rotvec", (3,)))
 
 
 def rotvec_from_quat(q: Any) -> FloatArray:
-    """Unit quaternion to rotation vector with angle in ``[0, π]``; exact near 0."""
-    q = quat_canonical(quat_normalize(q))
-    sin_half = np.linalg.norm(q[..., :3], axis=-1)
-    angle = 2.0 * np.arctan2(sin_half, q[..., 3])
-    small = angle < SERIES_THRESHOLD
-    scale = np.where(small, 2.0 + angle**2 / 12.0, angle / np.where(small, 1.0, sin_half))
-    return q[..., :3] * scale[..., None]
+    """Unit quaternion to rotation vector with angle in ``[0, π]``; exact near 0 (``2 log(q)``)."""
+    return 2.0 * kernels.log(quat_normalize(q))
 
 
 def quat_rotate(q: Any, v: Any) -> FloatArray:
     """Rotate vectors ``v (..., 3)`` by unit quaternions: ``v + 2w(u×v) + 2u×(u×v)``, ``u = q.xyz``."""
-    return blockwise(_rotate_kernel, (3,), (as_array(q, "q", (4,)), 1), (as_array(v, "v", (3,)), 1))
-
-
-def _rotate_kernel(out: FloatArray, q: FloatArray, v: FloatArray) -> None:
-    """``out = v + w·t + u × t`` with ``t = 2 u × v``, written out per component."""
-    qx, qy, qz, qw = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
-    tx = qy * vz - qz * vy
-    tx += tx
-    ty = qz * vx - qx * vz
-    ty += ty
-    tz = qx * vy - qy * vx
-    tz += tz
-    out[..., 0] = vx + qw * tx + (qy * tz - qz * ty)
-    out[..., 1] = vy + qw * ty + (qz * tx - qx * tz)
-    out[..., 2] = vz + qw * tz + (qx * ty - qy * tx)
+    return blockwise(kernels.rotate_into, (3,), (as_array(q, "q", (4,)), 1), (as_array(v, "v", (3,)), 1))
 
 
 def quat_rotate_sandwich(q: Any, v: Any) -> FloatArray:
@@ -218,7 +188,7 @@ def quat_rotate_sandwich(q: Any, v: Any) -> FloatArray:
     q = as_array(q, "q", (4,))
     v = as_array(v, "v", (3,))
     p = np.concatenate((v, np.zeros((*v.shape[:-1], 1))), axis=-1)
-    return _mul(_mul(q, p), quat_inverse(q))[..., :3]
+    return kernels.mul(kernels.mul(q, p), quat_inverse(q))[..., :3]
 
 
 def matrix_from_quat(q: Any) -> FloatArray:
@@ -227,20 +197,8 @@ def matrix_from_quat(q: Any) -> FloatArray:
 
 
 def _matrix_kernel(out: FloatArray, q: FloatArray) -> None:
-    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    x2, y2, z2 = x + x, y + y, z + z
-    xx, yy, zz = x * x2, y * y2, z * z2
-    xy, xz, yz = x * y2, x * z2, y * z2
-    wx, wy, wz = w * x2, w * y2, w * z2
-    np.subtract(1.0, yy + zz, out=out[..., 0, 0])
-    np.subtract(xy, wz, out=out[..., 0, 1])
-    np.add(xz, wy, out=out[..., 0, 2])
-    np.add(xy, wz, out=out[..., 1, 0])
-    np.subtract(1.0, xx + zz, out=out[..., 1, 1])
-    np.subtract(yz, wx, out=out[..., 1, 2])
-    np.subtract(xz, wy, out=out[..., 2, 0])
-    np.add(yz, wx, out=out[..., 2, 1])
-    np.subtract(1.0, xx + yy, out=out[..., 2, 2])
+    lead = out.ndim - 2
+    kernels.rotation_matrix_into(out.transpose(lead, lead + 1, *range(lead)), q.transpose(lead, *range(lead)))
 
 
 def quat_from_matrix(m: Any) -> FloatArray:
@@ -255,33 +213,7 @@ def quat_from_matrix(m: Any) -> FloatArray:
     elif m.shape[-2:] != (3, 3) or m.ndim < 2:
         raise InvalidInputError(f"m must have shape (..., 3, 3) or (..., 4, 4), got {m.shape}")
     check_finite(m, "m")
-    return blockwise(_shepperd_kernel, (4,), (m, 2))
-
-
-def _shepperd_kernel(out: FloatArray, m: FloatArray) -> None:
-    """Rows of ``K = 4 q qᵀ`` from the matrix entries; keep the row with the largest diagonal."""
-    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
-    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
-    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
-    k = np.empty((*m.shape[:-2], 4, 4))
-    one_plus, one_minus = 1.0 + m00, 1.0 - m00
-    plus, minus = m11 + m22, m11 - m22
-    np.subtract(one_plus, plus, out=k[..., 0, 0])  # 4x²
-    np.add(one_minus, minus, out=k[..., 1, 1])  # 4y²
-    np.subtract(one_minus, minus, out=k[..., 2, 2])  # 4z²
-    np.add(one_plus, plus, out=k[..., 3, 3])  # 4w²
-    np.add(m01, m10, out=k[..., 0, 1])  # 4xy
-    np.add(m02, m20, out=k[..., 0, 2])  # 4xz
-    np.add(m12, m21, out=k[..., 1, 2])  # 4yz
-    np.subtract(m21, m12, out=k[..., 0, 3])  # 4wx
-    np.subtract(m02, m20, out=k[..., 1, 3])  # 4wy
-    np.subtract(m10, m01, out=k[..., 2, 3])  # 4wz
-    k[..., 1, 0], k[..., 2, 0], k[..., 2, 1] = k[..., 0, 1], k[..., 0, 2], k[..., 1, 2]
-    k[..., 3, 0], k[..., 3, 1], k[..., 3, 2] = k[..., 0, 3], k[..., 1, 3], k[..., 2, 3]
-    choice = np.argmax(np.diagonal(k, axis1=-2, axis2=-1), axis=-1)
-    row = np.take_along_axis(k, choice[..., None, None], axis=-2)[..., 0, :]
-    scale = 1.0 / np.sqrt(np.einsum("...i,...i->...", row, row))
-    np.multiply(row, np.where(row[..., 3] < 0.0, -scale, scale)[..., None], out=out)
+    return blockwise(kernels.from_matrix_into, (4,), (m, 2))
 
 
 # --- Euler angles -----------------------------------------------------------------------------
@@ -317,7 +249,7 @@ def quat_from_euler(angles: Any, order: str) -> FloatArray:
         q[..., 3] = np.cos(half)
         elementary.append(q)
     a, b, c = elementary
-    return _mul(_mul(c, b), a) if extrinsic else _mul(_mul(a, b), c)
+    return kernels.mul(kernels.mul(c, b), a) if extrinsic else kernels.mul(kernels.mul(a, b), c)
 
 
 def euler_from_quat(q: Any, order: str, gimbal_tolerance: float = 1e-7) -> FloatArray:
@@ -450,26 +382,20 @@ def quat_log(q: Any) -> FloatArray:
 
     ``q`` and ``-q`` give the same result (the rotation's angle ``θ`` is taken in ``[0, π]``).
     """
-    q = quat_canonical(quat_normalize(q))
-    sin_half = np.linalg.norm(q[..., :3], axis=-1)
-    half = np.arctan2(sin_half, q[..., 3])
-    small = sin_half < SERIES_THRESHOLD
-    scale = np.where(small, 1.0 + sin_half**2 / 6.0, half / np.where(small, 1.0, sin_half))
-    return q[..., :3] * scale[..., None]
+    return kernels.log(quat_normalize(q))
 
 
 def quat_exp(v: Any) -> FloatArray:
     """Exponential of pure quaternions ``(..., 3)``: ``(sin|v|·v/|v|, cos|v|)``."""
-    v = as_array(v, "v", (3,))
-    n = np.linalg.norm(v, axis=-1)
-    small = n < SERIES_THRESHOLD
-    scale = np.where(small, 1.0 - n**2 / 6.0, np.sin(n) / np.where(small, 1.0, n))
-    return np.concatenate((v * scale[..., None], np.cos(n)[..., None]), axis=-1)
+    return kernels.exp(as_array(v, "v", (3,)))
 
 
 def quat_pow(q: Any, exponent: Any) -> FloatArray:
-    """``q ** exponent`` for unit quaternions: the rotation scaled by ``exponent`` about its axis."""
-    return quat_exp(quat_log(q) * as_array(exponent, "exponent")[..., None])
+    """``q ** exponent`` for unit quaternions: the rotation scaled by ``exponent`` about its axis.
+
+    Along the shortest arc (``q`` and ``-q`` give the same result), i.e. ``slerp(identity, q, exponent)``.
+    """
+    return kernels.power(quat_normalize(q), as_array(exponent, "exponent"))
 
 
 def squad_control_points(keys: Any, axis: int = -2) -> FloatArray:
@@ -482,9 +408,9 @@ def squad_control_points(keys: Any, axis: int = -2) -> FloatArray:
     keys = np.moveaxis(keys, axis, -2)
     prev = np.concatenate((keys[..., :1, :], keys[..., :-1, :]), axis=-2)
     nxt = np.concatenate((keys[..., 1:, :], keys[..., -1:, :]), axis=-2)
-    inv = quat_conjugate(keys)
-    tangent = quat_log(_mul(inv, nxt)) + quat_log(_mul(inv, prev))
-    s = _mul(keys, quat_exp(-0.25 * tangent))
+    inv = kernels.conj(keys)
+    tangent = kernels.log(kernels.mul(inv, nxt)) + kernels.log(kernels.mul(inv, prev))
+    s = kernels.mul(keys, kernels.exp(-0.25 * tangent))
     return np.moveaxis(s, -2, axis)
 
 

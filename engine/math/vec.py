@@ -6,24 +6,23 @@ from typing import Any
 
 import numpy as np
 
+from engine.math import kernels
 from engine.math._checks import FloatArray, as_array, nonzero_norm
 
 
 def vec_dot(a: Any, b: Any) -> FloatArray:
     """Dot product shaped ``(...)``."""
-    a = as_array(a, "a", (3,))
-    b = as_array(b, "b", (3,))
-    return np.einsum("...i,...i->...", *np.broadcast_arrays(a, b))
+    return kernels.dot(as_array(a, "a", (3,)), as_array(b, "b", (3,)))
 
 
 def vec_cross(a: Any, b: Any) -> FloatArray:
     """Cross product ``a × b`` (right-handed)."""
-    return np.cross(as_array(a, "a", (3,)), as_array(b, "b", (3,)))
+    return kernels.cross(as_array(a, "a", (3,)), as_array(b, "b", (3,)))
 
 
 def vec_norm(v: Any) -> FloatArray:
     """Euclidean length shaped ``(...)``."""
-    return np.linalg.norm(as_array(v, "v", (3,)), axis=-1)
+    return kernels.norm(as_array(v, "v", (3,)))
 
 
 def vec_normalize(v: Any, name: str = "v") -> FloatArray:
@@ -47,12 +46,9 @@ def angle_between(a: Any, b: Any) -> FloatArray:
     """Angle in ``[0, π]`` between vectors, via the stable ``atan2(|a×b|, a·b)``."""
     a = as_array(a, "a", (3,))
     b = as_array(b, "b", (3,))
-    return np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), np.einsum("...i,...i->...", *np.broadcast_arrays(a, b)))
+    return np.arctan2(kernels.norm(kernels.cross(a, b)), kernels.dot(a, b))
 
 
 def any_perpendicular(v: Any) -> FloatArray:
     """A unit vector perpendicular to each ``v`` (crossing with the axis least aligned to ``v``)."""
-    v = vec_normalize(v)
-    axis = np.eye(3)[np.argmin(np.abs(v), axis=-1)]
-    p = np.cross(v, axis)
-    return p / np.linalg.norm(p, axis=-1, keepdims=True)
+    return kernels.perpendicular(vec_normalize(v))

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.anim.clip import Channel, Clip
+from engine.anim.clip import Channel, Clip, Clips
 from engine.anim.local_to_model import local_to_model
 from engine.anim.mesh import MeshData
 from engine.anim.skeleton import Skeleton
@@ -109,7 +109,7 @@ class Mannequin:
 
     skeleton: Skeleton
     mesh: MeshData
-    clips: dict[str, Clip]
+    clips: Clips
 
 
 def build_skeleton() -> Skeleton:
@@ -118,7 +118,7 @@ def build_skeleton() -> Skeleton:
     parents = [-1 if parent is None else names.index(parent) for _, parent, _ in JOINTS]
     offsets = np.array([offset for _, _, offset in JOINTS])
     rest = Skeleton(names, parents, offsets)
-    model = local_to_model(rest, rest.rest_pose().matrices())
+    model = local_to_model(rest, rest.rest_pose.matrices())
     return Skeleton(names, parents, offsets, inverse_bind_matrices=affine_inverse(model))
 
 
@@ -129,7 +129,7 @@ def _smoothstep(edge0: float, edge1: float, x: FloatArray) -> FloatArray:
 
 def build_mesh(skeleton: Skeleton, rings: int = 10, sides: int = 12) -> MeshData:
     """Capsules around the bones; near each joint the weights blend the two bones that meet there."""
-    model = local_to_model(skeleton, skeleton.rest_pose().matrices())
+    model = local_to_model(skeleton, skeleton.rest_pose.matrices())
     joint_pos = model[:, :3, 3]
     positions: list[FloatArray] = []
     normals: list[FloatArray] = []
@@ -368,4 +368,5 @@ CLIP_BUILDERS: dict[str, Callable[[Skeleton], Clip]] = {
 def build_mannequin() -> Mannequin:
     """Build the whole character (deterministic: the same arrays every time)."""
     skeleton = build_skeleton()
-    return Mannequin(skeleton, build_mesh(skeleton), {name: build(skeleton) for name, build in CLIP_BUILDERS.items()})
+    clips = Clips({name: build(skeleton) for name, build in CLIP_BUILDERS.items()})
+    return Mannequin(skeleton, build_mesh(skeleton), clips)

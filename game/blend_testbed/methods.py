@@ -49,7 +49,7 @@ def joint_weights(weights: FloatArray, masks: FloatArray | None, num_joints: int
 
 def with_rest(layers: Pose, skeleton: Skeleton) -> Pose:
     """``layers`` ``(N, J)`` with the skeleton's rest pose appended as layer ``N``."""
-    rest = skeleton.rest_pose()
+    rest = skeleton.rest_pose
     return Pose(
         np.concatenate((layers.translations, rest.translations[None])),
         np.concatenate((layers.rotations, rest.rotations[None])),
@@ -95,8 +95,8 @@ def blend_three_ways(
         The rest threshold (the animator's ``rest_threshold``).
     """
     if weights.size == 0:
-        return skeleton.rest_pose().broadcast_to((len(METHODS),))
-    ours = blend(layers, weights, masks, rest=skeleton, threshold=threshold)
+        return skeleton.rest_pose.broadcast_to((len(METHODS),))
+    ours = blend(skeleton.rest_pose, layers, weights, masks, threshold=threshold)
     per_joint = joint_weights(weights, masks, skeleton.num_joints, threshold)
     full = with_rest(layers, skeleton)
     # slerp_chain weights whole poses: give every joint its own batch entry, (N+1, J, 1).

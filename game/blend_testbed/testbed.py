@@ -50,7 +50,7 @@ Engine functions exercised
 :func:`engine.io.load_character`; :class:`engine.animator.Animator` (``action``, ``play``,
 ``set_effective_weight``, ``stop``, ``crossfade_to`` with warp, ``set_mask``, ``sync_group``,
 ``update``, additive actions); :func:`engine.anim.blending.blend`, ``slerp_chain`` and
-``subtree_mask``; :func:`engine.anim.additive.apply_additive` and ``identity_skeleton``;
+``subtree_mask``; :func:`engine.anim.additive.apply_additive` and ``Pose.identity``;
 :func:`engine.anim.sampling.sample`; :func:`engine.anim.rootmotion.remove_planar`;
 ``model_from_pose`` and ``skinning_palette``; :class:`engine.render.SkinnedMesh`,
 ``PaletteBuffer`` and ``DebugDraw``; :class:`engine.camera.Camera` and ``orbit_orientation``;
@@ -75,7 +75,6 @@ from engine.anim import (
     Skeleton,
     apply_additive,
     compile_clip,
-    identity_skeleton,
     model_from_pose,
     sample,
     skinning_palette,
@@ -272,7 +271,7 @@ class BlendTestbed:
         self.playback = Playback(self.model, overrides, additive, sync, 0 if self.model.root_motion else None)
         self.masks = body_masks(self.skeleton)
         self.compiled = [compile_clip(a.clip) for a in self.playback.actions[0]]
-        self.delta_skeleton = identity_skeleton(self.skeleton)
+        self.delta_rest = Pose.identity(self.skeleton.num_joints)
         self.selected, self.duration, self.warp, self.sync = 0, 0.5, True, bool(sync)
         self.time_scale, self.paused, self.compare, self.flip = TIME_SCALES.index(1.0), False, args.compare, False
         self.show_bones, self.mask_modes = False, ["full"] * len(self.names)
@@ -415,7 +414,7 @@ class BlendTestbed:
         poses = blend_three_ways(layers, self.weights[rows], masks, self.skeleton, self.animator.rest_threshold)
         row = self.playback.additive_row
         if row is not None and self.weights[row] > 0.0:
-            delta = sample(self.compiled[row], self.delta_skeleton, actions[row].time[0])
+            delta = sample(self.compiled[row], self.delta_rest, actions[row].time[0])
             poses = apply_additive(poses, delta, self.weights[row], actions[row].mask)
         return poses
 
@@ -541,7 +540,7 @@ class BlendTestbed:
 
 def sample_layers(clips: Sequence[CompiledClip], times: Sequence[float], skeleton: Skeleton) -> Pose:
     """Local poses ``(N, J)`` of ``clips`` sampled at their own ``times``."""
-    poses = [sample(clip, skeleton, time) for clip, time in zip(clips, times, strict=True)]
+    poses = [sample(clip, skeleton.rest_pose, time) for clip, time in zip(clips, times, strict=True)]
     if not poses:
         return Pose(
             np.zeros((0, skeleton.num_joints, 3)),

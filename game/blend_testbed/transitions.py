@@ -150,8 +150,8 @@ def ranked_joints(character: Character, source: str, target: str) -> list[int]:
     skeleton = character.skeleton
     a, b = (character.clips[n] for n in (source, target))
     times_a, times_b = (np.linspace(0.0, c.duration, 24) for c in (a, b))
-    rotations_a = sample(a, skeleton, times_a).rotations[:, None]
-    rotations_b = sample(b, skeleton, times_b).rotations[None, :]
+    rotations_a = sample(a, skeleton.rest_pose, times_a).rotations[:, None]
+    rotations_b = sample(b, skeleton.rest_pose, times_b).rotations[None, :]
     dot = np.clip(np.abs(np.sum(rotations_a * rotations_b, axis=-1)), 0.0, 1.0)
     spread = (2.0 * np.arccos(dot)).mean(axis=(0, 1))
     return [int(j) for j in np.argsort(-spread, kind="stable")]

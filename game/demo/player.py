@@ -9,9 +9,13 @@ One :class:`Player` owns an :class:`~engine.animator.Animator` for one character
 3. moves by the animation: the root-motion delta when the clips carry it (the mannequin), else
    each in-place clip's measured ground speed (:func:`game.model.analyze_gait`) times how far
    its time advanced — the feet do not slide either way;
-4. fits the pose to the world: hips lowered to the lower foot's ground, then two-bone IK puts
-   each ankle on the ground under it (:func:`~engine.anim.ik.two_bone_ik`), then the neck and
-   head aim at the nearest item (:func:`~engine.anim.ik.aim_ik`) within yaw/pitch limits.
+4. fits the pose to the world, as the IK stage of the animator's staged frame
+   (:meth:`~engine.animator.Animator.advance`, this stage, then
+   :meth:`~engine.animator.Animator.finalize`): hips lowered to the lower foot's ground, then
+   two-bone IK puts each ankle on the ground under it (:func:`~engine.anim.ik.two_bone_ik`), then
+   the neck and head aim at the nearest item (:func:`~engine.anim.ik.aim_ik`) within yaw/pitch
+   limits. The corrections go into the animator's pose in place and only the edited subtrees are
+   recomposed: one full local→model pass per step.
 
 Models that lack some of this get the nearest sensible behaviour, listed in :attr:`Player.notes`.
 """
@@ -27,9 +31,7 @@ import numpy as np
 from engine.anim.events import Loop
 from engine.anim.ik import aim_ik, two_bone_ik
 from engine.anim.local_to_model import model_from_pose
-from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
-from engine.anim.skinning import skinning_palette
 from engine.animator import Action, Animator, BlendSpace1D
 from engine.camera import smooth_rotation, smoothing_alpha
 from engine.math import (
@@ -240,7 +242,7 @@ class Player:
         if not self.head:
             self.notes.append("look-at off: no head joint found by name")
         self._to_character = affine_inverse(model.frame)
-        rest = model_from_pose(skeleton, skeleton.rest_pose())
+        rest = model_from_pose(skeleton, skeleton.rest_pose)
         self._look_axes = self._head_axes(rest) if self.head else (FORWARD, UP)
 
         self.position = terrain.clamp(np.array([position[0], 0.0, position[1]]))
@@ -265,11 +267,13 @@ class Player:
         self.locomotion.drive(0.0, 1.0)
         self.animator.update(0.0)
         self.ground = model.ground(body_weights(self.animator.actions))
+        self.clip_model = self.animator.model[0]
+        """Model-space joint matrices ``(J, 4, 4)`` as the clips posed them, before fitting to the world."""
         self.pose = self.animator.local_pose[0]
         """The final local pose ``(J)`` of the last step (after IK)."""
-        self.model_matrices = model_from_pose(skeleton, self.pose)
+        self.model_matrices = self.animator.model[0]
         """Model-space joint matrices ``(J, 4, 4)`` of :attr:`pose`."""
-        self.palette = skinning_palette(skeleton, self.model_matrices)
+        self.palette = self.animator.palette[0]
         """Skinning matrices ``(J, 4, 4)`` of :attr:`pose`."""
 
     # --- queries ------------------------------------------------------------------------------
@@ -327,10 +331,14 @@ class Player:
 
         with trusted():  # the inputs are ours and checked once at load: skip the NaN scans
             before = self.locomotion.clip_times()
-            self.animator.update(dt)
+            self.animator.advance(dt)  # the staged frame: blended local pose ...
             self.ground = self.model.ground(body_weights(self.animator.actions))
             self._travel(dt, before)
-            self._fit_to_world(dt, look_at)
+            self._fit_to_world(dt, look_at)  # ... the IK stage, editing it in place ...
+            self.animator.finalize()  # ... then model matrices and palette, once
+            self.pose = self.animator.local_pose[0]
+            self.model_matrices = self.animator.model[0]
+            self.palette = self.animator.palette[0]
 
     def _layers(self) -> None:
         """Weights of this step: the locomotion gives way to the jump; the wave masks the joints it moves."""
@@ -375,27 +383,25 @@ class Player:
         return forward / np.linalg.norm(forward), up / np.linalg.norm(up)
 
     def _fit_to_world(self, dt: float, look_at: Any) -> None:
-        """Foot IK on the terrain, then the head look-at; writes :attr:`pose`, :attr:`palette`."""
-        skeleton = self.skeleton
-        pose = self.animator.local_pose[0].copy()
-        model = self.animator.model[0]
+        """The frame's IK stage: foot IK on the terrain, then the head look-at, on the animator's pose.
+
+        Reads the model matrices once (:meth:`~engine.animator.Animator.update_model`), writes the
+        corrections into the animator's local pose in place; after each edit only the edited
+        subtrees are recomposed, and :meth:`~engine.animator.Animator.finalize` does the rest.
+        """
+        self.clip_model = self.animator.update_model().to_array()[0]
         world = self.world()
         to_skeleton = affine_inverse(world)
         jump_weight = float(self.jump.effective_weight[0]) if self.jump is not None else 0.0
         if self.legs is not None:
-            pose, model = self._plant_feet(dt, pose, model, world, to_skeleton, 1.0 - jump_weight)
+            self._plant_feet(dt, world, to_skeleton, 1.0 - jump_weight)
         if self.head:
-            pose = self._look_at(dt, pose, model, world, to_skeleton, look_at)
-        self.pose = pose
-        self.model_matrices = model_from_pose(skeleton, pose)
-        self.palette = skinning_palette(skeleton, self.model_matrices)
+            self._look_at(dt, world, to_skeleton, look_at)
 
-    def _plant_feet(
-        self, dt: float, pose: Pose, model: FloatArray, world: FloatArray, to_skeleton: FloatArray, weight: float
-    ) -> tuple[Pose, FloatArray]:
+    def _plant_feet(self, dt: float, world: FloatArray, to_skeleton: FloatArray, weight: float) -> None:
         """Lower (or raise) the hips to the lower foot's ground, then put each ankle on its ground."""
         assert self.legs is not None
-        legs = self.legs
+        legs, animator, model = self.legs, self.animator, self.clip_model
         ankles = transform_points(world, model[[leg.end for leg in legs], :3, 3])
         ground = self.terrain.height(ankles[:, 0], ankles[:, 2]) - self.position[1]  # vs the flat ground played
         self._foot_offsets += (weight * ground - self._foot_offsets) * float(smoothing_alpha(dt, half_life=0.05))
@@ -404,28 +410,29 @@ class Player:
         parent = int(self.skeleton.parents[hips])
         if parent >= 0:
             drop = np.linalg.solve(model[parent, :3, :3], drop)
-        pose.translations[hips] += drop
-        model = model_from_pose(self.skeleton, pose)
+        animator.pose_buffer.translations[:, hips, 0] += drop
+        animator.pose_changed(hips)
+        placed = animator.update_model()  # the hips' subtree only
         self.foot_targets = ankles + self._foot_offsets[:, None] * UP
         targets = transform_points(to_skeleton, self.foot_targets)
         forward = transform_vectors(to_skeleton, self.forward)
-        corrected = pose
-        for leg, target in zip(legs, targets, strict=True):  # two legs
-            hip, knee, ankle = model[leg.start, :3, 3], model[leg.mid, :3, 3], model[leg.end, :3, 3]
+        results = []
+        for leg, target in zip(legs, targets, strict=True):  # two legs, both solved on the placed pose
+            hip, knee, ankle = placed.gather([leg.start, leg.mid, leg.end])[0, :, :3, 3]
             axis = ankle - hip
             bend = knee - hip - axis * np.dot(knee - hip, axis) / max(np.dot(axis, axis), 1e-30)
             pole = bend if np.linalg.norm(bend) > 0.02 * np.linalg.norm(axis) else forward
-            result = two_bone_ik(
-                self.skeleton, model, leg.start, leg.mid, leg.end, target, pole, keep_end_rotation=True, weight=weight
+            solve = two_bone_ik(
+                self.skeleton, placed, leg.start, leg.mid, leg.end, target, pole, keep_end_rotation=True, weight=weight
             )
-            corrected = result.apply(corrected)
-        return corrected, model_from_pose(self.skeleton, corrected)
+            results.append(solve)
+        for result in results:
+            animator.apply_corrections(result)
 
-    def _look_at(
-        self, dt: float, pose: Pose, model: FloatArray, world: FloatArray, to_skeleton: FloatArray, target: Any
-    ) -> Pose:
+    def _look_at(self, dt: float, world: FloatArray, to_skeleton: FloatArray, target: Any) -> None:
         """Aim the neck and head at the look target, clamped to the head's yaw and pitch limits, eased."""
-        head = transform_points(world, model[self.head[-1], :3, 3])
+        model = self.animator.update_model()  # current after the feet (the legs' subtrees only)
+        head = transform_points(world, model.gather(self.head[-1])[0, :3, 3])
         want = np.zeros(3)  # yaw, pitch, weight: look ahead, at weight 0
         if target is not None:
             local = quat_rotate(quat_conjugate(self.facing), np.asarray(target) - head)
@@ -438,7 +445,7 @@ class Player:
         yaw, pitch, weight = self._look
         if weight < 1e-3:
             self.look_point = None
-            return pose
+            return
         direction = np.array([np.cos(pitch) * np.sin(yaw), np.sin(pitch), np.cos(pitch) * np.cos(yaw)])
         self.look_point = head + quat_rotate(self.facing, direction) * 2.0 * self.model.height
         forward, up = self._look_axes
@@ -452,4 +459,4 @@ class Player:
             pole=transform_vectors(to_skeleton, UP),
             weight=min(float(weight), 1.0),
         )
-        return result.apply(pose)
+        self.animator.apply_corrections(result)

@@ -90,7 +90,7 @@ def chain_skeleton(rng: np.random.Generator, links: int, *, zero_bone: int | Non
 
 def perturbed_pose(skeleton: Skeleton, rng: np.random.Generator, characters: int, max_angle: float) -> Pose:
     """The rest pose for ``characters`` characters, each joint turned by up to ``max_angle`` in its own frame."""
-    pose = skeleton.rest_pose().broadcast_to((characters,))
+    pose = skeleton.rest_pose.broadcast_to((characters,))
     turns = Rotation.from_quat(random_rotations(rng, (characters, skeleton.num_joints), max_angle).reshape(-1, 4))
     rest = Rotation.from_quat(pose.rotations.reshape(-1, 4))
     pose.rotations = (rest * turns).as_quat().reshape(characters, skeleton.num_joints, 4)

@@ -7,7 +7,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from engine.anim import Channel, Clip, Pose, Skeleton, sample
-from engine.anim.additive import additive_clip, additive_pose, apply_additive, identity_skeleton, restrict_clip
+from engine.anim.additive import additive_clip, additive_pose, apply_additive, restrict_clip
 from engine.anim.blending import subtree_mask
 from engine.errors import DegenerateInputError, InvalidInputError, SkeletonMismatchError
 from engine.procedural.mannequin import build_mannequin
@@ -66,9 +66,9 @@ def test_apply_matches_scipy_order_and_partial_weight(rng):
 
 def test_mask_limits_the_additive_layer(mannequin):
     skeleton = mannequin.skeleton
-    base = sample(mannequin.clips["walk"], skeleton, np.array([0.2, 0.7]))
+    base = sample(mannequin.clips["walk"], skeleton.rest_pose, np.array([0.2, 0.7]))
     lean = additive_clip(mannequin.clips["lean_look"], skeleton)
-    delta = sample(lean, identity_skeleton(skeleton), np.array([1.0, 1.0]))
+    delta = sample(lean, Pose.identity(skeleton.num_joints), np.array([1.0, 1.0]))
     head = subtree_mask(skeleton, "neck")
     out = apply_additive(base, delta, [1.0, 0.5], head)
     outside = head == 0
@@ -82,23 +82,23 @@ def test_additive_clip_samples_to_the_delta_of_the_sampled_clip(mannequin):
     clip = mannequin.clips["walk"]
     times = np.linspace(0.0, clip.duration, 9)
     delta_clip = additive_clip(clip, skeleton)
-    first = sample(clip, skeleton, 0.0)
-    expected = additive_pose(sample(clip, skeleton, times), first)
-    assert_pose_allclose(sample(delta_clip, identity_skeleton(skeleton), times), expected, atol=1e-12)
-    start = sample(delta_clip, identity_skeleton(skeleton), 0.0)
-    assert_pose_allclose(start, identity_skeleton(skeleton).rest_pose(), atol=1e-12)
+    first = sample(clip, skeleton.rest_pose, 0.0)
+    expected = additive_pose(sample(clip, skeleton.rest_pose, times), first)
+    assert_pose_allclose(sample(delta_clip, Pose.identity(skeleton.num_joints), times), expected, atol=1e-12)
+    start = sample(delta_clip, Pose.identity(skeleton.num_joints), 0.0)
+    assert_pose_allclose(start, Pose.identity(skeleton.num_joints), atol=1e-12)
     assert delta_clip.markers == clip.markers
 
 
 def test_additive_clip_against_given_reference_covers_unanimated_joints(mannequin, rng):
     skeleton = mannequin.skeleton
     clip = mannequin.clips["wave"]  # animates the right arm only
-    reference = sample(mannequin.clips["idle"], skeleton, 1.3)
+    reference = sample(mannequin.clips["idle"], skeleton.rest_pose, 1.3)
     delta_clip = additive_clip(clip, skeleton, reference)
     assert len(delta_clip.channels) > len(clip.channels)  # constant channels for the other joints
     times = rng.uniform(0.0, clip.duration, 5)
-    expected = additive_pose(sample(clip, skeleton, times), reference)
-    assert_pose_allclose(sample(delta_clip, identity_skeleton(skeleton), times), expected, atol=1e-12)
+    expected = additive_pose(sample(clip, skeleton.rest_pose, times), reference)
+    assert_pose_allclose(sample(delta_clip, Pose.identity(skeleton.num_joints), times), expected, atol=1e-12)
 
 
 @pytest.mark.parametrize("interpolation", ["STEP", "LINEAR", "CUBICSPLINE"])
@@ -120,8 +120,8 @@ def test_additive_clip_is_exact_for_every_interpolation(rng, interpolation):
     reference = random_pose(rng, (2,))
     delta_clip = additive_clip(clip, skeleton, reference)
     at = np.linspace(-0.1, 1.1, 13)
-    expected = additive_pose(sample(clip, skeleton, at), reference)
-    assert_pose_allclose(sample(delta_clip, identity_skeleton(skeleton), at), expected, atol=1e-12)
+    expected = additive_pose(sample(clip, skeleton.rest_pose, at), reference)
+    assert_pose_allclose(sample(delta_clip, Pose.identity(skeleton.num_joints), at), expected, atol=1e-12)
 
 
 def test_restrict_clip_samples_the_same_values_on_fewer_joints(mannequin):
@@ -136,8 +136,8 @@ def test_restrict_clip_samples_the_same_values_on_fewer_joints(mannequin):
         skeleton.rest_scales[joints],
     )
     times = np.array([0.0, 0.33, 0.9])
-    full = sample(clip, skeleton, times)
-    assert_pose_allclose(sample(part, small, times), full[:, joints], atol=0.0)
+    full = sample(clip, skeleton.rest_pose, times)
+    assert_pose_allclose(sample(part, small.rest_pose, times), full[:, joints], atol=0.0)
     assert part.markers == clip.markers
     assert part.num_targets == 3
     with pytest.raises(
@@ -161,9 +161,9 @@ def test_additive_bad_input(rng):
         apply_additive(pose, pose, -1.0)
     with pytest.raises(InvalidInputError, match="weight must be finite, got nan"):
         apply_additive(pose, pose, np.nan)
-    with pytest.raises(SkeletonMismatchError, match="joint_weights has 3 joints but the poses have 2"):
+    with pytest.raises(SkeletonMismatchError, match="mask has 3 joints but the poses have 2"):
         apply_additive(pose, pose, 1.0, np.ones(3))
-    with pytest.raises(InvalidInputError, match="joint_weights must be non-negative"):
+    with pytest.raises(InvalidInputError, match="mask must be non-negative"):
         apply_additive(pose, pose, 1.0, -np.ones(2))
     clip = Clip("c", (Channel(0, "translation", "LINEAR", [0.0, 1.0], np.zeros((2, 3))),), 3)
     with pytest.raises(SkeletonMismatchError, match="clip 'c' targets 3 joints but the skeleton has 2"):

@@ -99,3 +99,39 @@ def test_clip_time_and_wrap():
     raw, loops = wrap_raw(np.array([0.7]), 0.0, Loop.REPEAT)  # a zero-length clip stays at 0
     assert raw.tolist() == [0.0]
     assert loops.tolist() == [0.0]
+
+
+def _boundaries(duration: float, loop: Loop) -> list[float]:
+    """Raw times where the stored range wraps or clamps, a few periods either side of 0."""
+    if loop == Loop.ONCE:
+        return [0.0, duration]
+    period = 2.0 * duration if loop == Loop.PING_PONG else duration
+    points = [k * period for k in range(-3, 4)]
+    if loop == Loop.PING_PONG:
+        points += [k * period + duration for k in range(-3, 3)]  # the turning points
+    return points
+
+
+@pytest.mark.parametrize("loop", list(Loop))
+@pytest.mark.parametrize("duration", [1.0, 0.7, 1.2, 3.0, 0.1])
+def test_wrap_raw_keeps_time_and_loop_count_consistent_an_ulp_around_every_boundary(loop, duration):
+    """``raw + loops · period`` is the unwrapped time (to rounding), ``raw`` in range, ``loops`` whole.
+
+    The wrap used to fold a time that rounded onto the period back to 0 without counting the
+    loop: ``end = -ulp`` gave ``raw = 0`` but ``loops = -1``, a whole loop of root motion.
+    """
+    period = 2.0 * duration if loop == Loop.PING_PONG else duration
+    ends = []
+    for point in _boundaries(duration, loop):
+        ends += [np.nextafter(point, -np.inf), point, np.nextafter(point, np.inf)]
+        ends += [np.nextafter(np.nextafter(point, -np.inf), -np.inf), np.nextafter(np.nextafter(point, np.inf), np.inf)]
+    end = np.array(ends)
+    raw, loops = wrap_raw(end, duration, loop)
+    assert np.all(loops == np.round(loops))
+    if loop == Loop.ONCE:
+        np.testing.assert_array_equal(raw, np.clip(end, 0.0, duration))
+        assert not loops.any()
+        return
+    assert np.all((raw >= 0.0) & (raw < period))
+    tolerance = 4.0 * np.finfo(float).eps * np.maximum(np.abs(end), period)
+    assert np.all(np.abs(raw + loops * period - end) <= tolerance), np.abs(raw + loops * period - end).max()

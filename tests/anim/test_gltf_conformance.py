@@ -321,12 +321,12 @@ def test_character_path_matches_the_reference(shared_assets: Path, relative: str
     for a, clip in enumerate(character.clips.values()):
         animation = ref.json["animations"][a]
         times = probe_times(ref.key_times(animation))
-        model = model_from_pose(character.skeleton, sample(clip, character.skeleton, times))
+        model = model_from_pose(character.skeleton, sample(clip, character.skeleton.rest_pose, times))
         world_joints = character.root_transform @ model
         desired = np.stack([[ref.world(n, animation, t) for n in character.skin.joint_nodes] for t in times])
         assert_matrices_close(world_joints, desired, size)
         palette = character.root_transform @ skinning_palette(character.skeleton, model)
-        positions, _ = skin_vertices(palette, character.meshes[0])
+        positions, _ = skin_vertices(character.meshes[0], palette)
         expected = np.stack([ref.world_positions(mesh_node, 0, animation, t) for t in times])
         np.testing.assert_allclose(positions, expected, rtol=0, atol=TOLERANCE * size)
         assert character.skin.joint_nodes[character.skin.from_gltf_order].tolist() == skin_json["joints"]
@@ -345,7 +345,7 @@ def test_interpolation_test_modes_separately(shared_assets: Path) -> None:
         node = channel["target"]["node"]
         keys = ref.key_times(animation)
         times = np.linspace(keys[0] - 0.2, keys[-1] + 0.2, 41)
-        pose = sample(clip, asset.hierarchy, times)
+        pose = sample(clip, asset.hierarchy.rest_pose, times)
         h = asset.hierarchy_index(node)
         path_name = channel["target"]["path"]
         got = {"translation": pose.translations, "rotation": pose.rotations, "scale": pose.scales}[path_name][:, h]
@@ -401,7 +401,7 @@ def test_random_hierarchies_keep_their_world_transforms(forest: tuple) -> None:
     for h, n in enumerate(asset.node_indices):
         np.testing.assert_allclose(world[h], ref.world(int(n), None, 0.0), atol=1e-9)
     skin = asset.skins[0]
-    joints_world = skin.root_transform @ model_from_pose(skin.skeleton, skin.skeleton.rest_pose())
+    joints_world = skin.root_transform @ model_from_pose(skin.skeleton, skin.skeleton.rest_pose)
     for k, n in enumerate(skin.joint_nodes):
         np.testing.assert_allclose(joints_world[k], ref.world(int(n), None, 0.0), atol=1e-9)
     assert all(p < i for i, p in enumerate(skin.skeleton.parents))

@@ -134,7 +134,7 @@ def test_last_chain_weight_below_one_leaves_the_aim_partial(scene, rng):
 def test_looking_along_the_pole_applies_no_roll():
     """Degenerate up/forward: the target straight above, pole = up; no roll is defined."""
     skeleton = Skeleton(["head"], [-1], rest_rotations=[Rotation.from_euler("y", 0.3).as_quat()])
-    model = local_to_model(skeleton, skeleton.rest_pose().matrices())
+    model = local_to_model(skeleton, skeleton.rest_pose.matrices())
     target = [0.0, 5.0, 0.0]
     rolled = aim_ik(skeleton, model, "head", target, [0, 0, 1], up=[0, 1, 0], pole=[0, 1, 0])
     plain = aim_ik(skeleton, model, "head", target, [0, 0, 1])
@@ -145,7 +145,7 @@ def test_looking_along_the_pole_applies_no_roll():
 
 def test_target_behind_turns_half_way_round_about_the_up_axis():
     skeleton = Skeleton(["turret"], [-1])
-    model = local_to_model(skeleton, skeleton.rest_pose().matrices())
+    model = local_to_model(skeleton, skeleton.rest_pose.matrices())
     result = aim_ik(skeleton, model, "turret", [0.0, 0.0, -4.0], [0, 0, 1], up=[0, 1, 0])
     assert_quat_allclose(result.corrections[0], [0.0, 1.0, 0.0, 0.0], atol=1e-12)
     assert result.reached
@@ -153,7 +153,7 @@ def test_target_behind_turns_half_way_round_about_the_up_axis():
 
 def test_target_inside_the_offset_circle_takes_the_closest_aim():
     skeleton = Skeleton(["head"], [-1])
-    model = local_to_model(skeleton, skeleton.rest_pose().matrices())
+    model = local_to_model(skeleton, skeleton.rest_pose.matrices())
     offset = np.array([0.5, 0.0, 0.0])
     result = aim_ik(skeleton, model, "head", [0.0, 0.0, 0.2], [0, 0, 1], offset=offset)
     assert np.isfinite(result.corrections).all()
@@ -165,7 +165,7 @@ def test_target_inside_the_offset_circle_takes_the_closest_aim():
 
 def test_target_on_the_pivot_does_not_turn():
     skeleton = Skeleton(["head"], [-1], rest_translations=[[1.0, 2.0, 3.0]])
-    model = local_to_model(skeleton, skeleton.rest_pose().matrices())
+    model = local_to_model(skeleton, skeleton.rest_pose.matrices())
     result = aim_ik(skeleton, model, "head", [1.0, 2.0, 3.0], [0, 0, 1], up=[0, 1, 0])
     assert_quat_allclose(result.corrections, [0, 0, 0, 1], atol=0)
 
@@ -191,7 +191,7 @@ def test_weight_zero_is_the_input_and_one_the_solved_pose(scene, rng):
 def test_hypothesis_aim_ray_hits_the_target(forward, direction, distance, twist):
     rest = Rotation.from_rotvec([0.3, twist, -0.2]).as_quat()
     skeleton = Skeleton(["neck", "head"], [-1, 0], [[0, 1, 0], [0, 0.2, 0]], [rest, rest], [[2, 2, 2], [1, 1, 1]])
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose
     model = local_to_model(skeleton, pose.matrices())
     target = model[1, :3, 3] + distance * np.array(direction) / np.linalg.norm(direction)
     offset = np.array([0.01, 0.05, 0.02])

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.assets
 def key_poses(character, clip_name, keys):
     """The clip's own keyframe values at key indices ``keys`` (no sampling code involved)."""
     skeleton = character.skeleton
-    pose = skeleton.rest_pose().broadcast_to((len(keys),))
+    pose = skeleton.rest_pose.broadcast_to((len(keys),))
     fields = {"translation": pose.translations, "rotation": pose.rotations, "scale": pose.scales}
     for channel in character.clips[clip_name].channels:
         assert channel.interpolation == "LINEAR"

@@ -242,7 +242,7 @@ def test_centimetre_rig_under_a_scaled_root():
 )
 def test_bad_input_raises_typed_errors(solve, chain, kwargs, error, match):
     skeleton = chain_skeleton(np.random.default_rng(0), 3)
-    model = local_to_model(skeleton, skeleton.rest_pose().matrices())
+    model = local_to_model(skeleton, skeleton.rest_pose.matrices())
     args = {"target": [0.1, 0.2, 0.3]} | kwargs
     with pytest.raises(error, match=match):
         solve(skeleton, model, chain, args.pop("target"), **args)

@@ -90,7 +90,7 @@ def test_unreachable_target_straightens_the_chain_towards_it(rng):
 
 def test_target_too_close_folds_the_chain_along_the_ray():
     skeleton = straight_leg(0.6, 0.4)
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     pose.rotations[1] = Rotation.from_euler("x", 0.3).as_quat()  # bent: the hinge is X
     target = np.array([0.0, -0.1, 0.05])
     result, _, after, _ = solve_and_rebuild(skeleton, pose, target, pole=[0, 0, 1])
@@ -101,7 +101,7 @@ def test_target_too_close_folds_the_chain_along_the_ray():
 
 def test_fully_extended_target_is_reached_straight():
     skeleton = straight_leg()
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     pose.rotations[1] = Rotation.from_euler("x", 0.5).as_quat()
     target = np.array([0.6, -0.8, 0.0])  # exactly l1 + l2 = 1 away
     result, _, after, _ = solve_and_rebuild(skeleton, pose, target, pole=[0, 0, 1])
@@ -114,7 +114,7 @@ def test_fully_extended_target_is_reached_straight():
 def test_aligned_joints_and_target_bends_towards_the_pole():
     """ozz's AlignedJointsAndTarget: a straight chain and a target on its own line."""
     skeleton = straight_leg()
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     target = np.array([0.0, -0.6, 0.0])
     result, _, after, _ = solve_and_rebuild(skeleton, pose, target, pole=[0, 0, 1])
     _, b2, c2 = chain_points(skeleton, after)
@@ -125,7 +125,7 @@ def test_aligned_joints_and_target_bends_towards_the_pole():
 
 def test_aligned_joints_target_and_pole_has_no_nan():
     skeleton = straight_leg()
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     target = np.array([0.0, -0.6, 0.0])
     result, _, after, _ = solve_and_rebuild(skeleton, pose, target, pole=[0, -1, 0])
     assert np.isfinite(result.corrections).all()
@@ -153,7 +153,7 @@ def test_target_aligned_with_pole_keeps_the_knee_side(rng):
 @pytest.mark.parametrize(("thigh", "shin"), [(0.6, 0.4), (0.5, 0.5)])
 def test_target_on_the_start_joint_folds_along_the_previous_direction(thigh, shin):
     skeleton = straight_leg(thigh, shin)
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     pose.rotations[1] = Rotation.from_euler("x", 0.4).as_quat()
     a, _, c = chain_points(skeleton, positions(skeleton, pose))
     result, _, after, _ = solve_and_rebuild(skeleton, pose, a, pole=[0, 0, 1])
@@ -167,7 +167,7 @@ def test_target_on_the_start_joint_folds_along_the_previous_direction(thigh, shi
 def test_zero_length_bone_chain_aims_the_remaining_bone(rng):
     """ozz's ZeroLengthBoneChain: the knee sits on the hip."""
     skeleton = straight_leg(0.0, 0.5)
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     direction = rng.normal(size=(5, 3))
     direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
     target = direction * np.array([0.5, 0.5, 0.2, 0.9, 0.0])[:, None]
@@ -181,7 +181,7 @@ def test_zero_length_bone_chain_aims_the_remaining_bone(rng):
 
 def test_zero_length_chain_gives_identity():
     skeleton = straight_leg(0.0, 0.0)
-    pose = skeleton.rest_pose().broadcast_to((2,))
+    pose = skeleton.rest_pose.broadcast_to((2,))
     model = local_to_model(skeleton, pose.matrices())
     result = two_bone_ik(skeleton, model, HIP, KNEE, ANKLE, [[0, 0, 0], [1, 2, 3]], pole=[0, 0, 1], twist=0.7)
     assert_quat_allclose(result.corrections, [0, 0, 0, 1])
@@ -208,7 +208,7 @@ def test_weight_zero_gives_input_pose_and_one_the_solved_pose(rng):
 
 def test_twist_rolls_the_knee_about_the_start_to_target_axis():
     skeleton = straight_leg()
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     pose.rotations[1] = Rotation.from_euler("x", 0.5).as_quat()
     target = np.array([0.0, -0.7, 0.0])
     _, _, plain, _ = solve_and_rebuild(skeleton, pose, target, pole=[0, 0, 1])
@@ -220,7 +220,7 @@ def test_twist_rolls_the_knee_about_the_start_to_target_axis():
 
 def test_soften_eases_the_reach_near_full_extension():
     skeleton = straight_leg()
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     pose.rotations[1] = Rotation.from_euler("x", 0.5).as_quat()
     distances = np.array([0.5, 0.85, 0.95, 1.0, 1.5])
     target = distances[:, None] * np.array([0.0, -1.0, 0.0])
@@ -235,7 +235,7 @@ def test_soften_eases_the_reach_near_full_extension():
 
 def test_mid_axis_turns_the_knee_only_about_its_hinge():
     skeleton = straight_leg()
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     pose.rotations[1] = Rotation.from_euler("x", 0.3).as_quat()
     target = np.array([0.3, -0.6, 0.2])
     result, _, after, _ = solve_and_rebuild(skeleton, pose, target, pole=[0, 0, 1], mid_axis=[1, 0, 0])
@@ -282,7 +282,7 @@ def test_batch_matches_one_character_at_a_time(rng):
 )
 def test_hypothesis_reachable_targets_are_reached(bend, fraction, yaw, pitch, pole_angle):
     skeleton = straight_leg(0.45, 0.4)
-    pose = skeleton.rest_pose()
+    pose = skeleton.rest_pose.copy()
     pose.rotations[1] = Rotation.from_euler("x", bend).as_quat()
     distance = 0.05 + fraction * 0.8
     direction = Rotation.from_euler("yx", [yaw, pitch]).apply([0.0, 0.0, 1.0])
@@ -296,7 +296,7 @@ def test_hypothesis_reachable_targets_are_reached(bend, fraction, yaw, pitch, po
 
 def test_apply_corrections_broadcasts_a_single_pose_over_characters(rng):
     skeleton = leg_skeleton(rng)
-    rest = skeleton.rest_pose()
+    rest = skeleton.rest_pose
     corrections = Rotation.random(6, random_state=1).as_quat().reshape(3, 2, 4)
     out = apply_corrections(rest, [2, 3], corrections)
     assert out.rotations.shape == (3, skeleton.num_joints, 4)
@@ -323,7 +323,7 @@ def test_apply_corrections_broadcasts_a_single_pose_over_characters(rng):
     ],
 )
 def test_apply_corrections_rejects_bad_input(rng, joints, corrections, error, match):
-    pose = leg_skeleton(rng).rest_pose().broadcast_to((3,))
+    pose = leg_skeleton(rng).rest_pose.broadcast_to((3,))
     with pytest.raises(error, match=match):
         apply_corrections(pose, joints, corrections)
 
@@ -331,7 +331,7 @@ def test_apply_corrections_rejects_bad_input(rng, joints, corrections, error, ma
 @pytest.fixture
 def leg_model(rng):
     skeleton = leg_skeleton(rng)
-    return skeleton, local_to_model(skeleton, skeleton.rest_pose().matrices())
+    return skeleton, local_to_model(skeleton, skeleton.rest_pose.matrices())
 
 
 @pytest.mark.parametrize(

@@ -92,7 +92,7 @@ def test_model_from_pose_equals_local_to_model_of_the_matrices(
 
 def test_a_chain_of_translations_adds_up() -> None:
     skeleton = Skeleton(["a", "b", "c"], [-1, 0, 1], rest_translations=[[1, 0, 0], [0, 2, 0], [0, 0, 3]])
-    model = model_from_pose(skeleton, skeleton.rest_pose())
+    model = model_from_pose(skeleton, skeleton.rest_pose)
     np.testing.assert_array_equal(model[:, :3, 3], [[1, 0, 0], [1, 2, 0], [1, 2, 3]])
 
 
@@ -107,7 +107,7 @@ def test_wrong_joint_counts_are_rejected(rng: np.random.Generator) -> None:
 
 def test_bad_arguments_are_rejected() -> None:
     skeleton = Skeleton(["a"], [-1])
-    with pytest.raises(InvalidInputError, match=r"pose must be a Pose, got ndarray"):
+    with pytest.raises(InvalidInputError, match=r"pose must be a Pose or PoseBuffer, got ndarray"):
         model_from_pose(skeleton, np.eye(4))  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match=r"local must have shape \(\.\.\., 4, 4\), got \(1, 3, 3\)"):
         local_to_model(skeleton, np.zeros((1, 3, 3)))
@@ -148,7 +148,8 @@ def test_bad_out_buffers_are_rejected(rng: np.random.Generator) -> None:
     skeleton = Skeleton(["a", "b"], [-1, 0])
     pose = random_pose(skeleton, rng, (3,))
     with pytest.raises(
-        InvalidInputError, match=r"out must be a float64 array shaped \(3, 2, 4, 4\), got float64 \(2, 2, 4, 4\)"
+        InvalidInputError,
+        match=r"out must be a float64 array shaped \(3, 2, 4, 4\) or a MatrixBuffer, got float64 \(2, 2, 4, 4\)",
     ):
         model_from_pose(skeleton, pose, out=np.empty((2, 2, 4, 4)))
     with pytest.raises(InvalidInputError, match=r"out must be a float64 array shaped .* got float32"):

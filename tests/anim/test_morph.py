@@ -79,7 +79,7 @@ def test_morph_then_skin_equals_skinning_the_morphed_mesh_vertex_by_vertex(
     palettes = matrix_from_trs(translations, quats, np.ones(3))
     positions, normals = morph_vertices(mesh, weights)
     skin = skin_vertices if method == "lbs" else skin_vertices_dq
-    skinned, skinned_normals = skin(palettes, mesh, positions=positions, normals=normals)
+    skinned, skinned_normals = skin(mesh, palettes, positions=positions, normals=normals)
     for c in range(3):
         if method == "lbs":
             expected, expected_normals = skin_vertices_loop(

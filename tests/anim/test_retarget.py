@@ -36,11 +36,11 @@ def pirouette(shared_assets: Path):
 
 @pytest.fixture(scope="module")
 def source_pose(pirouette) -> Pose:
-    return sample(pirouette.clip, pirouette.skeleton, FRAMES * pirouette.frame_time)
+    return sample(pirouette.clip, pirouette.skeleton.rest_pose, FRAMES * pirouette.frame_time)
 
 
 def rest_model(skeleton: Skeleton) -> tuple[Rotation, np.ndarray]:
-    model = model_from_pose(skeleton, skeleton.rest_pose())
+    model = model_from_pose(skeleton, skeleton.rest_pose)
     return Rotation.from_matrix(model[:, :3, :3]), model[:, :3, 3]
 
 
@@ -222,8 +222,8 @@ def test_retarget_clip_keys_match_retarget_pose(pirouette, mannequin: Skeleton) 
     assert clip.markers == {"spin": (1.0,)}
     assert len(clip.channels) == len(plan.target_joints) + 1
     times = FRAMES * pirouette.frame_time
-    expected = retarget_pose(plan, sample(pirouette.clip, pirouette.skeleton, times))
-    got = sample(clip, mannequin, times)
+    expected = retarget_pose(plan, sample(pirouette.clip, pirouette.skeleton.rest_pose, times))
+    got = sample(clip, mannequin.rest_pose, times)
     assert_quat_allclose(got.rotations, expected.rotations, atol=1e-9)
     np.testing.assert_allclose(got.translations, expected.translations, atol=1e-9)
     rotations = clip.channel(mannequin.index("upper_arm_l"), "rotation")
@@ -367,7 +367,7 @@ def test_pose_of_another_skeleton_is_rejected(mannequin: Skeleton) -> None:
 
 def test_identity_map_on_the_same_skeleton_is_the_identity(mannequin: Skeleton, rng: np.random.Generator) -> None:
     plan = plan_retarget(mannequin, mannequin, {n: n for n in mannequin.names})
-    pose = mannequin.rest_pose().broadcast_to((4,))
+    pose = mannequin.rest_pose.broadcast_to((4,))
     pose.rotations[:] = Rotation.random(4 * 25, random_state=rng).as_quat().reshape(4, 25, 4)
     pose.translations[:, 0] += rng.normal(size=(4, 3))  # the root carries the translation
     out = retarget_pose(plan, pose)
@@ -421,7 +421,7 @@ def test_explain_joint_map_says_which_part_and_why(pirouette, mannequin: Skeleto
 
 def target_leg(plan) -> float:
     """Rest height of the target's hips above its lowest leg joint."""
-    rest = model_from_pose(plan.target, plan.target.rest_pose())[:, 1, 3]
+    rest = model_from_pose(plan.target, plan.target.rest_pose)[:, 1, 3]
     return float(rest[plan.target.index("hips")] - rest.min())
 
 

@@ -62,18 +62,18 @@ class Body:
         self.model = model
 
     def leg_length(self) -> float:
-        rest = model_from_pose(self.skeleton, self.skeleton.rest_pose())[:, :3, 3] @ self.up
+        rest = model_from_pose(self.skeleton, self.skeleton.rest_pose)[:, :3, 3] @ self.up
         legs = [j for role, j in self.parts.roles.items() if role[:-2] in ("upper_leg", "lower_leg", "foot", "toes")]
         return float(rest[self.parts.roles["hips"]] - rest[legs].min())
 
     def arm_length(self) -> float:
-        rest = model_from_pose(self.skeleton, self.skeleton.rest_pose())[:, :3, 3]
+        rest = model_from_pose(self.skeleton, self.skeleton.rest_pose)[:, :3, 3]
         arm = [self.parts.roles[f"{p}_l"] for p in ("upper_arm", "lower_arm", "hand") if f"{p}_l" in self.parts.roles]
         return float(np.sum(np.linalg.norm(np.diff(rest[arm], axis=0), axis=-1)))
 
     def lateral(self, role: str) -> np.ndarray:
         """``(T,)`` distance of ``role``'s joint to the left of the hips, in the character's frame."""
-        rest = model_from_pose(self.skeleton, self.skeleton.rest_pose())
+        rest = model_from_pose(self.skeleton, self.skeleton.rest_pose)
         roles = self.parts.roles
         across = rest[roles["upper_leg_l"], :3, 3] - rest[roles["upper_leg_r"], :3, 3]
         left = across - (across @ self.up) * self.up
@@ -90,14 +90,14 @@ def source_motion(name: str) -> tuple[Skeleton, np.ndarray, Pose]:
     if name == "pirouette":
         anim = load_bvh(SHARED_ASSETS / "pirouette_bvh" / "pirouette.bvh")
         times = np.arange(0, anim.num_frames, 6) * anim.frame_time
-        return anim.skeleton, np.array([0.0, 1.0, 0.0]), sample(anim.clip, anim.skeleton, times)
+        return anim.skeleton, np.array([0.0, 1.0, 0.0]), sample(anim.clip, anim.skeleton.rest_pose, times)
     if name == "cmu_walk_bvh":
         cmu = rig("cmu")
         text = to_bvh(cmu, *walk(cmu, WALK_TIMES), frame_time=1 / 24)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the CMU unit is detected, with a warning (tests/io/test_bvh.py)
             anim = parse_bvh(text, file="walk.bvh")
-        return anim.skeleton, np.array([0.0, 1.0, 0.0]), sample(anim.clip, anim.skeleton, WALK_TIMES)
+        return anim.skeleton, np.array([0.0, 1.0, 0.0]), sample(anim.clip, anim.skeleton.rest_pose, WALK_TIMES)
     r = rig(name)
     translations, rotations = walk(r, WALK_TIMES)
     return r.skeleton, np.asarray(r.up), Pose(translations, rotations, np.ones_like(translations))

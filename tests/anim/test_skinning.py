@@ -67,7 +67,7 @@ def test_palette_is_model_times_inverse_bind(rng: np.random.Generator) -> None:
 
 def test_palette_of_the_bind_pose_is_identity(rng: np.random.Generator) -> None:
     skeleton = bind_skeleton(rng)
-    palette = skinning_palette(skeleton, model_from_pose(skeleton, skeleton.rest_pose()))
+    palette = skinning_palette(skeleton, model_from_pose(skeleton, skeleton.rest_pose))
     np.testing.assert_allclose(palette, np.tile(np.eye(4), (5, 1, 1)), atol=1e-12)
 
 
@@ -92,7 +92,7 @@ def test_linear_skinning_matches_the_per_vertex_loop_with_two_influence_sets(rng
     mesh = two_set_mesh(rng)
     palette = random_affine(rng, 3 * 6).reshape(3, 6, 4, 4)
     palette[1, 2, :3, 0] *= -1  # a mirrored joint: normals must still face out
-    positions, normals = skin_vertices(palette, mesh)
+    positions, normals = skin_vertices(mesh, palette)
     assert positions.shape == normals.shape == (3, 40, 3)  # type: ignore[union-attr]
     for c in range(3):
         ref_p, ref_n = skin_vertices_loop(palette[c], mesh.positions, mesh.normals, mesh.joints, mesh.weights)
@@ -102,7 +102,7 @@ def test_linear_skinning_matches_the_per_vertex_loop_with_two_influence_sets(rng
 
 def test_unweighted_vertices_stay_at_their_bind_position(rng: np.random.Generator) -> None:
     mesh = two_set_mesh(rng)
-    positions, normals = skin_vertices(random_affine(rng, 6), mesh)
+    positions, normals = skin_vertices(mesh, random_affine(rng, 6))
     np.testing.assert_array_equal(positions[[3, 17]], mesh.positions[[3, 17]])
     assert normals is not None
     unit = mesh.normals[[3, 17]] / np.linalg.norm(mesh.normals[[3, 17]], axis=-1, keepdims=True)  # type: ignore[index]
@@ -113,7 +113,7 @@ def test_weights_are_l1_normalised() -> None:
     palette = np.tile(np.eye(4), (2, 1, 1))
     palette[1, :3, 3] = [2.0, 0.0, 0.0]
     mesh = MeshData(np.zeros((1, 3)), joints=[[0, 1, 0, 0]], weights=[[0.2, 0.2, 0.0, 0.0]])
-    positions, normals = skin_vertices(palette, mesh)
+    positions, normals = skin_vertices(mesh, palette)
     np.testing.assert_allclose(positions, [[1.0, 0.0, 0.0]], atol=1e-15)
     assert normals is None
 
@@ -121,7 +121,7 @@ def test_weights_are_l1_normalised() -> None:
 def test_a_flattening_joint_keeps_the_normal_of_its_plane() -> None:
     palette = np.diag([1.0, 1.0, 0.0, 1.0])[None]  # squashes z: the surface becomes the z = 0 plane
     mesh = MeshData(np.zeros((1, 3)), normals=[[0.3, 0.0, 0.8]], joints=[[0, 0, 0, 0]], weights=[[1.0, 0, 0, 0]])
-    _, normals = skin_vertices(palette, mesh)
+    _, normals = skin_vertices(mesh, palette)
     np.testing.assert_allclose(normals, [[0.0, 0.0, 1.0]], atol=1e-15)
 
 
@@ -135,7 +135,7 @@ def test_dual_quaternion_skinning_matches_the_per_vertex_loop(rng: np.random.Gen
     palette = np.tile(np.eye(4), (6, 1, 1))
     palette[:, :3, :3] = Rotation.from_quat(rotations).as_matrix()
     palette[:, :3, 3] = translations
-    positions, normals = skin_vertices_dq(palette, mesh)
+    positions, normals = skin_vertices_dq(mesh, palette)
     expected = skin_vertices_dq_loop(rotations, translations, mesh.positions, mesh.joints, mesh.weights)
     np.testing.assert_allclose(positions, expected, atol=1e-12)
     assert normals is not None
@@ -147,8 +147,8 @@ def test_dual_quaternions_keep_volume_where_linear_blending_collapses() -> None:
     palette = np.tile(np.eye(4), (2, 1, 1))
     palette[1, :3, :3] = Rotation.from_rotvec([np.pi, 0, 0]).as_matrix()
     mesh = MeshData([[0.0, 1.0, 0.0]], joints=[[0, 1, 0, 0]], weights=[[0.5, 0.5, 0, 0]])
-    linear, _ = skin_vertices(palette, mesh)
-    dual, _ = skin_vertices_dq(palette, mesh)
+    linear, _ = skin_vertices(mesh, palette)
+    dual, _ = skin_vertices_dq(mesh, palette)
     np.testing.assert_allclose(linear, [[0.0, 0.0, 0.0]], atol=1e-15)  # the candy wrapper
     np.testing.assert_allclose(np.linalg.norm(dual[0, 1:]), 1.0, atol=1e-12)
 
@@ -161,8 +161,8 @@ def test_dual_quaternions_with_scaled_or_mirrored_joints_match_the_matrix_for_on
     joints = [[0, 0, 0, 0], [1, 0, 0, 0], [2, 0, 0, 0]]
     weights = [[1.0, 0, 0, 0]] * 3
     mesh = MeshData(rng.normal(size=(3, 3)), normals=rng.normal(size=(3, 3)), joints=joints, weights=weights)
-    dq_positions, dq_normals = skin_vertices_dq(palette, mesh)
-    lbs_positions, lbs_normals = skin_vertices(palette, mesh)
+    dq_positions, dq_normals = skin_vertices_dq(mesh, palette)
+    lbs_positions, lbs_normals = skin_vertices(mesh, palette)
     np.testing.assert_allclose(dq_positions, lbs_positions, atol=1e-12)
     np.testing.assert_allclose(dq_normals, lbs_normals, atol=1e-12)  # type: ignore[arg-type]
 
@@ -174,19 +174,19 @@ def test_skinning_errors_name_the_problem(rng: np.random.Generator) -> None:
     mesh = two_set_mesh(rng)
     for skin in (skin_vertices, skin_vertices_dq):
         with pytest.raises(SkeletonMismatchError, match=r"uses joint index 5 but the palette has 3 joints"):
-            skin(random_affine(rng, 3), mesh)
+            skin(mesh, random_affine(rng, 3))
         with pytest.raises(InvalidInputError, match=r"has no JOINTS_n/WEIGHTS_n influences"):
-            skin(random_affine(rng, 6), MeshData(np.zeros((2, 3)), name="rock"))
+            skin(MeshData(np.zeros((2, 3)), name="rock"), random_affine(rng, 6))
         with pytest.raises(InvalidInputError, match=r"mesh must be a MeshData, got dict"):
-            skin(random_affine(rng, 6), {})  # type: ignore[arg-type]
+            skin({}, random_affine(rng, 6))  # type: ignore[arg-type]
         with pytest.raises(InvalidInputError, match=r"palette must have shape \(\.\.\., J, 4, 4\), got \(4, 4\)"):
-            skin(np.eye(4), mesh)
+            skin(mesh, np.eye(4))
         with pytest.raises(InvalidInputError, match=r"palette must be finite"):
-            skin(np.full((6, 4, 4), np.nan), mesh)
+            skin(mesh, np.full((6, 4, 4), np.nan))
     flat = random_affine(rng, 6)
     flat[2, :3, 1] = 0.0
     with pytest.raises(InvalidInputError, match=r"zero-length basis column"):
-        skin_vertices_dq(flat, mesh)
+        skin_vertices_dq(mesh, flat)
 
 
 def test_palette_and_joint_matrix_errors(rng: np.random.Generator) -> None:
@@ -206,10 +206,10 @@ def test_palette_and_joint_matrix_errors(rng: np.random.Generator) -> None:
 def test_skinning_a_posed_skeleton_end_to_end(rng: np.random.Generator) -> None:
     skeleton = bind_skeleton(rng)
     mesh = two_set_mesh(rng, joints=5)
-    rest = skeleton.rest_pose()
+    rest = skeleton.rest_pose
     pose = Pose(rest.translations, Rotation.random(5, random_state=rng).as_quat(), rest.scales)
-    positions, _ = skin_vertices(skinning_palette(skeleton, model_from_pose(skeleton, pose)), mesh)
-    bind_positions, _ = skin_vertices(skinning_palette(skeleton, model_from_pose(skeleton, rest)), mesh)
+    positions, _ = skin_vertices(mesh, skinning_palette(skeleton, model_from_pose(skeleton, pose)))
+    bind_positions, _ = skin_vertices(mesh, skinning_palette(skeleton, model_from_pose(skeleton, rest)))
     np.testing.assert_allclose(bind_positions, mesh.positions, atol=1e-12)
     assert not np.allclose(positions, mesh.positions)
 

@@ -26,10 +26,12 @@ def view_angle(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.arctan2(np.linalg.norm(np.cross(fa, fb)), fa @ fb))
 
 
-@given(unit_quaternions(), unit_quaternions(), limits)
-def test_inside_the_cone_is_returned_unchanged(q, centre, limit):
-    angle = np.linalg.norm(relative_rotvec(centre, q))
-    assume(angle < limit - 1e-9)
+@given(unit_quaternions(), unit_vectors(), limits, st.floats(0.0, 1.0), st.booleans())
+def test_inside_the_cone_is_returned_unchanged(centre, axis, limit, fraction, flip):
+    """Orientations made inside the cone (centre turned by less than ``limit``, either sign) come back as given."""
+    q = (Rotation.from_quat(centre) * Rotation.from_rotvec(axis * fraction * (limit - 1e-9))).as_quat()
+    q = -q if flip else q
+    assert np.linalg.norm(relative_rotvec(centre, q)) < limit
     assert np.array_equal(cone_clamp(q, centre, limit), q)
 
 

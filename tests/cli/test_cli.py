@@ -31,7 +31,7 @@ MANNEQUIN = ROOT / "assets" / "mannequin.glb"
 
 
 def engine_import_graph() -> dict[str, set[str]]:
-    """Module → engine modules it imports (``from a.b import c`` counts ``a.b.c`` when that is a module)."""
+    """Module → engine modules it imports at run time (``from a.b import c`` counts ``a.b.c`` when it is a module)."""
     modules = {}
     for path in (ROOT / "engine").rglob("*.py"):
         name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
@@ -39,7 +39,17 @@ def engine_import_graph() -> dict[str, set[str]]:
     graph = {}
     for name, path in modules.items():
         found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        # imports under `if TYPE_CHECKING:` never run: annotations may name each other's classes
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            for inner in ast.walk(node)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

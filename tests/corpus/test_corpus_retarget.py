@@ -64,7 +64,7 @@ def pairs() -> list[Any]:
 
 def world_positions(skeleton: Any, clip: Any, times: np.ndarray) -> np.ndarray:
     """``(T, J, 3)`` joint positions of ``clip`` sampled at ``times`` (the one place that samples)."""
-    return np.asarray(model_from_pose(skeleton, sample(clip, skeleton, times)))[..., :3, 3]
+    return np.asarray(model_from_pose(skeleton, sample(clip, skeleton.rest_pose, times)))[..., :3, 3]
 
 
 def body_frame_readings(positions: np.ndarray, index: dict[str, int], limbs: dict[str, list[str]]) -> dict[str, Any]:

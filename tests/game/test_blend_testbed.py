@@ -330,7 +330,7 @@ def test_methods_agree_and_only_the_naive_sum_depends_on_signs() -> None:
     layers, skeleton = two_layer_case()
     weights = np.array([0.25, 0.75])
     poses = blend_three_ways(layers, weights, None, skeleton, 1.0)
-    reference = blend(layers, weights, rest=skeleton, threshold=1.0)
+    reference = blend(skeleton.rest_pose, layers, weights, threshold=1.0)
     assert_quat_allclose(poses.rotations[0], reference.rotations)
     np.testing.assert_allclose(poses.translations, np.broadcast_to(reference.translations, (3, 2, 3)))
     expected = [1e-12, 0.0]  # slerp vs nlerp of 0.6 rad, weights 1/4, 3/4: a small but non-zero gap
@@ -348,7 +348,7 @@ def test_naive_sum_of_opposite_signs_cancels_to_the_identity() -> None:
     layers = Pose(np.zeros((2, 1, 3)), np.stack([q, -q])[:, None], np.ones((2, 1, 3)))
     naive = naive_blend(layers, np.array([[0.5], [0.5]]))
     np.testing.assert_array_equal(naive.rotations, [[0.0, 0.0, 0.0, 1.0]])
-    np.testing.assert_allclose(quat_angle(blend(layers, [0.5, 0.5], rest=Skeleton(["j"], [-1])).rotations, q), 0.0)
+    np.testing.assert_allclose(quat_angle(blend(Skeleton(["j"], [-1]).rest_pose, layers, [0.5, 0.5]).rotations, q), 0.0)
 
 
 def test_masks_and_the_rest_pose_fill_in_the_same_way() -> None:

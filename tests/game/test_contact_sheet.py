@@ -51,12 +51,12 @@ def test_the_pose_shown_touches_the_ground() -> None:
     matrices, time, clip, lowest = contact_pose(model)
     assert clip == "idle"
     palette = skinning_palette(model.skeleton, model.frame @ matrices)
-    shown = min(skin_vertices(palette, mesh)[0][:, 1].min() for mesh in model.meshes)
+    shown = min(skin_vertices(mesh, palette)[0][:, 1].min() for mesh in model.meshes)
     assert shown == pytest.approx(lowest, abs=1e-9)
     times = np.linspace(0.0, model.clips["idle"].duration, 181)
-    poses = model_from_pose(model.skeleton, sample(model.clips["idle"], model.skeleton, times))
+    poses = model_from_pose(model.skeleton, sample(model.clips["idle"], model.skeleton.rest_pose, times))
     palettes = skinning_palette(model.skeleton, model.frame @ poses)
-    clip_lowest = min(skin_vertices(palettes, mesh)[0][..., 1].min() for mesh in model.meshes)
+    clip_lowest = min(skin_vertices(mesh, palettes)[0][..., 1].min() for mesh in model.meshes)
     assert abs(shown - clip_lowest) <= CONTACT + 1e-6
     assert abs(clip_lowest) <= 1e-3  # the idle is the reference: its lowest point is the ground
     assert 0.0 <= time <= model.clips["idle"].duration

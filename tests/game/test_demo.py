@@ -348,8 +348,8 @@ def test_feet_stay_on_the_uneven_ground() -> None:
         if k < 30:
             continue
         world = player.world()
-        clip_height = transform_points(model.frame, player.animator.model[0][ankles, :3, 3])[:, 1]
-        for placed, errors in ((player.model_matrices, fitted), (player.animator.model[0], unfitted)):
+        clip_height = transform_points(model.frame, player.clip_model[ankles, :3, 3])[:, 1]
+        for placed, errors in ((player.model_matrices, fitted), (player.clip_model, unfitted)):
             ankle = transform_points(world, placed[ankles, :3, 3])
             errors.append(ankle[:, 1] - terrain.height(ankle[:, 0], ankle[:, 2]) - clip_height)
         planted = np.where(clip_height < ANKLE_HEIGHT + model.frame[1, 3] + 1e-3, planted + 1, 0)
@@ -364,7 +364,7 @@ def test_head_turns_to_an_item_within_its_limits() -> None:
     model = cached_load()
     player = Player(model, Terrain())
     head = find_head(model.skeleton)[-1]
-    rest = model_from_pose(model.skeleton, model.skeleton.rest_pose())[head, :3, :3]
+    rest = model_from_pose(model.skeleton, model.skeleton.rest_pose)[head, :3, :3]
     facing_in_head = rest.T @ np.linalg.inv(model.frame[:3, :3]) @ [0.0, 0.0, 1.0]  # independent of the solver
 
     def head_heading() -> float:

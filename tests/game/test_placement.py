@@ -80,7 +80,7 @@ def character(request: pytest.FixtureRequest) -> Path | None:
 
 def skinned(model_meshes: tuple, palette: np.ndarray) -> np.ndarray:
     """Every skinned vertex ``(V, 3)`` for one world-space palette ``(J, 4, 4)`` (the engine's CPU skinning)."""
-    return np.concatenate([skin_vertices(palette, mesh)[0] for mesh in model_meshes if mesh.joints is not None])
+    return np.concatenate([skin_vertices(mesh, palette)[0] for mesh in model_meshes if mesh.joints is not None])
 
 
 def ndc_heights(view_projection: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -107,20 +107,20 @@ def test_skinned_positions_are_the_engines_skinning() -> None:
     model = cached_model()
     clip = model.clips["run"]
     palette = skinning_palette(
-        model.skeleton, model_from_pose(model.skeleton, sample(clip, model.skeleton, [0.1, 0.4]))
+        model.skeleton, model_from_pose(model.skeleton, sample(clip, model.skeleton.rest_pose, [0.1, 0.4]))
     )
     for mesh in model.meshes:
-        np.testing.assert_allclose(skinned_positions(palette, mesh), skin_vertices(palette, mesh)[0], atol=1e-12)
+        np.testing.assert_allclose(skinned_positions(palette, mesh), skin_vertices(mesh, palette)[0], atol=1e-12)
 
 
 def test_clip_bounds_hold_the_skinned_extremes_at_every_sample() -> None:
     model = cached_model()
     clip = model.clips["jump"]
     motion = clip_motion(model.skeleton, model.meshes, clip, model.frame, in_place=True)
-    pose = sample(clip, model.skeleton, motion.times)
+    pose = sample(clip, model.skeleton.rest_pose, motion.times)
     pose.translations[:, 0, [0, 2]] = 0.0  # the in-place root, as remove_planar leaves it (no yaw in this clip)
     palettes = skinning_palette(model.skeleton, model.frame @ model_from_pose(model.skeleton, pose))
-    points = np.concatenate([skin_vertices(palettes, mesh)[0] for mesh in model.meshes], axis=1)
+    points = np.concatenate([skin_vertices(mesh, palettes)[0] for mesh in model.meshes], axis=1)
     np.testing.assert_allclose(motion.lows, points.min(axis=1), atol=1e-9)
     np.testing.assert_allclose(motion.highs, points.max(axis=1), atol=1e-9)
     assert motion.height == pytest.approx(float(np.ptp(points[..., 1], axis=1).max()))
@@ -211,8 +211,8 @@ def test_a_take_in_other_units_is_the_same_figure_in_metres(
     model = load_model(path)
     assert model.unit == unit
     assert model.height == pytest.approx(reference.height, rel=1e-4)
-    rest = model_from_pose(model.skeleton, model.skeleton.rest_pose())[:, :3, 3]
-    expected = model_from_pose(reference.skeleton, reference.skeleton.rest_pose())[:, :3, 3]
+    rest = model_from_pose(model.skeleton, model.skeleton.rest_pose)[:, :3, 3]
+    expected = model_from_pose(reference.skeleton, reference.skeleton.rest_pose)[:, :3, 3]
     np.testing.assert_allclose(
         transform_points(model.frame, rest), transform_points(reference.frame, expected), atol=1e-4
     )
@@ -322,7 +322,7 @@ def test_every_clip_stands_on_the_ground_over_its_whole_length(character: Path |
         lowered[1, 3] -= model.ground({name: 1.0})
         lowest = np.inf
         for chunk in np.array_split(times, max(1, len(times) // 120)):  # bounded memory for long takes
-            pose = sample(clip, model.skeleton, chunk)
+            pose = sample(clip, model.skeleton.rest_pose, chunk)
             if model.root_motion:
                 pose.translations[:, 0], pose.rotations[:, 0] = remove_planar(
                     pose.translations[:, 0], pose.rotations[:, 0]

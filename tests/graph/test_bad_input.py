@@ -65,9 +65,9 @@ CALLS: dict[str, tuple[Callable[..., Any], dict[str, Any], tuple[str, ...]]] = {
             "velocities": [SPEED, SPEED],
             "weights": [0.5, 0.5],
             "weight_rates": [1.0, -1.0],
-            "masks": np.ones((2, J)),
+            "mask": np.ones((2, J)),
         },
-        ("weights", "weight_rates", "masks"),
+        ("weights", "weight_rates", "mask"),
     ),
     "additive_velocity": (
         additive_velocity,

@@ -64,7 +64,7 @@ def test_a_session_walk_strafe_run_jump(model):
     # within 1e-5 of the point after 2 s)
     skeleton = model.skeleton
     clip = build_strafe_clips(skeleton)["walk_left"]
-    expected = sample(clip, skeleton, locomotion.runtime.root.phase[:1] * clip.duration)[0]
+    expected = sample(clip, skeleton.rest_pose, locomotion.runtime.root.phase[:1] * clip.duration)[0]
     expected.translations[0], expected.rotations[0] = remove_planar(expected.translations[0], expected.rotations[0])
     np.testing.assert_allclose(poses[-1].translations, expected.translations, atol=1e-5)
     assert_quat_allclose(poses[-1].rotations, expected.rotations, atol=1e-5)

@@ -169,7 +169,7 @@ def test_spring_accelerations_are_the_derivative_of_its_velocity():
 def clip_state(mannequin, name, times, side="left"):
     clip = mannequin.clips[name]
     velocity = sample_velocity(clip, mannequin.skeleton, times, loop=True, side=side)
-    return sample(clip, mannequin.skeleton, times), velocity
+    return sample(clip, mannequin.skeleton.rest_pose, times), velocity
 
 
 def test_offsets_give_back_the_source_pose_and_velocity(mannequin):
@@ -197,8 +197,8 @@ def inertialized_run(mannequin, source_name, target_name, duration, switch=0.41,
     decay = quintic_decay(offsets, rates, duration)
     before = np.arange(-12, 1) / hz  # up to and including the switch
     after = np.arange(0, round(2 * duration * hz)) / hz
-    poses = [sample(source_clip, skeleton, switch + before)]
-    now = sample(target_clip, skeleton, start + after)
+    poses = [sample(source_clip, skeleton.rest_pose, switch + before)]
+    now = sample(target_clip, skeleton.rest_pose, start + after)
     decays = decay[np.zeros(after.size, dtype=int)]
     poses.append(offset_pose(now, quintic_offset(decays, after[:, None, None])))
     return poses, now, after
@@ -266,8 +266,8 @@ def test_dead_blend_starts_at_the_source_with_its_velocity(mannequin):
     idle = mannequin.clips["idle"]
     h = 1e-7
     t = 0.17
-    ahead = dead_blend(source, source_velocity, sample(idle, mannequin.skeleton, [t]), t, 0.4, 0.2)[0]
-    now_target = sample(idle, mannequin.skeleton, [t - h])
+    ahead = dead_blend(source, source_velocity, sample(idle, mannequin.skeleton.rest_pose, [t]), t, 0.4, 0.2)[0]
+    now_target = sample(idle, mannequin.skeleton.rest_pose, [t - h])
     behind = dead_blend(source, source_velocity, now_target, t - h, 0.4, 0.2)[0]
     _, at_t = dead_blend(
         source, source_velocity, now_target, t - h, 0.4, 0.2, sample_velocity(idle, mannequin.skeleton, [t - h])

@@ -27,7 +27,7 @@ def runtime(character, document, count=1):
 
 def clip_pose(character, name, time):
     mannequin, clips = character
-    return sample(clips[name], mannequin.skeleton, np.atleast_1d(time))
+    return sample(clips[name], mannequin.skeleton.rest_pose, np.atleast_1d(time))
 
 
 def two_states(transition: dict, parameters: dict | None = None, clips=("idle", "walk")) -> dict:
@@ -261,7 +261,7 @@ def test_crossfade_is_the_linear_blend_of_both_clips(character):
     mannequin, clips = character
     source = clip_pose(character, "idle", 0.6)
     target = clip_pose(character, "run", machine.root.phase * clips["run"].duration)
-    expected = blend([source, target], [0.75, 0.25], rest=mannequin.skeleton)
+    expected = blend(mannequin.skeleton.rest_pose, [source, target], [0.75, 0.25])
     np.testing.assert_allclose(machine.local_pose.rotations, expected.rotations, atol=1e-12)
 
 
@@ -273,7 +273,7 @@ def test_frozen_blends_from_the_pose_at_the_start(character):
     machine.update(0.2)
     mannequin, clips = character
     target = clip_pose(character, "run", machine.root.phase * clips["run"].duration)
-    expected = blend([source, target], [0.5, 0.5], rest=mannequin.skeleton)
+    expected = blend(mannequin.skeleton.rest_pose, [source, target], [0.5, 0.5])
     np.testing.assert_allclose(machine.local_pose.rotations, expected.rotations, atol=1e-12)
 
 
@@ -381,12 +381,12 @@ def test_interrupted_transitions_never_jump(character):
     speed = max(
         joint_angles(r[1:], r[:-1]).max()
         for r in (
-            sample(clips[n], mannequin.skeleton, np.arange(0, clips[n].duration, dt)).rotations
+            sample(clips[n], mannequin.skeleton.rest_pose, np.arange(0, clips[n].duration, dt)).rotations
             for n in ("idle", "run", "jump")
         )
     )
     poses = [
-        sample(clips[n], mannequin.skeleton, np.linspace(0, clips[n].duration, 40)).rotations
+        sample(clips[n], mannequin.skeleton.rest_pose, np.linspace(0, clips[n].duration, 40)).rotations
         for n in ("idle", "run", "jump")
     ]
     spread = max(joint_angles(a[:, None], b[None, :]).max() for a in poses for b in poses)
@@ -491,7 +491,7 @@ def test_the_2d_blend_space_gives_each_clip_at_its_point(character):
     mannequin, clips = character
     for c, point in enumerate(points):
         clip = clips[point["clip"]]
-        expected = sample(clip, mannequin.skeleton, machine.root.phase[c : c + 1] * clip.duration)
+        expected = sample(clip, mannequin.skeleton.rest_pose, machine.root.phase[c : c + 1] * clip.duration)
         np.testing.assert_allclose(machine.local_pose.translations[c], expected.translations[0], atol=1e-12)
         assert_quat_allclose(machine.local_pose.rotations[c], expected.rotations[0], atol=1e-12)
 
@@ -533,7 +533,7 @@ def test_layer_and_additive_nodes_match_the_jobs(character):
     walk = clip_pose(character, "walk", machine.root.phase * clips["walk"].duration)
     wave = clip_pose(character, "wave", 0.4)
     upper = subtree_mask(skeleton, "spine")
-    layered = blend([walk, walk, wave], [1.0, 0.3, 0.7], [1.0 - upper, upper, upper], rest=skeleton)
+    layered = blend(skeleton.rest_pose, [walk, walk, wave], [1.0, 0.3, 0.7], [1.0 - upper, upper, upper])
     delta = additive_pose(clip_pose(character, "lean_look", 0.4), clip_pose(character, "lean_look", 0.0)[0])
     expected = apply_additive(layered, delta, 0.6)
     np.testing.assert_allclose(machine.local_pose.translations, expected.translations, atol=1e-12)

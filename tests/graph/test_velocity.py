@@ -123,7 +123,7 @@ def between_keys(clip, count):
 
 
 def left_difference(clip, skeleton, t, h=1e-7):
-    return pose_velocity(sample(clip, skeleton, t - h), sample(clip, skeleton, t), h)
+    return pose_velocity(sample(clip, skeleton.rest_pose, t - h), sample(clip, skeleton.rest_pose, t), h)
 
 
 @pytest.mark.parametrize("name", ["walk", "run", "idle", "jump"])
@@ -194,23 +194,25 @@ def test_jacobians_at_the_series_switch_and_half_turn(angle):
 
 
 def blended(layers, weights, rates, dt, masks, rest):
-    return blend([layer(dt) for layer in layers], weights + rates * dt, masks, rest=rest)
+    # blend_velocity assumes the layers' total weight reaches the rest threshold (the rest pose
+    # takes no part): these weights total 0.8 to 1.1, so the threshold is set below them
+    return blend(rest.rest_pose, [layer(dt) for layer in layers], weights + rates * dt, masks, threshold=0.1)
 
 
 def test_blend_velocity_is_the_derivative_of_blend(mannequin):
     skeleton = mannequin.skeleton
     times = [np.array([0.21, 0.43, 0.07]), np.array([0.11, 0.31, 0.52]), np.array([1.3, 0.2, 2.9])]
     clips = [mannequin.clips[name] for name in ("walk", "run", "idle")]
-    layers = [lambda dt, c=c, t=t: sample(c, skeleton, t + dt) for c, t in zip(clips, times, strict=True)]
+    layers = [lambda dt, c=c, t=t: sample(c, skeleton.rest_pose, t + dt) for c, t in zip(clips, times, strict=True)]
     weights = np.array([[0.3, 0.6, 0.0], [0.5, 0.4, 0.2], [0.2, 0.0, 0.8]])
     rates = np.array([[0.5, -1.0, 0.0], [-0.5, 1.0, 0.3], [0.0, 0.0, -0.3]])
     masks = np.ones((3, skeleton.num_joints))
     masks[1, skeleton.subtree("spine")] = 0.25
     velocity = blend_velocity(
-        [sample(c, skeleton, t) for c, t in zip(clips, times, strict=True)],
+        [sample(c, skeleton.rest_pose, t) for c, t in zip(clips, times, strict=True)],
         [sample_velocity(c, skeleton, t) for c, t in zip(clips, times, strict=True)],
         weights,
-        masks=masks,
+        mask=masks,
         weight_rates=rates,
     )
     h = 1e-7
@@ -238,22 +240,22 @@ def test_one_layer_keeps_its_velocity(mannequin):
     skeleton, walk = mannequin.skeleton, mannequin.clips["walk"]
     t = np.array([0.2, 0.6])
     velocity = sample_velocity(walk, skeleton, t)
-    out = blend_velocity([sample(walk, skeleton, t)], [velocity], [1.0])
+    out = blend_velocity([sample(walk, skeleton.rest_pose, t)], [velocity], [1.0])
     np.testing.assert_allclose(out.angular, velocity.angular, atol=1e-12)
     np.testing.assert_allclose(out.linear, velocity.linear, atol=1e-12)
 
 
 def test_blend_velocity_validates(mannequin):
     skeleton, walk = mannequin.skeleton, mannequin.clips["walk"]
-    pose, velocity = sample(walk, skeleton, np.array([0.2])), sample_velocity(walk, skeleton, np.array([0.2]))
+    pose, velocity = sample(walk, skeleton.rest_pose, np.array([0.2])), sample_velocity(walk, skeleton, np.array([0.2]))
     with pytest.raises(InvalidInputError, match="weights must have shape"):
         blend_velocity([pose, pose], [velocity, velocity], [1.0])
     with pytest.raises(InvalidInputError, match="positive total"):
         blend_velocity([pose, pose], [velocity, velocity], [0.0, 0.0])
     with pytest.raises(InvalidInputError, match="non-negative"):
         blend_velocity([pose, pose], [velocity, velocity], [-1.0, 2.0])
-    with pytest.raises(SkeletonMismatchError, match="masks"):
-        blend_velocity([pose, pose], [velocity, velocity], [0.5, 0.5], masks=np.ones((2, 3)))
+    with pytest.raises(SkeletonMismatchError, match="mask must have shape"):
+        blend_velocity([pose, pose], [velocity, velocity], [0.5, 0.5], mask=np.ones((2, 3)))
     with pytest.raises(InvalidInputError, match="weight_rates"):
         blend_velocity([pose, pose], [velocity, velocity], [0.5, 0.5], weight_rates=[0.0])
     with pytest.raises(InvalidInputError, match="empty"):
@@ -275,22 +277,22 @@ def test_sample_velocity_validates(mannequin):
 
 def test_additive_velocity_is_the_derivative_of_apply_additive(mannequin):
     skeleton, walk, lean = mannequin.skeleton, mannequin.clips["walk"], mannequin.clips["lean_look"]
-    reference = sample(lean, skeleton, 0.0)
+    reference = sample(lean, skeleton.rest_pose, 0.0)
     base_times, lean_times = np.array([0.21, 0.43]), np.array([0.37, 1.1])
     weight, mask = np.array([0.7, 1.3]), np.linspace(0.0, 1.0, skeleton.num_joints)
 
     def added(dt):
-        delta = additive_pose(sample(lean, skeleton, lean_times + dt), reference)
-        return apply_additive(sample(walk, skeleton, base_times + dt), delta, weight, mask)
+        delta = additive_pose(sample(lean, skeleton.rest_pose, lean_times + dt), reference)
+        return apply_additive(sample(walk, skeleton.rest_pose, base_times + dt), delta, weight, mask)
 
     h = 1e-7
     expected = pose_velocity(added(-h), added(0.0), h)
     lean_velocity = sample_velocity(lean, skeleton, lean_times)
     delta_velocity = PoseVelocity(lean_velocity.linear, lean_velocity.angular, lean_velocity.scaling / reference.scales)
     velocity = additive_velocity(
-        sample(walk, skeleton, base_times),
+        sample(walk, skeleton.rest_pose, base_times),
         sample_velocity(walk, skeleton, base_times),
-        additive_pose(sample(lean, skeleton, lean_times), reference),
+        additive_pose(sample(lean, skeleton.rest_pose, lean_times), reference),
         delta_velocity,
         weight,
         mask,
@@ -331,6 +333,6 @@ def test_sample_with_velocity_is_sample_and_sample_velocity(mannequin):
     walk, skeleton = mannequin.clips["walk"], mannequin.skeleton
     times = np.array([0.0, 0.31, 0.5, 0.97])
     pose, velocity = sample_with_velocity(walk, skeleton, times, loop=True, side="right")
-    np.testing.assert_array_equal(pose.rotations, sample(walk, skeleton, times).rotations)
+    np.testing.assert_array_equal(pose.rotations, sample(walk, skeleton.rest_pose, times).rotations)
     expected = sample_velocity(walk, skeleton, times, loop=True, side="right")
     np.testing.assert_allclose(velocity.angular, expected.angular, atol=1e-12)

@@ -113,7 +113,7 @@ def test_rotation_only_root_and_position_only_child() -> None:
     child = clip.channel(1, "translation")
     assert child is not None
     np.testing.assert_allclose(child.values, [[1, 2, 3], [4, 5, 6]])
-    pose = sample(clip, anim.skeleton, 0.0)
+    pose = sample(clip, anim.skeleton.rest_pose, 0.0)
     np.testing.assert_allclose(pose.translations[0], [0, 0, 0])  # rest offset, no channel
     np.testing.assert_allclose(pose.translations[2], [5, 0, 0])  # end site
 
@@ -253,7 +253,7 @@ def test_axis_conversion_moves_the_whole_motion(axes: str | np.ndarray, rng: np.
     )
     matrix = AXES[axes] if isinstance(axes, str) else axes
     anim = parse_bvh(text, scale=0.5, axes=axes)
-    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, anim.clip.channels[0].times))
+    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, anim.clip.channels[0].times))
     for frame in range(2):
         np.testing.assert_allclose(model[frame, :, :3, 3], fk_positions(0.5, text, frame, matrix), atol=1e-12)
 
@@ -340,7 +340,7 @@ def test_pirouette_world_positions_match_an_independent_fk(pirouette_path: Path)
     anim = load_bvh(pirouette_path, end_sites=False)
     assert list(anim.skeleton.names) == names
     times = np.array(frames) * anim.frame_time
-    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, times))
+    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, times))
     picked = [names.index(n) for n in ("hip", "head", "lHand", "rForeArm", "lFoot", "rFoot", "rThumb2")]
     np.testing.assert_allclose(model[:, picked][..., :3, 3], 0.01 * expected_cm[:, picked], atol=1e-9)
     np.testing.assert_allclose(model[:, :, :3, 3], 0.01 * expected_cm, atol=1e-9)
@@ -355,7 +355,7 @@ def test_pirouette_matches_threejs_bvhloader(pirouette_path: Path) -> None:
         "" if n.endswith("_End") else n for n in anim.skeleton.names
     ]
     times = np.array(recorded["frames"]) * anim.frame_time
-    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, times))
+    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, times))
     np.testing.assert_allclose(model[..., :3, 3], recorded["positions"], atol=1e-3)
 
 
@@ -513,7 +513,7 @@ def test_the_unit_is_read_from_the_skeletons_height(scheme: str, unit: str) -> N
         anim = parse_bvh(text, file=f"{scheme}.bvh", axes=axes)
     assert anim.scale == UNITS[unit]
     assert anim.unit.startswith(f"{unit} (detected: the figure's joints span ")
-    height = np.ptp(model_from_pose(anim.skeleton, anim.skeleton.rest_pose())[:, 1, 3])
+    height = np.ptp(model_from_pose(anim.skeleton, anim.skeleton.rest_pose)[:, 1, 3])
     assert 1.3 < height < 1.9
     messages = [str(w.message) for w in caught if issubclass(w.category, OssaWarning)]
     if unit == "centimetres":
@@ -530,7 +530,7 @@ def test_a_cmu_take_is_no_longer_27_centimetres_tall() -> None:
     given = parse_bvh(text, scale=0.01)
     with pytest.warns(OssaWarning, match="CMU units"):
         detected = parse_bvh(text)
-    heights = [np.ptp(model_from_pose(a.skeleton, a.skeleton.rest_pose())[:, 1, 3]) for a in (given, detected)]
+    heights = [np.ptp(model_from_pose(a.skeleton, a.skeleton.rest_pose)[:, 1, 3]) for a in (given, detected)]
     assert heights[0] == pytest.approx(0.252, abs=0.005)
     assert heights[1] == pytest.approx(heights[0] * (0.0254 / 0.45) / 0.01)
     assert given.unit == "× 0.01 (given)"

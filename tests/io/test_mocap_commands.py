@@ -113,8 +113,8 @@ def test_convert_writes_a_glb_that_reads_back_as_the_same_motion(tiny: Path, tmp
     np.testing.assert_array_equal(back.skeleton.parents, anim.skeleton.parents)
     np.testing.assert_allclose(back.skeleton.inverse_bind_matrices, anim.skeleton.inverse_bind_matrices, atol=1e-7)
     times = np.array([0.0, 0.25, 0.5, 0.8, 1.0])
-    expected = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, times))
-    got = model_from_pose(back.skeleton, sample(back.clips["tiny"], back.skeleton, times))
+    expected = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, times))
+    got = model_from_pose(back.skeleton, sample(back.clips["tiny"], back.skeleton.rest_pose, times))
     np.testing.assert_allclose(got, expected, atol=2e-6)
     assert back.meshes[0].num_vertices == 24 * 4  # four bones, eight triangles each
     validate(out)
@@ -147,7 +147,7 @@ def test_bone_mesh_follows_the_parents_and_faces_outwards(tiny: Path) -> None:
     normals = mesh.normals.reshape(-1, 3, 3)[:, 0]
     np.testing.assert_allclose(np.linalg.norm(normals, axis=-1), 1.0)
     bones = np.repeat(np.nonzero(skeleton.parents >= 0)[0], 8)  # child joint of each triangle
-    model = model_from_pose(skeleton, skeleton.rest_pose())[:, :3, 3]
+    model = model_from_pose(skeleton, skeleton.rest_pose)[:, :3, 3]
     start, end = model[skeleton.parents[bones]], model[bones]
     centroid = triangles.mean(axis=1)
     axis = (end - start) / np.linalg.norm(end - start, axis=-1, keepdims=True)
@@ -177,7 +177,7 @@ def test_evaluate_bvh_gives_the_gltf_json_shape(tiny: Path, tmp_path: Path, caps
     assert [n["name"] for n in document["nodes"]] == ["hips", "spine", "spine_End", "leg", "leg_End"]
     assert [n["index"] for n in document["nodes"]] == [0, 1, 2, 3, 4]
     anim = load_bvh(tiny)
-    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, np.array([0.0, 0.75])))
+    model = model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, np.array([0.0, 0.75])))
     world = np.array([n["world"] for n in document["nodes"]])  # (J, T, 16) column-major
     np.testing.assert_allclose(world.reshape(5, 2, 4, 4).transpose(1, 0, 3, 2), model, atol=1e-12)
     assert main(["evaluate", str(tiny), "--times", "0", "--clip", "tiny"]) == 0
@@ -219,9 +219,9 @@ def test_retarget_onto_the_mannequin_file(pirouette_path: Path, tmp_path: Path, 
     assert list(back.clips) == ["pirouette_retargeted"]
     times = np.array([0.0, 1.3, 4.0])
     expected = retarget_pose(
-        plan_retarget(anim.skeleton, mannequin, joint_map), sample(anim.clip, anim.skeleton, times)
+        plan_retarget(anim.skeleton, mannequin, joint_map), sample(anim.clip, anim.skeleton.rest_pose, times)
     )
-    got = sample(back.clips["pirouette_retargeted"], back.skeleton, times)
+    got = sample(back.clips["pirouette_retargeted"], back.skeleton.rest_pose, times)
     assert_quat_allclose(got.rotations, expected.rotations, atol=1e-6)
     np.testing.assert_allclose(got.translations, expected.translations, atol=1e-6)
     validate(out)
@@ -247,7 +247,8 @@ def test_retarget_onto_cesium_man_stands_up(pirouette_path: Path, shared_assets:
     assert main(["retarget", str(pirouette_path), str(man.asset.path), "--out", str(out)]) == 0
     back = quiet_character(out)
     np.testing.assert_allclose(back.root_transform, man.root_transform, atol=1e-7)  # the Z-up node is kept
-    model = model_from_pose(back.skeleton, sample(back.clips["pirouette_retargeted"], back.skeleton, [0.0, 2.0]))
+    pose = sample(back.clips["pirouette_retargeted"], back.skeleton.rest_pose, [0.0, 2.0])
+    model = model_from_pose(back.skeleton, pose)
     world = back.root_transform @ model
     hips, head = world[:, 0, :3, 3], world[:, back.skeleton.index("node20"), :3, 3]
     assert np.all(head[:, 1] - hips[:, 1] > 0.35)
@@ -300,8 +301,8 @@ def test_new_clips_in_a_gltf_with_external_buffer_and_texture(shared_assets: Pat
     assert list(back.clips) == ["Run"]
     assert back.clips["Run"].markers == {"step": (0.2,)}
     times = np.linspace(0, fox.clips["Run"].duration, 7)
-    expected = sample(fox.clips["Run"], fox.skeleton, times)
-    got = sample(back.clips["Run"], back.skeleton, times)
+    expected = sample(fox.clips["Run"], fox.skeleton.rest_pose, times)
+    got = sample(back.clips["Run"], back.skeleton.rest_pose, times)
     assert_quat_allclose(got.rotations, expected.rotations, atol=1e-6)
     np.testing.assert_allclose(got.translations, expected.translations, atol=1e-4)
     np.testing.assert_array_equal(back.meshes[0].texture, fox.meshes[0].texture)
@@ -337,8 +338,8 @@ def test_a_bvh_file_is_a_character(tiny: Path) -> None:
     np.testing.assert_allclose(character.skeleton.rest_translations, anim.skeleton.rest_translations, atol=1e-7)
     times = np.array([0.0, 0.3, 1.0])
     np.testing.assert_allclose(
-        model_from_pose(character.skeleton, sample(character.clips["tiny"], character.skeleton, times)),
-        model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton, times)),
+        model_from_pose(character.skeleton, sample(character.clips["tiny"], character.skeleton.rest_pose, times)),
+        model_from_pose(anim.skeleton, sample(anim.clip, anim.skeleton.rest_pose, times)),
         atol=2e-6,
     )
     assert character.meshes[0].num_vertices == 24 * 4
@@ -352,7 +353,7 @@ def test_a_cmu_take_becomes_a_person_sized_character(tmp_path: Path) -> None:
     path.write_text(to_bvh(cmu, *walk(cmu, np.arange(12) / 24), frame_time=1 / 24))
     with pytest.warns(OssaWarning, match=r"lengths read as CMU units \(inches / 0.45\) \(× 0.0564444 m\)"):
         character = load_bvh_character(path)
-    rest = model_from_pose(character.skeleton, character.skeleton.rest_pose())[:, :3, 3]
+    rest = model_from_pose(character.skeleton, character.skeleton.rest_pose)[:, :3, 3]
     assert 1.3 < np.ptp(rest[:, 1]) < 1.5  # metres, not the 27 cm a ×0.01 reading gives
     assert list(character.clips) == ["walk"]
 

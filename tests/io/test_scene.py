@@ -162,7 +162,7 @@ def test_character_path_through_a_non_joint_node_matches_the_reference(scene_fil
     animation = ref.json["animations"][0]
     animation_without_root = {**animation, "channels": [c for c in animation["channels"] if c["target"]["node"] != 0]}
     times = probe_times(ref.key_times(animation))
-    model = model_from_pose(character.skeleton, sample(character.clips["move"], character.skeleton, times))
+    model = model_from_pose(character.skeleton, sample(character.clips["move"], character.skeleton.rest_pose, times))
     world = character.root_transform @ model
     desired = np.stack(
         [[ref.world(int(n), animation_without_root, t) for n in character.skin.joint_nodes] for t in times]
@@ -255,8 +255,8 @@ def test_pose_with_skin_rebuilds_the_scene_pose_of_a_skin_pose(scene_file: Path)
         character = load_character(scene_file, 1)
     scene = character.scene
     times = np.array([0.3, 1.7])
-    scene_pose = sample(asset.clips[0], scene.hierarchy, times)
-    skin_pose = sample(character.clips["move"], character.skeleton, times)
+    scene_pose = sample(asset.clips[0], scene.hierarchy.rest_pose, times)
+    skin_pose = sample(character.clips["move"], character.skeleton.rest_pose, times)
     rebuilt = scene.pose_with_skin(character.scene_skin, skin_pose, base=scene_pose)
     np.testing.assert_allclose(
         model_from_pose(scene.hierarchy, rebuilt), model_from_pose(scene.hierarchy, scene_pose), atol=1e-12

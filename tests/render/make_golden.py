@@ -39,7 +39,7 @@ def load_cesium_man(shared: Path = SHARED_ASSETS) -> Character:
 def palettes_at(character: Character, times: np.ndarray) -> np.ndarray:
     """World-space skinning palettes ``(len(times), J, 4, 4)`` of the first clip."""
     clip = next(iter(character.clips.values()))
-    pose = sample(clip, character.skeleton, np.asarray(times, dtype=np.float64))
+    pose = sample(clip, character.skeleton.rest_pose, np.asarray(times, dtype=np.float64))
     return character.root_transform @ skinning_palette(character.skeleton, model_from_pose(character.skeleton, pose))
 
 

@@ -38,7 +38,7 @@ def test_gpu_skin_equals_cpu_reference_at_several_times(ctx, characters, name, m
     for mesh in character.meshes:
         gpu = SkinnedMesh(ctx, mesh)
         positions, normals = gpu.skin(palettes, method=method)
-        cpu_positions, cpu_normals = CPU_SKIN[method](palettes, mesh)
+        cpu_positions, cpu_normals = CPU_SKIN[method](mesh, palettes)
         assert_close_relative(positions, cpu_positions, rel=1e-4)
         np.testing.assert_allclose(normals, cpu_normals, atol=1e-4)
         gpu.release()
@@ -59,7 +59,7 @@ def test_dqs_equals_lbs_on_rigid_single_influence_vertices_of_cesium_man(ctx, ch
 
 def projected_box(ctx, character) -> tuple[np.ndarray, np.ndarray]:
     """Pixel bounding box (x, y from the top-left) of CesiumMan's CPU-skinned vertices."""
-    positions, _ = skin_vertices(make_golden.palettes_at(character, np.array([make_golden.TIME])), character.meshes[0])
+    positions, _ = skin_vertices(character.meshes[0], make_golden.palettes_at(character, np.array([make_golden.TIME])))
     view, projection = make_golden.camera()
     clip = np.einsum("ij,vj->vi", projection @ view, np.concatenate((positions[0], np.ones((len(positions[0]), 1))), 1))
     ndc = clip[:, :2] / clip[:, 3:]

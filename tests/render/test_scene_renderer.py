@@ -165,11 +165,11 @@ def test_morphed_skinned_mesh_with_its_own_weights_equals_the_cpu(ctx, rng, targ
     gpu = SkinnedMesh(ctx, mesh)
     positions, normals = gpu.skin(palettes, morph_weights=weights)
     morphed, morphed_normals = morph_vertices(mesh, weights)
-    cpu, cpu_normals = skin_vertices(palettes, mesh, positions=morphed, normals=morphed_normals)
+    cpu, cpu_normals = skin_vertices(mesh, palettes, positions=morphed, normals=morphed_normals)
     assert_close_relative(positions, cpu)
     np.testing.assert_allclose(normals, cpu_normals, atol=2e-4)
     base_shape, _ = gpu.skin(palettes)  # no weights: the base shape
-    assert_close_relative(base_shape, skin_vertices(palettes, mesh)[0])
+    assert_close_relative(base_shape, skin_vertices(mesh, palettes)[0])
     gpu.release()
 
 

@@ -46,7 +46,7 @@ def test_gpu_skin_matches_cpu_reference(ctx, rng, method, sets, scale):
     )
     gpu = SkinnedMesh(ctx, mesh)
     positions, normals = gpu.skin(palettes, worlds, method=method)
-    cpu_positions, cpu_normals = CPU_SKIN[method](palettes, mesh)
+    cpu_positions, cpu_normals = CPU_SKIN[method](mesh, palettes)
     assert_close_relative(positions, transform_points(worlds[:, None], cpu_positions))
     np.testing.assert_allclose(normals, world_normals(worlds, cpu_normals), atol=2e-4)
     gpu.release()
@@ -61,7 +61,7 @@ def test_palette_buffer_shared_by_meshes_and_reused_across_frames(ctx, rng):
         palette.upload(palettes)
         assert palette.characters == 2 + frame
         for gpu, mesh in ((a, mesh_a), (b, mesh_b)):
-            assert_close_relative(gpu.skin(palette)[0], skin_vertices_dq(palettes, mesh)[0])
+            assert_close_relative(gpu.skin(palette)[0], skin_vertices_dq(mesh, palettes)[0])
     for resource in (a, b, palette):
         resource.release()
 
@@ -73,7 +73,7 @@ def test_palette_buffer_grows_past_its_first_size(ctx, rng):
     palette.upload(random_palettes(rng, 1, 4))
     palettes = random_palettes(rng, 40, 4)
     palette.upload(palettes)
-    assert_close_relative(gpu.skin(palette)[0], skin_vertices(palettes, mesh)[0])
+    assert_close_relative(gpu.skin(palette)[0], skin_vertices(mesh, palettes)[0])
     gpu.release()
     palette.release()
 
@@ -115,7 +115,7 @@ def test_unweighted_vertices_keep_their_bind_position(ctx, rng):
     for method in ("lbs", "dqs"):
         positions, _ = gpu.skin(palettes, method=method)
         np.testing.assert_allclose(positions[0, :4], mesh.positions[:4], atol=1e-6)
-        assert_close_relative(positions, CPU_SKIN[method](palettes, mesh)[0])
+        assert_close_relative(positions, CPU_SKIN[method](mesh, palettes)[0])
     gpu.release()
 
 
@@ -124,7 +124,7 @@ def test_unnormalised_weights_are_normalised_like_the_cpu_reference(ctx, rng):
     mesh = MeshData(positions=base.positions, normals=base.normals, joints=base.joints, weights=base.weights * 0.97)
     palettes = random_palettes(rng, 1, 4)
     gpu = SkinnedMesh(ctx, mesh)
-    assert_close_relative(gpu.skin(palettes)[0], skin_vertices(palettes, mesh)[0])
+    assert_close_relative(gpu.skin(palettes)[0], skin_vertices(mesh, palettes)[0])
     gpu.release()
 
 
@@ -171,7 +171,7 @@ def test_nonuniform_scale_uses_two_phase_dqs_like_the_cpu(ctx):
     palettes = twist_palette(np.pi / 3) @ np.diag([1.5, 1.0, 0.5, 1.0])
     gpu = SkinnedMesh(ctx, mesh)
     positions, normals = gpu.skin(palettes, method="dqs")
-    cpu_positions, cpu_normals = skin_vertices_dq(palettes, mesh)
+    cpu_positions, cpu_normals = skin_vertices_dq(mesh, palettes)
     assert_close_relative(positions, cpu_positions)
     np.testing.assert_allclose(normals, cpu_normals, atol=2e-4)
     gpu.release()
@@ -317,7 +317,7 @@ def test_nan_or_float32_overflow_never_reaches_the_gpu(ctx, rng, method):
             palette.upload(bad)
     positions, _ = gpu.skin(palette)  # the buffer still holds the last good upload
     assert np.isfinite(positions).all()
-    assert_close_relative(positions, CPU_SKIN[method](good, mesh)[0])
+    assert_close_relative(positions, CPU_SKIN[method](mesh, good)[0])
     worlds = np.broadcast_to(np.eye(4), (2, 4, 4)).copy()
     worlds[0, 0, 0] = np.inf
     with pytest.raises(InvalidInputError, match=r"instance_transforms must be finite in float32.*\(0,\)"):

@@ -1,29 +1,28 @@
-"""Shared pieces of the IK solvers: the result type, argument checks, joint frames, rotation helpers.
+"""Shared pieces of the IK solvers: the result type, argument checks, joint frames.
 
-The helpers here work on raw float64 arrays that the public solvers have already validated, so
-they skip the per-call checks of :mod:`engine.math` (they run inside iteration loops).
+The solvers work on raw float64 arrays they have validated once, so inside their iteration
+loops they call the unchecked kernels of :mod:`engine.math.kernels` (the one copy of every
+quaternion and vector formula), not the validating public functions of :mod:`engine.math`.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
 
+from engine.anim.layout import MatrixBuffer, PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError, InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray, as_array, check_finite, nonzero_norm
-from engine.math.quat import quat_from_matrix, quat_pow
+from engine.math.kernels import conj, cross, dot, from_matrix, mul, mul_into, power
 
 BoolArray = npt.NDArray[np.bool_]
 JointRef = int | str
-
-IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
-_X_AXIS = np.array([1.0, 0.0, 0.0])
 
 
 class IKResult(NamedTuple):
@@ -47,34 +46,73 @@ class IKResult(NamedTuple):
     corrections: FloatArray
     reached: BoolArray
 
-    def apply(self, pose: Pose) -> Pose:
-        """``apply_corrections(pose, self.joints, self.corrections)``: a new, corrected pose."""
-        return apply_corrections(pose, self.joints, self.corrections)
+    @overload
+    def apply(self, pose: Pose, *, out: None = None) -> Pose: ...
+
+    @overload
+    def apply(self, pose: Pose | PoseBuffer, *, out: PoseBuffer) -> PoseBuffer: ...
+
+    @overload
+    def apply(self, pose: Pose | PoseBuffer, *, out: Pose) -> Pose: ...
+
+    @overload
+    def apply(self, pose: Pose | PoseBuffer, *, out: Pose | PoseBuffer | None = None) -> Pose | PoseBuffer: ...
+
+    def apply(self, pose: Pose | PoseBuffer, *, out: Pose | PoseBuffer | None = None) -> Pose | PoseBuffer:
+        """``apply_corrections(pose, self, out=out)``: the corrected pose (in place with ``out=pose``)."""
+        return apply_corrections(pose, self, out=out)
 
 
-def apply_corrections(pose: Pose, joints: Any, corrections: Any) -> Pose:
-    """A new pose whose rotations of ``joints`` are post-multiplied by ``corrections``.
+@overload
+def apply_corrections(pose: Pose, joints: Any, corrections: Any = None, *, out: None = None) -> Pose: ...
+
+
+@overload
+def apply_corrections(
+    pose: Pose | PoseBuffer, joints: Any, corrections: Any = None, *, out: PoseBuffer
+) -> PoseBuffer: ...
+
+
+@overload
+def apply_corrections(pose: Pose | PoseBuffer, joints: Any, corrections: Any = None, *, out: Pose) -> Pose: ...
+
+
+@overload
+def apply_corrections(
+    pose: Pose | PoseBuffer, joints: Any, corrections: Any = None, *, out: Pose | PoseBuffer | None = None
+) -> Pose | PoseBuffer: ...
+
+
+def apply_corrections(
+    pose: Pose | PoseBuffer, joints: Any, corrections: Any = None, *, out: Pose | PoseBuffer | None = None
+) -> Pose | PoseBuffer:
+    """The pose with the rotations of ``joints`` post-multiplied by ``corrections`` (new, or in place).
 
     ``rotations[..., joints[n], :] = rotations[..., joints[n], :] * corrections[..., n, :]``
     (Hamilton product, the correction acting first, in the joint's own frame). This is the
-    order every solver of :mod:`engine.anim.ik` returns. Translations and scales are copied
-    unchanged.
+    order every solver of :mod:`engine.anim.ik` returns. Translations and scales are unchanged.
 
     Parameters
     ----------
     pose
-        Local pose ``(..., J, ...)``: the one whose model matrices the solver was given.
+        Local pose ``(..., J)``, a :class:`~engine.anim.pose.Pose` or a single-layer
+        :class:`~engine.anim.layout.PoseBuffer`: the one whose model matrices the solver was given.
     joints
-        ``(N,)`` distinct joint indices.
+        ``(N,)`` distinct joint indices, or an :class:`IKResult` (then ``corrections`` is omitted).
     corrections
         ``(..., N, 4)`` unit quaternions; their leading axes broadcast against the pose's, so a
         single rest pose ``(J, ...)`` takes corrections for ``C`` characters ``(C, N, 4)``.
+    out
+        Where to write the corrected pose: ``pose`` itself (in place, no copy: the staged
+        frame's IK stage on the animator's :attr:`~engine.animator.Animator.pose_buffer`), or
+        another pose or buffer shaped like the result (``pose`` is copied into it first).
+        ``None``: a new C-ordered pose.
 
     Returns
     -------
-    Pose
-        Shaped ``(*batch, J, ...)`` where ``batch`` broadcasts the pose's and the corrections'
-        leading axes.
+    Pose or PoseBuffer
+        ``out``, or a new pose shaped ``(*batch, J)`` where ``batch`` broadcasts the pose's and
+        the corrections' leading axes.
 
     Examples
     --------
@@ -83,10 +121,21 @@ def apply_corrections(pose: Pose, joints: Any, corrections: Any) -> Pose:
     >>> from engine.math import quat_from_axis_angle
     >>> skeleton = Skeleton(["a", "b"], [-1, 0])
     >>> turn = quat_from_axis_angle([0, 0, 1], np.pi / 2)
-    >>> pose = apply_corrections(skeleton.rest_pose(), [1], turn[None])
+    >>> pose = apply_corrections(skeleton.rest_pose, [1], turn[None])
     >>> np.round(pose.rotations[1], 6) + 0.0
     array([0.      , 0.      , 0.707107, 0.707107])
+    >>> _ = apply_corrections(pose, [1], turn[None], out=pose)      # in place: 180° now
+    >>> np.round(pose.rotations[1], 6) + 0.0
+    array([0., 0., 1., 0.])
     """
+    if isinstance(joints, IKResult):
+        if corrections is not None:
+            raise InvalidInputError("corrections must be omitted when joints is an IKResult (it carries them)")
+        joints, corrections = joints.joints, joints.corrections
+    if not isinstance(pose, Pose | PoseBuffer):
+        raise InvalidInputError(f"pose must be a Pose or PoseBuffer, got {type(pose).__name__}")
+    if isinstance(pose, PoseBuffer) and pose.num_layers is not None:
+        raise InvalidInputError(f"pose must be a single-layer PoseBuffer, got {pose!r}")
     index = np.asarray(joints)
     count = pose.num_joints
     if index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer)):
@@ -101,13 +150,38 @@ def apply_corrections(pose: Pose, joints: Any, corrections: Any) -> Pose:
             f"corrections must have shape (..., {index.size}, 4) for {index.size} joints, got {corrections.shape}"
         )
     batch = batch_shape(pose=pose.shape[:-1], corrections=corrections.shape[:-2])
+    if out is None:
+        source = pose.to_pose() if isinstance(pose, PoseBuffer) else pose
 
-    def grow(values: FloatArray) -> FloatArray:
-        return np.broadcast_to(values, (*batch, *values.shape[-2:])).copy()
+        def grow(values: FloatArray) -> FloatArray:
+            return np.broadcast_to(values, (*batch, *values.shape[-2:])).copy()
 
-    rotations = grow(pose.rotations)
-    rotations[..., index, :] = qmul(rotations[..., index, :], corrections)
-    return Pose(grow(pose.translations), rotations, grow(pose.scales))
+        rotations = grow(source.rotations)
+        rotations[..., index, :] = mul(rotations[..., index, :], corrections)
+        return Pose(grow(source.translations), rotations, grow(source.scales))
+    if not isinstance(out, Pose | PoseBuffer) or out.shape != (*batch, count):
+        got = out.shape if isinstance(out, Pose | PoseBuffer) else type(out).__name__
+        raise InvalidInputError(f"out must be a Pose or PoseBuffer shaped {(*batch, count)}, got {got}")
+    if out is not pose:
+        _copy_pose(pose, out)
+    if isinstance(out, Pose):
+        out.rotations[..., index, :] = mul(out.rotations[..., index, :], corrections)
+        return out
+    rotations = out.rotations[:, index]  # (4, N, B), a copy
+    per_character = np.broadcast_to(corrections, (*batch, index.size, 4)).reshape(out.count, index.size, 4)
+    mul_into(rotations, rotations, per_character.transpose(2, 1, 0))
+    out.rotations[:, index] = rotations
+    return out
+
+
+def _copy_pose(source: Pose | PoseBuffer, target: Pose | PoseBuffer) -> None:
+    """Copy ``source`` into ``target`` (either layout), broadcasting its batch."""
+    values = source.to_pose() if isinstance(source, PoseBuffer) else source
+    if isinstance(target, PoseBuffer):
+        target.assign(values)
+        return
+    for mine, theirs in zip(target.arrays(), values.arrays(), strict=True):
+        mine[...] = theirs
 
 
 # --- argument checks --------------------------------------------------------------------------
@@ -163,13 +237,24 @@ def parent_chain(skeleton: Skeleton, joints: JointRef | Sequence[JointRef], name
 
 
 def gather_model(skeleton: Skeleton, model: Any, joints: IntArray) -> FloatArray:
-    """``model[..., joints, :, :]`` after checking the shape ``(..., J, 4, 4)`` and finiteness."""
-    model = as_array(model, "model", (4, 4), finite=False)
-    if model.ndim < 3 or model.shape[-3] != skeleton.num_joints:
-        raise SkeletonMismatchError(
-            f"model must have shape (..., {skeleton.num_joints}, 4, 4) for this skeleton, got {model.shape}"
-        )
-    gathered = model[..., joints, :, :]
+    """``model[..., joints, :, :]`` after checking the shape ``(..., J, 4, 4)`` and finiteness.
+
+    ``model`` may be a :class:`~engine.anim.layout.MatrixBuffer` (the animator's
+    ``model_buffer``): only the chain's joints are copied out of it.
+    """
+    if isinstance(model, MatrixBuffer):
+        if model.num_joints != skeleton.num_joints:
+            raise SkeletonMismatchError(
+                f"model has {model.num_joints} joints but the skeleton has {skeleton.num_joints}"
+            )
+        gathered = model.gather(joints)
+    else:
+        model = as_array(model, "model", (4, 4), finite=False)
+        if model.ndim < 3 or model.shape[-3] != skeleton.num_joints:
+            raise SkeletonMismatchError(
+                f"model must have shape (..., {skeleton.num_joints}, 4, 4) for this skeleton, got {model.shape}"
+            )
+        gathered = model[..., joints, :, :]
     check_finite(gathered, "model")
     return gathered
 
@@ -198,32 +283,7 @@ def check_nonnegative(value: float, name: str) -> float:
     return number
 
 
-# --- raw vector and quaternion helpers (validated inputs only) --------------------------------
-
-
-def dot(a: FloatArray, b: FloatArray) -> FloatArray:
-    """``a · b`` over the last axis (einsum: far cheaper than ``sum(axis=-1)`` over 3 or 4 items)."""
-    return np.einsum("...i,...i->...", a, b)
-
-
-def cross(a: FloatArray, b: FloatArray) -> FloatArray:
-    """``a × b`` over the last axis, broadcasting."""
-    ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
-    bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx), axis=-1)
-
-
-def norm(v: FloatArray) -> FloatArray:
-    """Euclidean length over the last axis."""
-    return np.sqrt(np.einsum("...i,...i->...", v, v))
-
-
-def unit(v: FloatArray, eps: Any = 1e-12) -> tuple[FloatArray, BoolArray]:
-    """``(v / |v|, |v| > eps)``; where the length is ``<= eps`` the direction is ``+X`` and the mask False."""
-    length = norm(v)
-    ok = length > eps
-    safe = np.where(ok, length, 1.0)[..., None]
-    return np.where(ok[..., None], v / safe, _X_AXIS), ok
+# --- helpers over validated inputs (the formulas themselves are engine.math.kernels) ------------
 
 
 def choose(mask: BoolArray, a: FloatArray, b: FloatArray) -> FloatArray:
@@ -231,103 +291,9 @@ def choose(mask: BoolArray, a: FloatArray, b: FloatArray) -> FloatArray:
     return np.where(mask[..., None], a, b)
 
 
-def perpendicular(v: FloatArray) -> FloatArray:
-    """A unit vector perpendicular to each unit ``v``: ``v`` crossed with its least-aligned axis."""
-    axis = np.eye(3)[np.argmin(np.abs(v), axis=-1)]
-    return unit(cross(v, axis))[0]
-
-
-def qmul(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Hamilton product ``a * b`` (``b`` acts first), broadcasting."""
-    av, aw = a[..., :3], a[..., 3:]
-    bv, bw = b[..., :3], b[..., 3:]
-    xyz = aw * bv + bw * av + cross(av, bv)
-    w = aw * bw - np.einsum("...i,...i->...", av, bv)[..., None]
-    return np.concatenate((xyz, w), axis=-1)
-
-
-_LEFT_INDEX = np.array([[3, 2, 1, 0], [2, 3, 0, 1], [1, 0, 3, 2], [0, 1, 2, 3]])
-_LEFT_SIGN = np.array([[1.0, -1.0, 1.0, 1.0], [1.0, 1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, 1.0], [-1.0, -1.0, -1.0, 1.0]])
-
-
-def left_matrix(q: FloatArray) -> FloatArray:
-    """``(..., 4, 4)`` matrices with ``left_matrix(q) @ p == q * p``: one matmul turns many quaternions."""
-    return q[..., _LEFT_INDEX] * _LEFT_SIGN
-
-
-def rotation_matrix(q: FloatArray) -> FloatArray:
-    """``(..., 3, 3)`` rotation matrices (column vectors) of unit quaternions."""
-    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    x2, y2, z2 = x + x, y + y, z + z
-    xx, yy, zz, xy, xz, yz = x * x2, y * y2, z * z2, x * y2, x * z2, y * z2
-    wx, wy, wz = w * x2, w * y2, w * z2
-    m = np.empty((*q.shape[:-1], 3, 3))
-    m[..., 0, 0], m[..., 0, 1], m[..., 0, 2] = 1.0 - yy - zz, xy - wz, xz + wy
-    m[..., 1, 0], m[..., 1, 1], m[..., 1, 2] = xy + wz, 1.0 - xx - zz, yz - wx
-    m[..., 2, 0], m[..., 2, 1], m[..., 2, 2] = xz - wy, yz + wx, 1.0 - xx - yy
-    return m
-
-
-def qconj(q: FloatArray) -> FloatArray:
-    """Conjugate: the inverse of a unit quaternion."""
-    return q * np.array([-1.0, -1.0, -1.0, 1.0])
-
-
-def qrot(q: FloatArray, v: FloatArray) -> FloatArray:
-    """Rotate vectors ``v`` by unit quaternions ``q`` (``v + 2w(u×v) + 2u×(u×v)``)."""
-    u = q[..., :3]
-    uv = cross(u, v)
-    return v + 2.0 * (q[..., 3:] * uv + cross(u, uv))
-
-
-def qaxis(axis: FloatArray, angle: FloatArray) -> FloatArray:
-    """Rotation by ``angle`` about the unit ``axis``."""
-    half = 0.5 * np.asarray(angle)[..., None]
-    xyz = axis * np.sin(half)
-    w = np.broadcast_to(np.cos(half), (*xyz.shape[:-1], 1))
-    return np.concatenate((xyz, w), axis=-1)
-
-
-def qnormalize(q: FloatArray) -> FloatArray:
-    """``q / |q|`` for quaternions known to be near unit length."""
-    return q / np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
-
-
 def in_frame(frame: FloatArray, q: FloatArray) -> FloatArray:
     """``conj(frame) * q * frame``: a model-space rotation ``q`` expressed in the frame's axes."""
-    return qmul(qconj(frame), qmul(q, frame))
-
-
-def arc(u: FloatArray, v: FloatArray, fallback: FloatArray | None = None) -> FloatArray:
-    """The shortest rotation taking direction ``u`` onto direction ``v``.
-
-    Identity where either vector is zero. For opposite directions the half turn is about
-    ``fallback`` made perpendicular to ``u`` (any perpendicular when ``fallback`` is None or
-    parallel to ``u``). With ``n = u × v``, ``d = u · v`` and ``s = |u||v|`` the rotation is
-    ``(n, s + d)`` normalised; for ``d < 0`` the same rotation is written
-    ``((s − d)·n/|n|, |n|)``, which stays well conditioned up to 180°.
-    """
-    scale = norm(u) * norm(v)
-    d = dot(u, v)
-    n = cross(u, v)
-    n_len = norm(n)
-    axis_ok = n_len > 1e-12 * scale
-    axis = n / np.where(axis_ok, n_len, 1.0)[..., None]
-    if not axis_ok.all():
-        un = unit(u)[0]
-        if fallback is None:
-            side = perpendicular(un)
-        else:
-            side, side_ok = unit(fallback - dot(fallback, un)[..., None] * un)
-            side = choose(side_ok, side, perpendicular(un))
-        axis = choose(axis_ok, axis, side)
-    ahead = d >= 0.0
-    xyz = np.where(ahead[..., None], n, (scale - d)[..., None] * axis)
-    w = np.where(ahead, scale + d, n_len)
-    q = np.concatenate((xyz, w[..., None]), axis=-1)
-    length = norm(q)
-    valid = length > 0.0
-    return np.where(valid[..., None], q / np.where(valid, length, 1.0)[..., None], IDENTITY)
+    return mul(conj(frame), mul(q, frame))
 
 
 def signed_angle(a: FloatArray, b: FloatArray, axis: FloatArray) -> FloatArray:
@@ -347,7 +313,7 @@ def frame_rotations(model: FloatArray) -> FloatArray:
     lengths = np.sqrt(np.einsum("...ij,...ij->...j", basis, basis))
     if np.any(lengths <= 1e-300):
         raise DegenerateInputError("model matrices of the IK joints must have non-zero scale on every axis")
-    return quat_from_matrix(basis / lengths[..., None, :])
+    return from_matrix(basis / lengths[..., None, :])
 
 
 def weighted(corrections: FloatArray, weight: FloatArray) -> FloatArray:
@@ -359,29 +325,4 @@ def weighted(corrections: FloatArray, weight: FloatArray) -> FloatArray:
     w = np.asarray(weight)[..., None]
     if np.all(w == 1.0):
         return corrections
-    return np.where((w == 1.0)[..., None], corrections, quat_pow(corrections, w))
-
-
-def swing_twist_clamp(q: FloatArray, axis: FloatArray, max_swing: FloatArray, max_twist: FloatArray) -> FloatArray:
-    """Clamp rotations ``q = swing * twist`` to ``swing angle <= max_swing``, ``|twist| <= max_twist``.
-
-    ``twist`` is the part of ``q`` about the unit ``axis``; ``swing`` turns about an axis
-    perpendicular to it and moves ``axis`` by its angle. At an exact half-turn swing (no twist
-    part defined) the twist is taken as identity.
-    """
-    projection = dot(q[..., :3], axis)
-    sign = np.where(q[..., 3] < 0.0, -1.0, 1.0)
-    projection, w = projection * sign, q[..., 3] * sign
-    twist_angle = 2.0 * np.arctan2(projection, w)
-    twist_raw = np.concatenate((axis * projection[..., None], w[..., None]), axis=-1)
-    twist_len = norm(twist_raw)
-    has_twist = twist_len > 1e-12
-    twist = np.where(has_twist[..., None], twist_raw / np.where(has_twist, twist_len, 1.0)[..., None], IDENTITY)
-    twist_angle = np.where(has_twist, twist_angle, 0.0)
-    swing = qmul(q * sign[..., None], qconj(twist))
-    swing_axis, swing_ok = unit(swing[..., :3])
-    swing_angle = 2.0 * np.arctan2(norm(swing[..., :3]), np.abs(swing[..., 3]))
-    swing_axis = swing_axis * np.where(swing[..., 3] < 0.0, -1.0, 1.0)[..., None]
-    swing_angle = np.where(swing_ok, np.minimum(swing_angle, max_swing), 0.0)
-    twist_angle = np.clip(twist_angle, -max_twist, max_twist)
-    return qmul(qaxis(swing_axis, swing_angle), qaxis(axis, twist_angle))
+    return np.where((w == 1.0)[..., None], corrections, power(corrections, w))

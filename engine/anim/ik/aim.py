@@ -10,29 +10,21 @@ import numpy as np
 from engine.anim.ik._core import (
     IKResult,
     JointRef,
-    arc,
     batch_shape,
     check_nonnegative,
     check_unit_axis,
     check_weight,
-    cross,
-    dot,
     frame_rotations,
     gather_model,
     in_frame,
-    norm,
     parent_chain,
-    qaxis,
-    qmul,
-    qrot,
     signed_angle,
-    unit,
     weighted,
 )
 from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError, InvalidInputError
 from engine.math._checks import as_array
-from engine.math.quat import quat_pow
+from engine.math.kernels import cross, dot, from_axis_angle, mul, norm, power, rotate, shortest_arc, unit
 
 #: Sine of the angle under which ``up`` counts as parallel to ``forward``.
 _PARALLEL_SINE = 1e-6
@@ -132,7 +124,7 @@ def aim_ik(
     >>> import numpy as np
     >>> from engine.anim import Skeleton, local_to_model
     >>> neck = Skeleton(["neck", "head"], [-1, 0], rest_translations=[[0, 1.5, 0], [0, 0.1, 0]])
-    >>> pose = neck.rest_pose()
+    >>> pose = neck.rest_pose
     >>> model = local_to_model(neck, pose.matrices())
     >>> result = aim_ik(neck, model, ["neck", "head"], [1.0, 1.6, 1.0], forward=[0, 0, 1], up=[0, 1, 0])
     >>> bool(result.reached)
@@ -175,8 +167,8 @@ def aim_ik(
     frames = np.broadcast_to(frame_rotations(frames_model), (*batch, count, 4)).copy()
     last = frames_model[..., -1, :, :]
     origin = np.broadcast_to(np.einsum("...ij,...j->...i", last[..., :3, :3], offset) + last[..., :3, 3], (*batch, 3))
-    direction = qrot(frames[..., -1, :], forward)
-    up_axis = None if up_local is None else qrot(frames[..., -1, :], up_local)
+    direction = rotate(frames[..., -1, :], forward)
+    up_axis = None if up_local is None else rotate(frames[..., -1, :], up_local)
     corrections = np.empty((*batch, count, 4))
 
     for i in range(count):  # chain links, root-most first
@@ -188,25 +180,25 @@ def aim_ik(
         # puts the target on the ray. No such point: the ray's nearest point (closest aim).
         discriminant = along**2 - dot(from_pivot, from_pivot) + dot(to_target, to_target)
         on_ray = from_pivot + (np.sqrt(np.maximum(discriminant, 0.0)) - along)[..., None] * direction
-        turn = arc(on_ray, to_target, fallback=up_axis)
+        turn = shortest_arc(on_ray, to_target, fallback=up_axis)
         if up_axis is not None:
             axis, axis_ok = unit(to_target)
-            turned_up = qrot(turn, up_axis)
+            turned_up = rotate(turn, up_axis)
             up_side, up_ok = unit(turned_up - dot(turned_up, axis)[..., None] * axis, _RELATIVE_EPS)
             pole_side, pole_ok = unit(pole - dot(pole, axis)[..., None] * axis, _RELATIVE_EPS)
             roll = np.where(axis_ok & up_ok & pole_ok, signed_angle(up_side, pole_side, axis), 0.0)
-            turn = qmul(qaxis(axis, roll), turn)
+            turn = mul(from_axis_angle(axis, roll), turn)
         if shares[i] != 1.0:
-            turn = quat_pow(turn, shares[i])
+            turn = power(turn, shares[i])
         corrections[..., i, :] = in_frame(frames[..., i, :], turn)
-        pivots[..., i + 1 :, :] = pivot[..., None, :] + qrot(
+        pivots[..., i + 1 :, :] = pivot[..., None, :] + rotate(
             turn[..., None, :], pivots[..., i + 1 :, :] - pivot[..., None, :]
         )
-        frames[..., i:, :] = qmul(turn[..., None, :], frames[..., i:, :])
-        origin = pivot + qrot(turn, origin - pivot)
-        direction = qrot(turn, direction)
+        frames[..., i:, :] = mul(turn[..., None, :], frames[..., i:, :])
+        origin = pivot + rotate(turn, origin - pivot)
+        direction = rotate(turn, direction)
         if up_axis is not None:
-            up_axis = qrot(turn, up_axis)
+            up_axis = rotate(turn, up_axis)
 
     miss = target - origin
     ahead = dot(miss, direction)

@@ -26,11 +26,9 @@ from typing import Any
 import numpy as np
 
 from engine.anim.ik._core import (
-    IDENTITY,
     BoolArray,
     IKResult,
     JointRef,
-    arc,
     batch_shape,
     check_nonnegative,
     check_weight,
@@ -38,21 +36,25 @@ from engine.anim.ik._core import (
     frame_rotations,
     gather_model,
     in_frame,
-    left_matrix,
-    norm,
     parent_chain,
-    qconj,
-    qmul,
-    qnormalize,
-    qrot,
-    rotation_matrix,
-    swing_twist_clamp,
-    unit,
     weighted,
 )
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array
+from engine.math.kernels import (
+    IDENTITY,
+    conj,
+    left_matrix,
+    mul,
+    norm,
+    normalize,
+    rotate,
+    rotation_matrix,
+    shortest_arc,
+    swing_twist_clamp,
+    unit,
+)
 
 _Y_AXIS = np.array([0.0, 1.0, 0.0])
 
@@ -81,12 +83,12 @@ class _Limits:
         """
         local = self.local_rotations[..., link, :].copy()
         rest = self.rest[link]
-        wanted = qmul(qconj(rest), qmul(local, in_frame(frame, rotation)))
-        clamped = swing_twist_clamp(wanted, self.axes[..., link, :], self.max_swing[link], self.max_twist[link])
-        allowed = np.where(frozen[..., None], local, qmul(rest, clamped))
+        wanted = mul(conj(rest), mul(local, in_frame(frame, rotation)))
+        clamped, _ = swing_twist_clamp(wanted, self.axes[..., link, :], self.max_swing[link], self.max_twist[link])
+        allowed = np.where(frozen[..., None], local, mul(rest, clamped))
         self.local_rotations[..., link, :] = allowed
-        correction = qmul(qconj(local), allowed)
-        return qmul(frame, qmul(correction, qconj(frame)))
+        correction = mul(conj(local), allowed)
+        return mul(frame, mul(correction, conj(frame)))
 
 
 class _Chain:
@@ -107,9 +109,9 @@ class _Chain:
 
     def corrections(self) -> FloatArray:
         """Local corrections ``(..., N − 1, 4)`` of every rotating joint."""
-        parent_motion = qmul(self.initial[..., :-2, :], qconj(self.frames[..., :-2, :]))
-        moved = np.concatenate((self.frames[..., :1, :], qmul(parent_motion, self.frames[..., 1:-1, :])), axis=-2)
-        return qmul(qconj(self.initial[..., :-1, :]), moved)
+        parent_motion = mul(self.initial[..., :-2, :], conj(self.frames[..., :-2, :]))
+        moved = np.concatenate((self.frames[..., :1, :], mul(parent_motion, self.frames[..., 1:-1, :])), axis=-2)
+        return mul(conj(self.initial[..., :-1, :]), moved)
 
     def turn(self, link: int, rotation: FloatArray, frozen: BoolArray) -> None:
         """Rotate joint ``link`` by the model-space ``rotation`` about itself (within limits)."""
@@ -125,9 +127,9 @@ class _Chain:
 
     def renormalize(self) -> None:
         """Remove the rounding drift of many quaternion products."""
-        self.frames = qnormalize(self.frames)
+        self.frames = normalize(self.frames)
         if self.limits is not None:
-            self.limits.local_rotations = qnormalize(self.limits.local_rotations)
+            self.limits.local_rotations = normalize(self.limits.local_rotations)
 
 
 def _check_limit(value: Any | None, name: str, links: int) -> FloatArray:
@@ -172,8 +174,8 @@ def _setup(
         parents = skeleton.parents[joints[:-1]]
         parent_model = gather_model(skeleton, model, np.maximum(parents, 0))
         parent_frames = np.where((parents >= 0)[:, None], frame_rotations(parent_model), IDENTITY)
-        local_rotations = qmul(qconj(parent_frames), frames[..., :-1, :])
-        bones = qrot(qconj(frames[..., :-1, :]), positions[..., 1:, :] - positions[..., :-1, :])
+        local_rotations = mul(conj(parent_frames), frames[..., :-1, :])
+        bones = rotate(conj(frames[..., :-1, :]), positions[..., 1:, :] - positions[..., :-1, :])
         axes, axes_ok = unit(bones)
         axes = choose(axes_ok, axes, _Y_AXIS)
         limits = _Limits(local_rotations, skeleton.rest_rotations[joints[:-1]], axes, swing, twist)
@@ -213,7 +215,7 @@ def _ccd_step(state: _Chain, target: FloatArray, lengths: FloatArray, frozen: Bo
     """One CCD sweep: from the joint nearest the end to the root, turn the end towards the target."""
     for link in range(lengths.shape[-1] - 1, -1, -1):
         pivot = state.positions[..., link, :]
-        state.turn(link, arc(state.positions[..., -1, :] - pivot, target - pivot), frozen)
+        state.turn(link, shortest_arc(state.positions[..., -1, :] - pivot, target - pivot), frozen)
 
 
 def _fabrik_step(state: _Chain, target: FloatArray, lengths: FloatArray, frozen: BoolArray) -> None:
@@ -234,7 +236,7 @@ def _fabrik_step(state: _Chain, target: FloatArray, lengths: FloatArray, frozen:
     reaching = np.where(too_far[..., None, None], straight, reaching)
     for link in range(lengths.shape[-1]):
         pivot = positions[..., link, :]
-        state.turn(link, arc(positions[..., link + 1, :] - pivot, reaching[..., link + 1, :] - pivot), frozen)
+        state.turn(link, shortest_arc(positions[..., link + 1, :] - pivot, reaching[..., link + 1, :] - pivot), frozen)
 
 
 def ccd_ik(
@@ -306,7 +308,7 @@ def ccd_ik(
     >>> from engine.anim import Skeleton, local_to_model
     >>> bones = [[0, 0, 0], [0, 1, 0], [0, 1, 0], [0, 1, 0]]
     >>> arm = Skeleton(["a", "b", "c", "d"], [-1, 0, 1, 2], rest_translations=bones)
-    >>> model = local_to_model(arm, arm.rest_pose().matrices())
+    >>> model = local_to_model(arm, arm.rest_pose.matrices())
     >>> result = ccd_ik(arm, model, ["a", "b", "c", "d"], [1.5, 1.5, 0.5], max_iterations=100)
     >>> bool(result.reached), result.corrections.shape
     (True, (3, 4))
@@ -388,7 +390,7 @@ def fabrik_ik(
     >>> from engine.anim import Skeleton, local_to_model
     >>> bones = [[0, 0, 0], [0, 1, 0], [0, 1, 0], [0, 1, 0]]
     >>> arm = Skeleton(["a", "b", "c", "d"], [-1, 0, 1, 2], rest_translations=bones)
-    >>> model = local_to_model(arm, arm.rest_pose().matrices())
+    >>> model = local_to_model(arm, arm.rest_pose.matrices())
     >>> result = fabrik_ik(arm, model, ["a", "b", "c", "d"], [1.5, 1.5, 0.5])
     >>> bool(result.reached), result.joints.tolist()
     (True, [0, 1, 2])

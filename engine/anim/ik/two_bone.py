@@ -9,31 +9,22 @@ import numpy as np
 from engine.anim.ik._core import (
     IKResult,
     JointRef,
-    arc,
     batch_shape,
     check_nonnegative,
     check_unit_axis,
     check_weight,
     choose,
-    cross,
-    dot,
     frame_rotations,
     gather_model,
     in_frame,
-    norm,
     parent_chain,
-    perpendicular,
-    qaxis,
-    qconj,
-    qmul,
-    qrot,
     signed_angle,
-    unit,
     weighted,
 )
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, as_array
+from engine.math.kernels import conj, cross, dot, from_axis_angle, mul, norm, perpendicular, rotate, shortest_arc, unit
 
 #: Relative size under which a length, cross product or projection counts as zero.
 _RELATIVE_EPS = 1e-9
@@ -147,7 +138,7 @@ def two_bone_ik(
     >>> from engine.anim import Skeleton, local_to_model
     >>> leg = Skeleton(["hip", "knee", "ankle"], [-1, 0, 1],
     ...                rest_translations=[[0, 1, 0], [0, -0.5, 0], [0, -0.5, 0]])
-    >>> pose = leg.rest_pose()
+    >>> pose = leg.rest_pose
     >>> model = local_to_model(leg, pose.matrices())
     >>> result = two_bone_ik(leg, model, "hip", "knee", "ankle", [0, 0.2, 0.3], pole=[0, 0, 1])
     >>> bool(result.reached)
@@ -197,7 +188,7 @@ def two_bone_ik(
         from_pole, from_pole_ok = unit(cross(pole, c - a), _RELATIVE_EPS * norm(c - a))
         hinge = choose(hinge_ok, hinge, choose(from_pole_ok, from_pole, perpendicular(ray)))
     else:
-        hinge = qrot(frames[..., 1, :], hinge_local)
+        hinge = rotate(frames[..., 1, :], hinge_local)
 
     # Reach distance, eased near full extension.
     start_soft = soften * reach
@@ -219,29 +210,29 @@ def two_bone_ik(
     spread = np.arccos(np.clip((rhs - coef_a) / np.where(movable, amplitude, 1.0), -1.0, 1.0))
     plus, minus = _wrap(phase + spread), _wrap(phase - spread)
     bend = np.where(np.abs(plus) <= np.abs(minus) + _RELATIVE_EPS, plus, minus)
-    mid_turn = qaxis(hinge, np.where(movable, bend, 0.0))
-    end_after_mid = b + qrot(mid_turn, v2)
+    mid_turn = from_axis_angle(hinge, np.where(movable, bend, 0.0))
+    end_after_mid = b + rotate(mid_turn, v2)
 
     # Start joint: aim the end along the ray, then roll the knee into the pole half-plane.
-    aim = arc(end_after_mid - a, ray, fallback=hinge)
-    knee = qrot(aim, v1)
+    aim = shortest_arc(end_after_mid - a, ray, fallback=hinge)
+    knee = rotate(aim, v1)
     knee_side, knee_ok = unit(knee - dot(knee, ray)[..., None] * ray, _RELATIVE_EPS * l1)
-    hinge_side, hinge_side_ok = unit(cross(ray, qrot(aim, hinge)))
+    hinge_side, hinge_side_ok = unit(cross(ray, rotate(aim, hinge)))
     knee_side = choose(knee_ok, knee_side, hinge_side)
     knee_ok = knee_ok | hinge_side_ok
     pole_side, pole_ok = unit(pole - dot(pole, ray)[..., None] * ray, _RELATIVE_EPS)
-    pole_side = qrot(qaxis(ray, twist), choose(pole_ok, pole_side, knee_side))
+    pole_side = rotate(from_axis_angle(ray, twist), choose(pole_ok, pole_side, knee_side))
     roll = np.where(knee_ok, signed_angle(knee_side, pole_side, ray), twist)
     roll = np.where(reach > 0.0, roll, 0.0)
-    start_turn = qmul(qaxis(ray, roll), aim)
+    start_turn = mul(from_axis_angle(ray, roll), aim)
 
-    solved_end = a + qrot(start_turn, end_after_mid - a)
+    solved_end = a + rotate(start_turn, end_after_mid - a)
     reached = norm(solved_end - target) <= tolerance
 
     corrections = [in_frame(frames[..., 0, :], start_turn), in_frame(frames[..., 1, :], mid_turn)]
     if keep_end_rotation:
-        end_motion = qmul(start_turn, mid_turn)
-        corrections.append(in_frame(frames[..., 2, :], qconj(end_motion)))
+        end_motion = mul(start_turn, mid_turn)
+        corrections.append(in_frame(frames[..., 2, :], conj(end_motion)))
     else:
         joints = joints[:2]
     stacked = np.stack([np.broadcast_to(c, (*batch, 4)) for c in corrections], axis=-2)

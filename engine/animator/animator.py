@@ -1,0 +1,441 @@
+"""The :class:`Animator`: C characters sharing one skeleton, and the frame that poses them.
+
+The playback state is one :class:`~engine.animator.table.ActionTable` (arrays ``(A, C)``), so the
+frame has no Python loop over characters; it loops over actions, sync groups and marker names
+only. The math is in :mod:`engine.anim` (see the package docstring for the order of a frame).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from engine.anim.additive import add_into, additive_clip, restrict_clip
+from engine.anim.blending import REST_THRESHOLD, blend
+from engine.anim.clip import Clip
+from engine.anim.events import Loop, clip_time, wrap_raw
+from engine.anim.ik import IKResult, apply_corrections
+from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
+from engine.anim.local_to_model import model_from_pose
+from engine.anim.pose import Pose
+from engine.anim.rootmotion import Planar, remove_planar
+from engine.anim.sampling import compile_clip, sample
+from engine.anim.skeleton import Skeleton
+from engine.anim.skinning import skinning_palette
+from engine.animator.action import Action
+from engine.animator.markers import fire_markers
+from engine.animator.root_motion import RootMotion, RootTrack
+from engine.animator.sync import BlendSpace1D, SyncGroup
+from engine.animator.table import ActionTable
+from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.math._checks import FloatArray, IntArray, as_array, trusted
+
+
+class Animator:
+    """Plays clips on ``num_characters`` characters sharing ``skeleton`` (see :mod:`engine.animator`).
+
+    Parameters
+    ----------
+    skeleton
+        The characters' skeleton; every clip must target its ``J`` joints.
+    num_characters
+        ``C``, the number of characters driven together.
+    root_motion
+        Name or index of the joint whose horizontal translation and yaw become
+        :attr:`root_motion` deltas (that joint then plays in place), or ``None``.
+    rest_threshold
+        Total weight per joint below which the rest pose fills in (see
+        :func:`~engine.anim.blending.blend`); default
+        :data:`~engine.anim.blending.REST_THRESHOLD` = 1, the same as ``blend``'s.
+
+    Attributes
+    ----------
+    clock
+        Each character's animator time ``(C,)``, seconds (fades and warps run on it).
+    pose_buffer, model_buffer, palette_buffer
+        The frame's results in the batch-innermost layout of :mod:`engine.anim.layout`, written
+        in place by every update (no allocation per frame): the local pose
+        (:class:`~engine.anim.layout.PoseBuffer`), the model matrices and the skinning palette
+        (:class:`~engine.anim.layout.MatrixBuffer`). Jobs take them as inputs and as ``out=``.
+    root_motion
+        :class:`RootMotion` of the last update (zeros without a root-motion joint).
+    """
+
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        num_characters: int = 1,
+        *,
+        root_motion: str | int | None = None,
+        rest_threshold: float = REST_THRESHOLD,
+    ) -> None:
+        if int(num_characters) < 1:
+            raise InvalidInputError(f"num_characters must be at least 1, got {num_characters}")
+        if not rest_threshold > 0.0:
+            raise InvalidInputError(f"rest_threshold must be positive, got {rest_threshold}")
+        self.skeleton = skeleton
+        self.num_characters = int(num_characters)
+        self.rest_threshold = float(rest_threshold)
+        self.root_joint = None if root_motion is None else self._joint_index(root_motion)
+        self.clock = np.zeros(self.num_characters)
+        self._table = ActionTable.empty(self.num_characters)
+        self._actions: list[Action] = []
+        self._by_clip: dict[tuple[Clip, bool], Action] = {}
+        self._groups: list[SyncGroup] = []
+        self._all = np.arange(self.num_characters)
+        self._rest = skeleton.rest_pose
+        self._workspace = Workspace()
+        self._layers: PoseBuffer | None = None  # one sampled pose per action, made when first needed
+        count, joints = self.num_characters, skeleton.num_joints
+        self.pose_buffer = PoseBuffer.empty(count, joints).assign(self._rest)
+        self.model_buffer = model_from_pose(skeleton, self.pose_buffer, out=MatrixBuffer.empty(count, joints))
+        self.palette_buffer = skinning_palette(skeleton, self.model_buffer, out=MatrixBuffer.empty(count, joints))
+        self.root_motion = RootMotion.still(self.num_characters)
+        self.stages: list[Callable[[Animator], None]] = []
+        """Post-blend stages run by :meth:`update` between :meth:`advance` and :meth:`finalize`, in order.
+
+        Each is called with the animator; it reads :attr:`model_buffer` (after
+        :meth:`update_model`) and edits :attr:`pose_buffer`, reporting what it changed with
+        :meth:`pose_changed` or :meth:`apply_corrections`: IK, procedural look-at, user code.
+        """
+        self._stale: set[int] | None = set()  # joints whose subtrees need model matrices; None: all
+        self._palette_stale = False
+
+    @property
+    def local_pose(self) -> Pose:
+        """The local pose ``(C, J)`` of the frame so far: a read-only C-ordered copy of :attr:`pose_buffer`."""
+        return _read_only(self.pose_buffer.to_pose())
+
+    @property
+    def model(self) -> FloatArray:
+        """Model-space joint matrices ``(C, J, 4, 4)`` of the current local pose: a read-only C-ordered copy.
+
+        Brings :attr:`model_buffer` up to date first (:meth:`update_model`).
+        """
+        return _frozen(self.update_model().to_array())
+
+    @property
+    def palette(self) -> FloatArray:
+        """Skinning matrices ``(C, J, 4, 4)`` (``model @ inverse_bind``): a read-only C-ordered copy.
+
+        Brings :attr:`palette_buffer` up to date first (:meth:`finalize`).
+        """
+        return _frozen(self.finalize().to_array())
+
+    def __repr__(self) -> str:
+        return f"Animator({self.num_characters} characters, {len(self._actions)} actions, {self.skeleton!r})"
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        """Every action made so far, in creation (= additive layering) order."""
+        return tuple(self._actions)
+
+    def _joint_index(self, joint: str | int) -> int:
+        if isinstance(joint, str):
+            return self.skeleton.index(joint)
+        if not 0 <= int(joint) < self.skeleton.num_joints:
+            raise SkeletonMismatchError(f"joint index {joint} is out of range for {self.skeleton.num_joints} joints")
+        return int(joint)
+
+    def _select(self, characters: Any) -> IntArray:
+        if characters is None:
+            return self._all
+        try:
+            return np.atleast_1d(self._all[characters])
+        except (IndexError, TypeError) as exc:
+            raise InvalidInputError(
+                f"characters must index {self.num_characters} characters (int, slice, indices or mask), "
+                f"got {characters!r}: {exc}"
+            ) from None
+
+    def _sync_of(self, action: Action) -> SyncGroup | None:
+        return next((g for g in self._groups if action in g.actions), None)
+
+    # --- building ---------------------------------------------------------------------------
+
+    def action(
+        self,
+        clip: Clip,
+        *,
+        additive: bool = False,
+        reference: Pose | None = None,
+        mask: Any = None,
+    ) -> Action:
+        """The action playing ``clip`` (made on first call, the same object afterwards).
+
+        Parameters
+        ----------
+        clip
+            A clip of this animator's skeleton.
+        additive
+            Add the clip on top of the blended pose as a delta against ``reference`` (``None``:
+            the clip's first frame, see :func:`~engine.anim.additive.additive_clip`) instead of
+            blending it in.
+        reference
+            Reference pose ``(J,)`` of an additive action.
+        mask
+            Per-joint weights ``(J,)`` (:func:`~engine.anim.blending.subtree_mask`).
+
+        Raises
+        ------
+        SkeletonMismatchError
+            A clip or mask for a different number of joints.
+        """
+        key = (clip, additive)
+        if key in self._by_clip:
+            return self._by_clip[key]
+        joints = self.skeleton.num_joints
+        if clip.num_targets != joints:
+            raise SkeletonMismatchError(
+                f"clip {clip.name!r} targets {clip.num_targets} joints but the animator's skeleton has {joints}"
+            )
+        weights = self._check_mask(mask)
+        played = additive_clip(clip, self.skeleton, reference) if additive else clip
+        action = Action(self, len(self._actions), played, additive=additive)
+        action.set_mask(weights)
+        if self.root_joint is not None and not additive:
+            action._root = RootTrack.of(played, self._rest, self.root_joint)
+        self._table.grow(action.loop, action.duration)
+        self._actions.append(action)
+        self._by_clip[key] = action
+        self._layers = None  # re-made for the new action count
+        return action
+
+    def _check_mask(self, mask: Any) -> FloatArray | None:
+        if mask is None:
+            return None
+        joints = self.skeleton.num_joints
+        weights = as_array(mask, "mask")
+        if weights.shape != (joints,):
+            raise SkeletonMismatchError(f"mask must have shape ({joints},) for this skeleton, got {weights.shape}")
+        if np.any(weights < 0.0):
+            raise InvalidInputError(f"mask must be non-negative, got {float(weights.min())}")
+        return weights
+
+    def _compact_additive(self, action: Action) -> None:
+        """Sample an additive clip only on the joints it moves: elsewhere its delta is the identity."""
+        moved = {c.target for c in action.clip.channels}
+        if action.mask is not None:
+            moved &= set(np.nonzero(action.mask)[0].tolist())
+        joints = np.array(sorted(moved), dtype=np.intp)
+        action._joints = joints
+        action._delta_rest = Pose.identity(joints.size)
+        action._compiled = compile_clip(restrict_clip(action.clip, joints))
+
+    def sync_group(self, *actions: Action) -> SyncGroup:
+        """Phase-lock ``actions`` (:class:`SyncGroup`); their phase starts at the first one's."""
+        group = SyncGroup(self, actions)
+        self._groups.append(group)
+        return group
+
+    def blend_space_1d(
+        self, points: Sequence[tuple[float, Action]], *, sync: bool | Sequence[Action] = True
+    ) -> BlendSpace1D:
+        """A :class:`BlendSpace1D` over ``(position, action)`` points, strictly increasing."""
+        return BlendSpace1D(self, points, sync)
+
+    # --- the frame: advance → stages → finalize ------------------------------------------------
+
+    def update(self, dt: Any) -> None:
+        """One whole frame: :meth:`advance` by ``dt``, run the :attr:`stages`, then :meth:`finalize`."""
+        self.advance(dt)
+        for stage in self.stages:  # loop over post-blend stages
+            stage(self)
+        self.finalize()
+
+    def advance(self, dt: Any) -> None:
+        """Advance every action by ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and blend the local pose.
+
+        Order: clocks, fades and warps (evaluated at the new clock), effective weights, times
+        (sync groups, loop modes), sampling of weighted actions, blend, additive layers into
+        :attr:`pose_buffer`, :attr:`root_motion`, then marker callbacks. The model matrices and
+        the palette are *not* computed: a post-blend stage may edit the pose first, and
+        :meth:`finalize` (or :meth:`update_model`) composes them once.
+        """
+        step = np.broadcast_to(as_array(dt, "dt"), (self.num_characters,))
+        if np.any(step < 0.0):
+            raise InvalidInputError(f"dt must be >= 0 seconds (play backwards with a negative speed), got {dt}")
+        with trusted():
+            table = self._table
+            previous = self.clock
+            self.clock = previous + step
+            playing = self._advance_fades(previous, step)
+            running = table.enabled & ~table.paused
+            travel = self._advance_warps(previous, playing)
+            speed = table.speed * running  # the speed at the end of the frame: its direction
+            start = table.raw.copy()
+            end = start + travel
+            for group in self._groups:  # loop over sync groups
+                group.advance(travel, table.effective, table.raw, end)
+            loops = table.loops[:, None]
+            durations = table.durations[:, None]
+            once = loops == Loop.ONCE
+            end = np.where(once, np.clip(end, 0.0, durations), end)
+            at_end = np.where(speed > 0.0, end >= durations, end <= 0.0)
+            table.finished = np.where(once & (speed != 0.0), at_end, table.finished)  # speed 0: unchanged
+            table.raw, wraps = wrap_raw(end, durations, loops)
+            for group in self._groups:
+                group.lock(table.raw)
+            times = clip_time(table.raw, durations, loops)
+            self._pose(times, start, wraps)
+            self._stale, self._palette_stale = None, True
+            fire_markers(self._actions, table, start, end, running)
+            table.fresh &= ~running
+
+    def pose_changed(self, joint: int | str) -> None:
+        """Report an edit of :attr:`pose_buffer` at ``joint`` (and below): its subtree's matrices are recomputed.
+
+        Call it after writing a joint's local transform in a post-blend stage; the next
+        :meth:`update_model` or :meth:`finalize` recomputes that subtree only
+        (``model_from_pose(..., from_joint=joint)``).
+        """
+        index = self._joint_index(joint)
+        if self._stale is not None:
+            self._stale.add(index)
+        self._palette_stale = True
+
+    def apply_corrections(self, joints: Any, corrections: Any = None) -> None:
+        """Correct :attr:`pose_buffer`'s local rotations in place: an IK result, or ``joints`` and ``corrections``.
+
+        :func:`engine.anim.ik.apply_corrections` with ``out=`` the animator's own pose, and the
+        corrected joints' subtrees marked for recomputation (:meth:`pose_changed`).
+        """
+        apply_corrections(self.pose_buffer, joints, corrections, out=self.pose_buffer)
+        index = joints.joints if isinstance(joints, IKResult) else np.asarray(joints)
+        for joint in np.asarray(index).reshape(-1):  # loop over the corrected joints (a chain: a few)
+            self.pose_changed(int(joint))
+
+    def update_model(self) -> MatrixBuffer:
+        """Bring :attr:`model_buffer` up to date with :attr:`pose_buffer` and return it.
+
+        After :meth:`advance` every joint is composed (one ``model_from_pose`` over the whole
+        skeleton); after edits reported with :meth:`pose_changed` only their subtrees are (one
+        partial recomputation each, root-most first). Nothing is done when it is up to date.
+        """
+        if self._stale is None:
+            model_from_pose(self.skeleton, self.pose_buffer, out=self.model_buffer, workspace=self._workspace)
+        elif self._stale:
+            for joint in _subtree_roots(self.skeleton.parents, self._stale):
+                model_from_pose(
+                    self.skeleton, self.pose_buffer, out=self.model_buffer, from_joint=joint, workspace=self._workspace
+                )
+        self._stale = set()
+        return self.model_buffer
+
+    def finalize(self) -> MatrixBuffer:
+        """End the frame: model matrices (:meth:`update_model`) and the skinning palette, once; return the palette."""
+        self.update_model()
+        if self._palette_stale:
+            skinning_palette(self.skeleton, self.model_buffer, out=self.palette_buffer, workspace=self._workspace)
+            self._palette_stale = False
+        return self.palette_buffer
+
+    def _advance_fades(self, previous: FloatArray, step: FloatArray) -> FloatArray:
+        """Fade factors and effective weights at the new clock; the seconds ``(A, C)`` each action plays.
+
+        An action plays the whole step when enabled and unpaused; one whose fade-out ends during
+        the step plays until that moment, then stops.
+        """
+        table = self._table
+        playing = np.where(table.enabled & ~table.paused, step, 0.0)
+        ramp = table.fading
+        if ramp.active.any():
+            progress = ramp.progress(self.clock)
+            table.fade = np.where(ramp.active, ramp.value(progress), table.fade)
+            done = ramp.active & (progress >= 1.0)
+            faded_out = done & (ramp.end_value <= 0.0)
+            until_end = np.clip(ramp.start_time + ramp.duration - previous, 0.0, step)
+            playing = np.where(faded_out, np.minimum(playing, until_end), playing)
+            table.enabled &= ~faded_out  # a finished fade-out stops the action
+            table.fade = np.where(faded_out, 1.0, table.fade)
+            ramp.active &= ~done
+        table.effective = np.where(table.enabled, table.weight * table.fade, 0.0)
+        return playing
+
+    def _advance_warps(self, previous: FloatArray, playing: FloatArray) -> FloatArray:
+        """Speeds at the new clock; the clip seconds ``(A, C)`` each action moves while it plays.
+
+        A warp ramps the speed linearly in time, so the distance is the exact integral of the
+        ramp over the seconds played, not the end speed times ``dt``: the same at any frame rate.
+        """
+        table = self._table
+        ramp = table.warping
+        if not ramp.active.any():
+            return table.speed * playing
+        travel = np.where(ramp.active, ramp.integral(previous, playing), table.speed * playing)
+        progress = ramp.progress(self.clock)
+        table.speed = np.where(ramp.active, ramp.value(progress), table.speed)
+        ramp.active &= progress < 1.0
+        return travel
+
+    def _layer_buffer(self) -> PoseBuffer:
+        if self._layers is None:
+            self._layers = PoseBuffer.empty(self.num_characters, self.skeleton.num_joints, layers=len(self._actions))
+        return self._layers
+
+    def _pose(self, times: FloatArray, start: FloatArray, wraps: FloatArray) -> None:
+        layers, ws, local = self._layer_buffer(), self._workspace, self.pose_buffer
+        effective = self._table.effective
+        active = [a for a in self._actions if not a.additive and effective[a._row].any()]
+        root = self.root_joint
+        motion = Planar(np.zeros(self.num_characters), np.zeros(self.num_characters, dtype=np.complex128))
+        root_weight = np.zeros(self.num_characters)
+        for k, action in enumerate(active):  # loop over weighted layers
+            row = action._row
+            slot = sample(action._compiled, self._rest, times[row], out=layers.layer(k), workspace=ws)
+            if root is not None and action._root is not None:
+                delta = action._root.delta(start[row], times[row], wraps[row], action.duration, action.loop)
+                w = effective[row] * (1.0 if action.mask is None else action.mask[root])
+                motion = Planar(motion.yaw + w * delta.yaw, motion.w + w * delta.w)
+                root_weight += w
+                in_place = remove_planar(slot.translations[:, root].T, slot.rotations[:, root].T)
+                slot.translations[:, root], slot.rotations[:, root] = in_place[0].T, in_place[1].T
+        if active:
+            rows = [a._row for a in active]
+            masks = None
+            if any(a.mask is not None for a in active):
+                masks = np.stack([np.ones(self.skeleton.num_joints) if a.mask is None else a.mask for a in active])
+            stacked, threshold = layers.first_layers(len(active)), self.rest_threshold
+            blend(self._rest, stacked, effective[rows], masks, threshold=threshold, out=local, workspace=ws)
+        else:
+            local.assign(self._rest)
+        for action in self._actions:  # additive layers, in creation order
+            row = action._row
+            if action.additive and action._joints is not None and action._joints.size and effective[row].any():
+                joints, identity = action._joints, action._delta_rest
+                assert identity is not None
+                with ws.scope():  # the delta, sampled on the joints it moves, added in the buffer layout
+                    delta_pose = PoseBuffer.scratch(ws, (self.num_characters,), joints.size)
+                    sample(action._compiled, identity, times[row], out=delta_pose, workspace=ws)
+                    weight = effective[row] * (1.0 if action.mask is None else action.mask[joints, None])
+                    t, r, s = (a[:, joints] for a in local.arrays())
+                    moved = add_into((t, r, s), delta_pose.arrays(), np.broadcast_to(weight, r.shape[1:]), axis=0)
+                    for array, values in zip(local.arrays(), moved, strict=True):
+                        array[:, joints] = values
+        norm = np.maximum(root_weight, self.rest_threshold)
+        self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
+
+
+def _subtree_roots(parents: IntArray, joints: set[int]) -> list[int]:
+    """The joints of ``joints`` with no ancestor in the set, ascending (their subtrees cover the rest)."""
+    roots = []
+    for joint in sorted(joints):  # a handful of edited joints
+        ancestor = int(parents[joint])
+        while ancestor >= 0 and ancestor not in joints:
+            ancestor = int(parents[ancestor])
+        if ancestor < 0:
+            roots.append(joint)
+    return roots
+
+
+def _frozen(array: FloatArray) -> FloatArray:
+    array.flags.writeable = False
+    return array
+
+
+def _read_only(pose: Pose) -> Pose:
+    for array in pose.arrays():
+        array.flags.writeable = False
+    return pose
