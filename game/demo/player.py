@@ -13,7 +13,12 @@ One :class:`Player` owns an :class:`~engine.animator.Animator` for one character
    each ankle on the ground under it (:func:`~engine.anim.ik.two_bone_ik`), then the neck and
    head aim at the nearest item (:func:`~engine.anim.ik.aim_ik`) within yaw/pitch limits.
 
-Models that lack some of this get the nearest sensible behaviour, listed in :attr:`Player.notes`.
+Models that lack some of this get the nearest sensible behaviour, listed in :attr:`Player.notes`;
+a file without a skin (an animated object) plays its clips as the "character", without IK.
+
+The animator plays the scene's whole node hierarchy (:attr:`game.model.Model.skeleton`): joints
+of every skin, rigid parts and animated nodes move together, and :attr:`Player.frame` is the
+scene frame the demo draws (:meth:`game.model.Model.scene_frame`, morph weights included).
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ from engine.anim.events import Loop
 from engine.anim.ik import aim_ik, two_bone_ik
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
+from engine.anim.scene import SceneFrame
 from engine.anim.skeleton import Skeleton
-from engine.anim.skinning import skinning_palette
 from engine.animator import Action, Animator, BlendSpace1D
 from engine.camera import smooth_rotation, smoothing_alpha
 from engine.math import (
@@ -44,7 +49,7 @@ from engine.math import (
 )
 from engine.math._checks import FloatArray
 from game.demo.world import Terrain
-from game.model import Gait, Model, body_weights
+from game.model import Gait, Model, body_weights, playing_clips
 
 UP = np.array([0.0, 1.0, 0.0])
 FORWARD = np.array([0.0, 0.0, 1.0])
@@ -221,8 +226,7 @@ class Player:
         self.terrain = terrain
         skeleton = self.skeleton = model.skeleton
         clips, roles = model.clips, model.roles
-        root_motion = any(g.root_motion for g in model.gaits.values())
-        self.animator = Animator(skeleton, 1, root_motion=0 if root_motion else None, rest_threshold=1e-3)
+        self.animator = Animator(skeleton, 1, root_motion=model.in_place, rest_threshold=1e-3)
         self.locomotion = Locomotion(model, self.animator)
         self.notes = list(self.locomotion.notes)
         self.jump = self.animator.action(clips[roles.jump]).set_loop(Loop.ONCE) if roles.jump else None
@@ -233,12 +237,15 @@ class Player:
         if self.wave is not None:
             self._wave_mask[[c.target for c in self.wave.clip.channels]] = 1.0
             self.wave.set_mask(self._wave_mask)
-        self.legs = find_legs(skeleton)
-        self.head = find_head(skeleton)
-        if self.legs is None:
-            self.notes.append("foot IK off: no left/right foot joints found by name")
-        if not self.head:
-            self.notes.append("look-at off: no head joint found by name")
+        self.legs = None if model.is_object else find_legs(skeleton)
+        self.head = [] if model.is_object else find_head(skeleton)
+        if model.is_object:
+            self.notes.append("an animated object (no skin): it plays its clips, without IK")
+        else:
+            if self.legs is None:
+                self.notes.append("foot IK off: no left/right foot joints found by name")
+            if not self.head:
+                self.notes.append("look-at off: no head joint found by name")
         self._to_character = affine_inverse(model.frame)
         rest = model_from_pose(skeleton, skeleton.rest_pose())
         self._look_axes = self._head_axes(rest) if self.head else (FORWARD, UP)
@@ -264,13 +271,13 @@ class Player:
         """Height of the playing clips' lowest point in the character frame (:meth:`game.model.Model.ground`)."""
         self.locomotion.drive(0.0, 1.0)
         self.animator.update(0.0)
-        self.ground = model.ground(body_weights(self.animator.actions))
+        self.ground = model.ground(body_weights(self.animator.actions, root=model.root))
         self.pose = self.animator.local_pose[0]
-        """The final local pose ``(J)`` of the last step (after IK)."""
+        """The final local pose ``(N)`` of every node of the scene, of the last step (after IK)."""
         self.model_matrices = model_from_pose(skeleton, self.pose)
-        """Model-space joint matrices ``(J, 4, 4)`` of :attr:`pose`."""
-        self.palette = skinning_palette(skeleton, self.model_matrices)
-        """Skinning matrices ``(J, 4, 4)`` of :attr:`pose`."""
+        """Model-space (scene world) node matrices ``(N, 4, 4)`` of :attr:`pose`."""
+        self.frame: SceneFrame = model.scene_frame(self.model_matrices[None], playing_clips(self.animator.actions))
+        """The scene frame of :attr:`pose` (batch ``(1,)``): skin palettes, node matrices, morph weights."""
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -285,7 +292,7 @@ class Player:
         return self.jump is not None and bool(self.jump.enabled[0])
 
     def world(self) -> FloatArray:
-        """``(4, 4)`` skeleton model space → world: the placement lowered by :attr:`ground`, times the frame."""
+        """``(4, 4)`` scene world space → world: the placement lowered by :attr:`ground`, times the model's frame."""
         return matrix_from_trs(self.position - self.ground * UP, self.facing, np.ones(3)) @ self.model.frame
 
     # --- actions ------------------------------------------------------------------------------
@@ -328,7 +335,7 @@ class Player:
         with trusted():  # the inputs are ours and checked once at load: skip the NaN scans
             before = self.locomotion.clip_times()
             self.animator.update(dt)
-            self.ground = self.model.ground(body_weights(self.animator.actions))
+            self.ground = self.model.ground(body_weights(self.animator.actions, root=self.model.root))
             self._travel(dt, before)
             self._fit_to_world(dt, look_at)
 
@@ -352,7 +359,7 @@ class Player:
     def _travel(self, dt: float, before: FloatArray) -> None:
         """Move by the animation: root motion, or the in-place clips' ground speed; momentum in a jump."""
         if self.animator.root_joint is not None:
-            local = transform_vectors(self.model.frame, self.animator.root_motion.translation[0])
+            local = transform_vectors(self.model.motion_frame, self.animator.root_motion.translation[0])
         elif self.locomotion.gaits:
             local = self.locomotion.in_place_travel(before) * FORWARD
         else:
@@ -375,7 +382,7 @@ class Player:
         return forward / np.linalg.norm(forward), up / np.linalg.norm(up)
 
     def _fit_to_world(self, dt: float, look_at: Any) -> None:
-        """Foot IK on the terrain, then the head look-at; writes :attr:`pose`, :attr:`palette`."""
+        """Foot IK on the terrain, then the head look-at; writes :attr:`pose`, :attr:`frame`."""
         skeleton = self.skeleton
         pose = self.animator.local_pose[0].copy()
         model = self.animator.model[0]
@@ -388,7 +395,7 @@ class Player:
             pose = self._look_at(dt, pose, model, world, to_skeleton, look_at)
         self.pose = pose
         self.model_matrices = model_from_pose(skeleton, pose)
-        self.palette = skinning_palette(skeleton, self.model_matrices)
+        self.frame = self.model.scene_frame(self.model_matrices[None], playing_clips(self.animator.actions))
 
     def _plant_feet(
         self, dt: float, pose: Pose, model: FloatArray, world: FloatArray, to_skeleton: FloatArray, weight: float
