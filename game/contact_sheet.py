@@ -162,11 +162,12 @@ class Renderer:
         scaled = f" (x{model.scale:.3g})" if model.scale != 1.0 else ""
         unit = model.unit.split(" (")[0]  # "CMU units (inches / 0.45)": the name, not its definition
         floating = round(-model.rest_bounds.low[1] * 100) + 0  # + 0: no "-0"
+        nodes = f"{self.drawn_mesh_nodes} mesh node{'' if self.drawn_mesh_nodes == 1 else 's'}"
         label = (
             model.path.name,
             f"{model.height:.2f} m tall, file in {unit}{scaled}",
             f"'{clip}' at {time:.2f} s: lowest {abs(lowest) * 100:.1f} cm up" if clip else "rest pose",
-            f"{self.drawn_mesh_nodes} mesh node(s); rest-pose grounding {floating:+d} cm",
+            f"{nodes}; rest-pose grounding {floating:+d} cm",
         )
         return Shot(model.path, np.array(pixels), label)
 

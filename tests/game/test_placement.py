@@ -27,8 +27,10 @@ from engine.anim.sampling import sample
 from engine.anim.scene import SceneFrame, scene_vertices
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skin_vertices, skinning_palette
+from engine.anim.units import UNITS
 from engine.errors import AssetError, InvalidInputError
 from engine.io import load_character
+from engine.io.bvh import detect_unit
 from engine.io.gltf_writer import save_gltf
 from engine.math import transform_points
 from engine.procedural.mannequin import build_mannequin
@@ -251,6 +253,24 @@ def test_guess_unit_of_an_object_keeps_metres_unless_it_is_a_human(
     height: float, upright: bool, scale: float, note: str
 ) -> None:
     assert guess_unit(height, upright, character=False)[::2] == (pytest.approx(scale), note)
+
+
+@pytest.mark.parametrize("unit", [u for u in UNITS if u != "metres"])
+def test_a_glb_character_and_a_bvh_skeleton_in_one_unit_are_read_alike(unit: str) -> None:
+    """The programs (animated height) and the BVH reader (rest joint span) share the rule and its unit names."""
+    metres = UNITS[unit]
+    mannequin = build_mannequin().skeleton
+    skeleton = Skeleton(
+        mannequin.names,
+        mannequin.parents,
+        mannequin.rest_translations / metres,
+        mannequin.rest_rotations,
+        mannequin.rest_scales,
+    )
+    found = detect_unit(skeleton)
+    assert found is not None
+    assert found[:2] == (unit, metres)
+    assert guess_unit(cached_model().height / metres, True)[:2] == (metres, unit)
 
 
 def test_guess_unit_at_the_edges_of_the_figure_range() -> None:
