@@ -58,6 +58,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 
@@ -218,8 +219,9 @@ class Model:
         ``"weights"`` channels (pose sampling ignores those; they give the clip its full length,
         which a morph-only clip needs). :meth:`morph_weights` reads the weights.
     root
-        Hierarchy index of the root joint (the top-most joint of the scene's skins) that root
-        motion, gaits and the shadow follow; ``None`` for a scene without a skin, an **object**.
+        Hierarchy index of the character's root (:func:`root_joint`: the skeleton's root joint, or
+        an animated node above it) that root motion, gaits and the shadow follow; ``None`` for a
+        scene without a skin, an **object**.
     frame
         ``(4, 4)`` scene world space → character frame: ``offset · facing · scale``. A character
         at world transform ``W`` draws with ``W @ frame`` (the ``placements`` of
@@ -292,7 +294,7 @@ class Model:
         """The node the programs play without its planar motion: :attr:`root` when :attr:`root_motion`."""
         return self.root if self.root_motion else None
 
-    @property
+    @cached_property
     def motion_frame(self) -> FloatArray:
         """``(4, 4)`` :attr:`root`'s parent space (where root motion is measured) → character frame."""
         parent = -1 if self.root is None else int(self.skeleton.parents[self.root])
