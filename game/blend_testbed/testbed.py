@@ -279,7 +279,10 @@ class BlendTestbed:
         self.selected, self.duration, self.warp, self.sync = 0, 0.5, True, bool(sync)
         self.time_scale, self.paused, self.compare, self.flip = TIME_SCALES.index(1.0), False, args.compare, False
         self.show_bones, self.mask_modes = False, ["full"] * len(self.names)
-        self.message = f"loaded {self.model.path.name}: {len(self.skeleton.names)} joints, {len(self.names)} clips"
+        self.message = (
+            f"loaded {self.model.path.name}: {self.skeleton.num_joints} nodes, "
+            f"{self.model.mesh_nodes} drawn, {len(self.names)} clips"
+        )
         self.time, self.yaw, self.pitch = 0.0, 0.45, -0.12
         self.weights_history: deque[FloatArray] = deque(maxlen=round(PLOT_SECONDS / app.FIXED_DT))
         self.recorder = Recorder(args.report, self.names, list(self.skeleton.names)) if args.report else None
