@@ -4,7 +4,9 @@ A program is an object with ``setup(ctx, size)``, ``update(dt, controls)`` and
 ``render(ctx, framebuffer)``; :func:`run` owns the window (or the offscreen target with
 ``--headless``), the input, the fixed time step and screenshots. Common options, for every program:
 
-- ``--model FILE``: the character, a ``.gltf``/``.glb`` or a ``.bvh`` take (:mod:`game.model`);
+- ``--model FILE``: what to play, any ``.gltf``/``.glb`` scene (every mesh node drawn: skinned,
+  rigid, node-animated, morphed; a file without a skin is an object) or a ``.bvh`` take
+  (:mod:`game.model`);
   ``--scale M``: its metres per file unit, when the guess from its height is wrong;
 - ``--headless``: render offscreen through EGL, no window (CI, servers); without ``--frames`` a
   headless run stops after :data:`HEADLESS_FRAMES` frames and says so;
@@ -180,7 +182,10 @@ def common_parser(module: str, description: str) -> argparse.ArgumentParser:
     """An argument parser for ``python -m MODULE`` with the options every program takes."""
     parser = argparse.ArgumentParser(prog=f"python -m {module}", description=description)
     parser.add_argument(
-        "--model", type=Path, help="a .gltf/.glb character or a .bvh take (default: assets/mannequin.glb)"
+        "--model",
+        type=Path,
+        help="a .gltf/.glb scene (characters, rigid parts, animated objects, morphs) or a .bvh take "
+        "(default: assets/mannequin.glb)",
     )
     parser.add_argument(
         "--scale", type=float, help="the model's metres per file unit (default: guessed from its height)"

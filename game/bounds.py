@@ -4,9 +4,11 @@ A figure's rest pose says little about where its feet are while it moves: a BVH 
 has the hips at the origin and the feet a metre below it, a crouching idle stands lower than its
 bind pose, a run lifts the body. The programs therefore ground and frame a character from its
 **animated** bounds: each clip is sampled at every key and every ``1 / SAMPLE_RATE`` seconds (at
-most :data:`MAX_SAMPLES` poses, ends included), the figure's points are computed for every sample —
-CPU-skinned mesh vertices (:func:`engine.anim.skinning.skin_vertices`), or the joint positions of
-a character without meshes — and each sample's axis-aligned box is kept.
+most :data:`MAX_SAMPLES` poses, ends included), the whole scene is evaluated for every sample
+(:func:`scene_frames`) and every vertex it draws is computed on the CPU
+(:func:`engine.anim.scene.scene_vertices`: skinned meshes of every skin, rigid meshes under
+joints or animated nodes, morph targets with the clip's weights; the nodes' origins for a file
+without meshes), and each sample's axis-aligned box is kept.
 
 The result, :class:`ClipMotion`, holds the per-sample boxes in the space asked for;
 :class:`Bounds` is one box (the union over a clip, or over several clips).
@@ -23,18 +25,17 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from engine.anim.clip import Clip
 from engine.anim.local_to_model import model_from_pose
-from engine.anim.mesh import MeshData
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import remove_planar
 from engine.anim.sampling import sample
+from engine.anim.scene import Scene, SceneFrame, scene_vertices
 from engine.anim.skeleton import Skeleton
-from engine.anim.skinning import skinning_palette
 from engine.camera import camera_axes
 from engine.math import transform_points
 from engine.math._checks import FloatArray
@@ -101,7 +102,7 @@ class ClipMotion:
     lows, highs
         ``(T, 3)`` box corners of each sample.
     roots
-        ``(T, 3)`` position of joint 0 at each sample.
+        ``(T, 3)`` position of the root joint at each sample (an object's: its box's middle).
     """
 
     times: FloatArray
@@ -153,98 +154,112 @@ def sample_times(clip: Clip | None) -> FloatArray:
     return times
 
 
-def sample_poses(skeleton: Skeleton, clip: Clip | None, times: FloatArray, *, in_place: bool = False) -> Pose:
-    """Local poses ``(T, J)`` of ``clip`` at ``times`` (the rest pose ``T`` times for ``None``).
+def sample_poses(skeleton: Skeleton, clip: Clip | None, times: FloatArray, *, in_place: int | None = None) -> Pose:
+    """Local poses ``(T, N)`` of ``clip`` at ``times`` (the rest pose ``T`` times for ``None``).
 
-    With ``in_place`` joint 0 plays without its planar motion (heading and ground travel), as a
-    program that takes root motion out of the pose shows it
+    With ``in_place`` (a node index) that node plays without its planar motion (heading and
+    ground travel), as a program that takes root motion out of the pose shows it
     (:func:`engine.anim.rootmotion.remove_planar`).
     """
     if clip is None:
-        rest = skeleton.rest_pose
-        count = len(times)
-        return Pose(
-            np.repeat(rest.translations[None], count, axis=0),
-            np.repeat(rest.rotations[None], count, axis=0),
-            np.repeat(rest.scales[None], count, axis=0),
-        )
+        return skeleton.rest_pose.broadcast_to((len(times),))
     pose = sample(clip, skeleton.rest_pose, times)
-    if in_place:
-        pose.translations[:, 0], pose.rotations[:, 0] = remove_planar(pose.translations[:, 0], pose.rotations[:, 0])
+    if in_place is not None:
+        pose.translations[:, in_place], pose.rotations[:, in_place] = remove_planar(
+            pose.translations[:, in_place], pose.rotations[:, in_place]
+        )
     return pose
 
 
-def sample_boxes(skeleton: Skeleton, meshes: Sequence[MeshData], model: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Box corners ``(T, 3)`` and ``(T, 3)`` of the figure for model-space joint matrices ``(T, J, 4, 4)``.
+def scene_frames(
+    scene: Scene, clip: Clip | None, times: FloatArray, space: FloatArray, *, in_place: int | None = None
+) -> SceneFrame:
+    """The whole scene at ``times`` ``(T,)`` of ``clip`` (``None``: the rest pose), seen through ``space``.
 
-    The figure is the skinned vertices of every skinned mesh (skinned in batches of at most
-    :data:`SKIN_BUDGET` vertices), or the joint positions when no mesh is skinned.
+    ``clip`` animates :attr:`Scene.hierarchy <engine.anim.scene.Scene.hierarchy>`; the morph
+    weights are those of the scene's clip of the same name (the defaults without one). Every node
+    world matrix is ``space @ world``, so skinned and rigid vertices alike come out in ``space``
+    (:func:`~engine.anim.scene.instance_vertices`). ``in_place`` as in :func:`sample_poses`.
     """
-    skinned = [mesh for mesh in meshes if mesh.joints is not None]
-    if not skinned:
-        joints = model[..., :3, 3]
-        return joints.min(axis=-2), joints.max(axis=-2)
-    count = model.shape[0]
-    palette = skinning_palette(skeleton, model)
-    lows, highs = np.full((count, 3), np.inf), np.full((count, 3), -np.inf)
-    for mesh in skinned:  # one pass per mesh and batch of samples
-        step = max(1, SKIN_BUDGET // max(mesh.num_vertices, 1))
-        for start in range(0, count, step):
-            rows = slice(start, start + step)
-            points = skinned_positions(palette[rows], mesh)
-            if points.shape[-2]:
-                lows[rows] = np.minimum(lows[rows], points.min(axis=-2))
-                highs[rows] = np.maximum(highs[rows], points.max(axis=-2))
-    if not np.isfinite(lows).all():  # every vertex unweighted: fall back on the joints
-        return sample_boxes(skeleton, (), model)
+    pose = sample_poses(scene.hierarchy, clip, times, in_place=in_place)
+    world = space @ model_from_pose(scene.hierarchy, pose)
+    morphed = clip is not None and clip.name in scene.clips and any(i.num_targets for i in scene.instances)
+    weights = scene.sample_morph_weights(clip.name, times) if morphed and clip is not None else None
+    return scene.frame(world, weights)
+
+
+def frame_rows(frame: SceneFrame, rows: slice) -> SceneFrame:
+    """Characters ``rows`` of a frame of batch ``(T,)``."""
+    return SceneFrame(
+        frame.world[rows],
+        tuple(p[rows] for p in frame.skin_palettes),
+        tuple(w[rows] for w in frame.morph_weights),
+    )
+
+
+def without_normals(scene: Scene) -> Scene:
+    """``scene`` with its primitives' normals (and morph normals) left out: positions alone cost half as much."""
+    instances = tuple(
+        replace(
+            instance,
+            primitives=tuple(replace(p, normals=None, morph_normals=None) for p in instance.primitives),
+        )
+        for instance in scene.instances
+    )
+    return replace(scene, instances=instances)
+
+
+def frame_boxes(scene: Scene, frame: SceneFrame) -> tuple[FloatArray, FloatArray]:
+    """Box corners ``(T, 3)`` and ``(T, 3)`` of the drawn scene in each of the ``T`` samples of ``frame``.
+
+    The figure is every vertex of every mesh instance (:func:`engine.anim.scene.scene_vertices`:
+    skinned meshes of every skin, rigid meshes under joints or any node, morphs), computed in
+    batches of at most :data:`SKIN_BUDGET` vertices; a scene without vertices is its nodes' origins.
+    """
+    count = frame.world.shape[0]
+    vertices = sum(p.num_vertices for instance in scene.instances for p in instance.primitives)
+    if not vertices:
+        nodes = frame.world[..., :3, 3]
+        return nodes.min(axis=-2), nodes.max(axis=-2)
+    shape = without_normals(scene)
+    lows, highs = np.empty((count, 3)), np.empty((count, 3))
+    step = max(1, SKIN_BUDGET // vertices)
+    for start in range(0, count, step):  # one pass per batch of samples
+        rows = slice(start, start + step)
+        points = scene_vertices(shape, frame_rows(frame, rows))
+        lows[rows], highs[rows] = points.min(axis=-2), points.max(axis=-2)
     return lows, highs
 
 
-def skinned_positions(palette: FloatArray, mesh: MeshData) -> FloatArray:
-    """Linear-blend-skinned positions ``(T, V', 3)`` of ``mesh``'s weighted vertices for palettes ``(T, J, 4, 4)``.
-
-    The positions :func:`engine.anim.skinning.skin_vertices` gives (``Σ_k w_k · palette[joint_k] ·
-    p``), without the normals; vertices with no weight are left out.
-    """
-    assert mesh.joints is not None
-    assert mesh.weights is not None
-    weights = mesh.weights / np.maximum(mesh.weights.sum(axis=1, keepdims=True), 1e-300)
-    weighted = weights.sum(axis=1) > 0.0
-    points = np.concatenate((mesh.positions, np.ones((mesh.num_vertices, 1))), axis=1)[weighted]
-    out = np.zeros((palette.shape[0], points.shape[0], 3))
-    for k in range(mesh.joints.shape[1]):  # one pass per influence slot, all vertices at once
-        used = weights[weighted, k] > 0.0
-        if used.any():
-            moved = np.einsum("tvij,vj->tvi", palette[:, mesh.joints[weighted, k][used], :3, :], points[used])
-            out[:, used] += weights[weighted, k][used, None] * moved
-    return out
-
-
 def clip_motion(
-    skeleton: Skeleton,
-    meshes: Sequence[MeshData],
+    scene: Scene,
     clip: Clip | None,
     space: FloatArray,
     *,
+    root: int | None = None,
     in_place: bool = False,
 ) -> ClipMotion:
-    """Per-sample boxes of the figure over ``clip`` (``None``: the rest pose), in ``space``.
+    """Per-sample boxes of the drawn scene over ``clip`` (``None``: the rest pose), in ``space``.
 
     Parameters
     ----------
-    skeleton, meshes
-        The character.
+    scene
+        The scene: every mesh instance counts.
     clip
-        The clip played, or ``None`` for the rest pose.
+        The clip played (over the scene's hierarchy), or ``None`` for the rest pose.
     space
-        ``(4, 4)`` skeleton model space → the space the boxes are measured in.
+        ``(4, 4)`` scene world space → the space the boxes are measured in.
+    root
+        The node whose position :attr:`ClipMotion.roots` follows (a character's root joint);
+        ``None``: the middle of each sample's box (an object).
     in_place
-        Play joint 0 without its planar motion (see :func:`sample_poses`).
+        Play ``root`` without its planar motion (see :func:`sample_poses`).
     """
     times = sample_times(clip)
-    model = space @ model_from_pose(skeleton, sample_poses(skeleton, clip, times, in_place=in_place))
-    lows, highs = sample_boxes(skeleton, meshes, model)
-    return ClipMotion(times, lows, highs, model[:, 0, :3, 3])
+    frame = scene_frames(scene, clip, times, space, in_place=root if in_place else None)
+    lows, highs = frame_boxes(scene, frame)
+    roots = frame.world[:, root, :3, 3] if root is not None else 0.5 * (lows + highs)
+    return ClipMotion(times, lows, highs, roots)
 
 
 def fit_distance(

@@ -1,24 +1,26 @@
-"""A contact sheet: every available character standing on the ground, one labelled tile each.
+"""A contact sheet: every available character and animated object standing on the ground, one labelled tile each.
 
-``python -m game.contact_sheet --out docs/images/characters.png`` renders each character headless
-(EGL) exactly as the programs place it (:func:`game.model.load_model`: units, facing, ground and
-framing from its motion) and tiles the pictures with a label: file, height, unit assumed, clip
-and time shown. It is the picture to look at when a character is added: each must stand on the
-grid at ``y = 0`` with its shadow under its feet, whole and in frame.
+``python -m game.contact_sheet --out docs/images/characters.png`` renders each file's whole scene
+headless (EGL) exactly as the programs place and draw it (:func:`game.model.load_model`: units,
+facing, ground and framing from its motion; :class:`engine.render.SceneRenderer`: every mesh node,
+skinned, rigid or morphed) and tiles the pictures with a label: file, height, unit assumed, clip
+and time shown, mesh nodes drawn. It is the picture to look at when a character is added: each
+must stand on the grid at ``y = 0`` with its shadow under its feet, whole and in frame.
 
 Which characters: the files named on the command line, else every ``.gltf``/``.glb``/``.bvh`` of
 the default places (:func:`default_sources`): the generated mannequin, the shared assets
 (``$OSSA_SHARED_ASSETS``, else ``../shared/assets``) and the character corpus as
 ``python3 -m tests.corpus.fetch`` fetches it (``$OSSA_CORPUS/files``, else
 ``~/.cache/ossa-corpus/files``; see ``tests/data/characters/README.md``) when they exist. A
-file that is not a character (a glTF without a skin) is left out and said so; one file per
-name (``Fox.glb`` and ``Fox.gltf`` are one fox).
+file the programs cannot load is left out and said so; one file per name (``Fox.glb`` and
+``Fox.gltf`` are one fox).
 
 Each tile shows the reference clip (:attr:`game.model.Model.reference`) at a sampled time where
 its lowest point is the clip's lowest (the one nearest mid-clip), so the contact with the ground
 is on the picture; the camera looks from the front-left, a little from above, and fits that pose
-(:func:`game.bounds.fit_distance`). The last label line says how far the same pose would float
-(or sink) had the character been grounded by its rest pose, as the programs used to do.
+(:func:`game.bounds.fit_distance`). The last label line says how many mesh nodes were drawn and
+how far the same pose would float (or sink) had the character been grounded by its rest pose, as
+the programs used to do.
 """
 
 from __future__ import annotations
@@ -34,15 +36,14 @@ import moderngl
 import numpy as np
 import pygame
 
-from engine.anim.local_to_model import model_from_pose
-from engine.anim.skinning import skinning_palette
+from engine.anim.scene import SceneFrame
 from engine.camera import orbit_orientation, view_matrix
 from engine.errors import GLContextError, OssaError
 from engine.math import matrix_from_trs, perspective
-from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh, create_context
+from engine.render import DebugDraw, SceneRenderer, SkinnedMesh, create_context
 from engine.render.context import release_context
 from game.app import say
-from game.bounds import Bounds, clip_motion, fit_distance, framing_position, sample_boxes, sample_poses
+from game.bounds import Bounds, clip_motion, fit_distance, frame_boxes, framing_position
 from game.demo.world import disc, single_joint_mesh
 from game.model import DEFAULT_MODEL, ROOT, SUFFIXES, Model, load_model
 
@@ -93,21 +94,21 @@ def default_sources() -> list[Path]:
     return list(unique.values())
 
 
-def contact_pose(model: Model) -> tuple[np.ndarray, float, str | None, float]:
-    """Model-space joint matrices ``(J, 4, 4)`` of a reference-clip pose that touches the ground.
+def contact_pose(model: Model) -> tuple[SceneFrame, float, str | None, float]:
+    """The scene at a reference-clip time whose pose touches the ground.
 
     Of the sampled poses whose lowest point is within :data:`CONTACT` of the clip's lowest, the
-    one nearest the middle of the clip. Returns them with that clip time, the clip's name
+    one nearest the middle of the clip. Returns its scene frame (batch ``(1,)``, scene world
+    space: draw it with :attr:`~game.model.Model.frame`), that clip time, the clip's name
     (``None``: the rest pose) and that pose's lowest point above the character frame's ``y = 0``.
     """
     name = model.reference
     clip = model.clips[name] if name is not None else None
-    motion = clip_motion(model.skeleton, model.meshes, clip, model.frame, in_place=model.root_motion)
+    motion = clip_motion(model.scene, clip, model.frame, root=model.root, in_place=model.root_motion)
     touching = np.nonzero(motion.lows[:, 1] <= motion.lows[:, 1].min() + CONTACT)[0]
     k = int(touching[np.argmin(np.abs(motion.times[touching] - 0.5 * motion.times[-1]))])
     time = float(motion.times[k])
-    pose = sample_poses(model.skeleton, clip, np.array([time]), in_place=model.root_motion)
-    return model_from_pose(model.skeleton, pose)[0], time, name, float(motion.lows[k, 1])
+    return model.sample_frame(name, np.array([time])), time, name, float(motion.lows[k, 1])
 
 
 class Renderer:
@@ -123,12 +124,13 @@ class Renderer:
             ctx, single_joint_mesh(floor, [0, 2, 1, 0, 3, 2], np.tile([0.0, 1.0, 0.0], (4, 1)), FLOOR_COLOR)
         )
         self.shadow = SkinnedMesh(ctx, single_joint_mesh(*disc(1.0), (0.0, 0.0, 0.0, 0.45), name="shadow"))
+        self.drawn_mesh_nodes = 0
+        """Mesh nodes drawn in the last :meth:`shoot` (:attr:`engine.render.SceneRenderer.drawn_mesh_nodes`)."""
 
     def shoot(self, model: Model) -> Shot:
-        """The tile picture of ``model`` and its label lines."""
-        model_matrices, time, clip, lowest = contact_pose(model)
-        placed = model.frame @ model_matrices
-        lows, highs = sample_boxes(model.skeleton, model.meshes, placed[None])
+        """The tile picture of ``model`` and its label lines; sets :attr:`drawn_mesh_nodes`."""
+        frame, time, clip, lowest = contact_pose(model)
+        lows, highs = frame_boxes(model.scene, model.scene.frame(model.frame @ frame.world, frame.morph_weights))
         bounds = Bounds(lows[0], highs[0])
         aspect = self.size[0] / self.size[1]
         orientation = orbit_orientation(VIEW_YAW, VIEW_PITCH)
@@ -148,27 +150,34 @@ class Renderer:
         ends = np.concatenate([np.stack([edge, zeros + 1e-4 * reach, ticks], -1), np.stack([ticks, zeros, edge], -1)])
         self.debug.lines(starts, ends, GRID_COLOR)
         self.debug.flush(view, projection)
-        palettes = PaletteBuffer(self.ctx, model.skeleton.num_joints)
-        palettes.upload(skinning_palette(model.skeleton, placed)[None])
-        for mesh in (SkinnedMesh(self.ctx, mesh) for mesh in model.meshes if mesh.joints is not None):
-            mesh.draw(palettes, view, projection, light_direction=LIGHT)
-        self._shadow(model, model_matrices, view, projection)
+        renderer = SceneRenderer(self.ctx, model.scene)
+        try:
+            renderer.draw(frame, view, projection, model.frame[None], light_direction=LIGHT)
+        finally:
+            renderer.release()
+        self.drawn_mesh_nodes = renderer.drawn_mesh_nodes
+        self._shadow(model, bounds, frame, view, projection)
         width, height = self.size
         pixels = np.frombuffer(self.target.read(components=3), np.uint8).reshape(height, width, 3)[::-1]
-        scaled = f" (x{model.scale:g})" if model.scale != 1.0 else ""
+        scaled = f" (x{model.scale:.3g})" if model.scale != 1.0 else ""
+        unit = model.unit.split(" (")[0]  # "CMU units (inches / 0.45)": the name, not its definition
+        floating = round(-model.rest_bounds.low[1] * 100) + 0  # + 0: no "-0"
+        nodes = f"{self.drawn_mesh_nodes} mesh node{'' if self.drawn_mesh_nodes == 1 else 's'}"
         label = (
             model.path.name,
-            f"{model.height:.2f} m tall, file in {model.unit}{scaled}",
+            f"{model.height:.2f} m tall, file in {unit}{scaled}",
             f"'{clip}' at {time:.2f} s: lowest {abs(lowest) * 100:.1f} cm up" if clip else "rest pose",
-            f"rest-pose grounding: {round(-model.rest_bounds.low[1] * 100) + 0:+d} cm up",
+            f"{nodes}; rest-pose grounding {floating:+d} cm",
         )
         return Shot(model.path, np.array(pixels), label)
 
-    def _shadow(self, model: Model, model_matrices: np.ndarray, view: np.ndarray, projection: np.ndarray) -> None:
-        """A blob shadow on the floor under the root joint, as the demo draws it."""
-        root = (model.frame @ model_matrices[0])[:3, 3]
+    def _shadow(
+        self, model: Model, bounds: Bounds, frame: SceneFrame, view: np.ndarray, projection: np.ndarray
+    ) -> None:
+        """A blob shadow on the floor under the root joint (an object's middle), as the demo draws it."""
+        centre = bounds.centre if model.root is None else (model.frame @ frame.world[0, model.root])[:3, 3]
         radius = 0.22 * model.height
-        spot = matrix_from_trs([root[0], 2e-3 * model.height, root[2]], [0.0, 0.0, 0.0, 1.0], [radius] * 3)
+        spot = matrix_from_trs([centre[0], 2e-3 * model.height, centre[2]], [0.0, 0.0, 0.0, 1.0], [radius] * 3)
         self.target.depth_mask = False
         self.ctx.enable(moderngl.BLEND)
         self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
@@ -201,7 +210,7 @@ def compose(shots: Sequence[Shot], columns: int = COLUMNS) -> pygame.Surface:
 
 
 def _load(path: Path) -> Model | None:
-    """The model in ``path``, or ``None`` (said) when it is not a character."""
+    """The model in ``path``, or ``None`` (said) when the programs cannot load it."""
     try:
         return load_model(path)
     except OssaError as exc:

@@ -1,21 +1,34 @@
-"""Characters for the programs: the generated mannequin by default, any glTF or BVH file with ``--model``.
+"""Characters for the programs: the generated mannequin by default, any glTF scene or BVH take with ``--model``.
 
-:func:`load_model` reads a ``.gltf``/``.glb`` character (:func:`engine.io.load_character`) or a
-``.bvh`` take (:func:`engine.io.bvh.load_bvh`, converted in memory: its skeleton, its motion as one
-clip, and a bone mesh from :func:`engine.io.bvh_character.bone_mesh`), then measures it **from
-its motion**, so that every program places any character the same way. The returned
-:class:`Model`'s ``frame`` maps the skeleton's model space to the **character frame**: +Y up, +Z
-forward, metres, the lowest point of the first clip a program plays standing on ``y = 0`` and the
-root joint's mean ground position over that clip at the origin — whatever the file's units (the
-Fox is in centimetres), up axis (CesiumMan's skeleton is Z-up under a correction node), facing
-(CesiumMan walks along +X) or rest pose (a BVH take's rest pose has the hips at the origin).
+:func:`load_model` reads the whole default scene of a ``.gltf``/``.glb`` file
+(:func:`engine.io.load_gltf`, its :class:`~engine.anim.scene.Scene`: skinned meshes of every skin,
+rigid meshes under joints or any node, node-animated objects, morph targets) or a ``.bvh`` take
+(converted in memory by :func:`engine.io.bvh_character.load_bvh_character`: its skeleton, its
+motion as one clip and a bone mesh), then measures it **from its motion**, so that every program
+places any file the same way.
 
-Measuring from motion (:mod:`game.bounds`): every clip is sampled over its duration and the
-figure's box is taken at each sample (CPU-skinned vertices, or joints without a mesh). So
+The programs animate the scene's **node hierarchy** (:attr:`Model.skeleton` is
+:attr:`Scene.hierarchy <engine.anim.scene.Scene.hierarchy>`, :attr:`Model.clips` its clips): one
+:class:`~engine.animator.Animator` plays, blends and root-moves every node, joints of every skin
+and plain nodes alike, IK works on its model matrices, and :meth:`Model.scene_frame` turns them
+into the frame a :class:`~engine.render.SceneRenderer` draws, with the clips' morph weights. A file
+without a skin is an **object** (:attr:`Model.root` is ``None``): it plays its clips, without gait,
+root motion or IK.
+
+The returned :class:`Model`'s ``frame`` maps the scene's world space to the **character frame**:
++Y up, +Z forward, metres, the lowest point of the first clip a program plays standing on ``y = 0``
+and the root joint's mean ground position over that clip at the origin (an object's middle) —
+whatever the file's units (the Fox is in centimetres), up axis (CesiumMan's skeleton is Z-up under
+a correction node, which the scene's world space already includes), facing (CesiumMan walks along
++X) or rest pose (a BVH take's rest pose has the hips at the origin).
+
+Measuring from motion (:mod:`game.bounds`): every clip is sampled over its duration and the box of
+every vertex of the scene is taken at each sample. So
 
 - **units**: the figure's animated height decides (:func:`guess_unit`): a model whose height is
   not a plausible 0.25-3 m is read in the common unit that makes it one — an upright figure
-  (taller than 1.5 × its depth along its facing) as a 1.4-2.2 m human, anything else (the Fox) as
+  (taller than 1.5 × its depth along its facing) as a 1.4-2.2 m human
+  (:func:`engine.anim.units.unit_for_height`, as the BVH reader does), anything else (the Fox) as
   the first of centimetres, inches, millimetres that fits. The assumption is one line of
   :attr:`Model.notes`; ``scale=`` overrides it.
 - **ground**: each clip's lowest point over the clip is known (:attr:`Model.bounds`); a program
@@ -45,6 +58,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 
@@ -52,16 +66,16 @@ import numpy as np
 
 from engine.anim.clip import Clip
 from engine.anim.local_to_model import model_from_pose
-from engine.anim.mesh import MeshData
+from engine.anim.scene import Scene, SceneClip, SceneFrame
 from engine.anim.skeleton import Skeleton
+from engine.anim.units import UNITS, unit_for_height
 from engine.animator import Action
 from engine.errors import AssetError, InvalidInputError
-from engine.io import Character, load_character
-from engine.io.bvh import load_bvh
-from engine.io.bvh_character import bone_mesh
+from engine.io import load_gltf
+from engine.io.bvh_character import load_bvh_character
 from engine.math import matrix_from_trs, quat_from_axis_angle, transform_points
 from engine.math._checks import FloatArray
-from game.bounds import Bounds, ClipMotion, clip_motion, sample_poses
+from game.bounds import Bounds, ClipMotion, clip_motion, sample_poses, scene_frames
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = ROOT / "assets" / "mannequin.glb"
@@ -83,8 +97,8 @@ HUMAN_HEIGHTS = (1.4, 2.2)
 """Metres: an upright figure in another unit is read in the unit that makes it this tall."""
 UPRIGHT_RATIO = 1.5
 """A figure at least this many times taller than deep (along its facing) is upright, a biped."""
-UNITS = (("centimetres", 0.01), ("inches", 0.0254), ("millimetres", 0.001), ("CMU units", 0.0254 / 0.45))
-"""Units tried, metres per unit, in order of preference (a CMU mocap unit is 1/0.45 inch, about 5.6 cm)."""
+FIGURE_UNITS = ("centimetres", "inches", "millimetres")
+"""Units (names of :data:`engine.anim.units.UNITS`) tried in this order for a figure that is not a human."""
 
 
 @dataclass(frozen=True)
@@ -136,21 +150,25 @@ class Gait:
         return self.speed > 0.0
 
 
-def analyze_gait(skeleton: Skeleton, clip: Clip, frame: FloatArray, height: float, samples: int = 60) -> Gait:
+def analyze_gait(
+    skeleton: Skeleton, clip: Clip, frame: FloatArray, height: float, root: int, samples: int = 60
+) -> Gait:
     """Ground speed and direction of one loop of ``clip`` (see the module docstring).
 
     Parameters
     ----------
     skeleton, clip
-        The character's skeleton and one of its clips.
+        The scene's hierarchy and one of its clips.
     frame
-        ``(4, 4)`` skeleton model space → a +Y-up frame in metres.
+        ``(4, 4)`` scene world space → a +Y-up frame in metres.
     height
         The character's height in that frame, metres: the scale of the thresholds (a root
         that travels less than 5 % of it is in place; a gait moves its root or its feet faster
-        than 15 % of it per second; feet are the lowest joints that swing by more than 5 % of
+        than 15 % of it per second; feet are the lowest nodes that swing by more than 5 % of
         it, within its lowest quarter; "touching the ground" is within 2 % of a foot's lowest
         point).
+    root
+        The root joint's node: its travel is root motion.
     samples
         Poses sampled over the loop.
     """
@@ -158,7 +176,7 @@ def analyze_gait(skeleton: Skeleton, clip: Clip, frame: FloatArray, height: floa
         return Gait(0.0)
     times = np.linspace(0.0, clip.duration, samples + 1)
     points = transform_points(frame, model_from_pose(skeleton, sample_poses(skeleton, clip, times))[..., :3, 3])
-    travel = (points[-1, 0] - points[0, 0]) * [1.0, 0.0, 1.0]
+    travel = (points[-1, root] - points[0, root]) * [1.0, 0.0, 1.0]
     distance = float(np.linalg.norm(travel))
     if distance > 0.05 * height:
         speed = distance / clip.duration
@@ -181,21 +199,33 @@ def analyze_gait(skeleton: Skeleton, clip: Clip, frame: FloatArray, height: floa
     return Gait(speed, ground / speed)
 
 
+Playing = Iterable[tuple[str, float, float]]
+"""Clips playing: ``(clip name, clip time in seconds, weight)`` each."""
+
+
 @dataclass(frozen=True, eq=False)
 class Model:
-    """A loaded character placed in the character frame (see the module docstring).
+    """A loaded scene placed in the character frame (see the module docstring).
 
     Attributes
     ----------
     path
         The file read.
-    skeleton, clips, meshes
-        The character: its skeleton, clips by name (file order) and skinned meshes (bind space).
-    root_transform
-        ``(4, 4)`` the file's transform above the skeleton (identity for BVH).
+    scene
+        The whole default scene: every mesh instance is drawn, every vertex is measured.
+    clips
+        The scene's clips over its hierarchy (:attr:`skeleton`), by name (file order), for the
+        animators: each :class:`~engine.anim.scene.SceneClip`'s node channels plus its
+        ``"weights"`` channels (pose sampling ignores those; they give the clip its full length,
+        which a morph-only clip needs). :meth:`morph_weights` reads the weights.
+    root
+        Hierarchy index of the character's root (:func:`root_joint`: the skeleton's root joint, or
+        an animated node above it) that root motion, gaits and the shadow follow; ``None`` for a
+        scene without a skin, an **object**.
     frame
-        ``(4, 4)`` skeleton model space → character frame: ``offset · facing · scale ·
-        root_transform``. A character at world transform ``W`` draws with ``W @ frame``.
+        ``(4, 4)`` scene world space → character frame: ``offset · facing · scale``. A character
+        at world transform ``W`` draws with ``W @ frame`` (the ``placements`` of
+        :meth:`engine.render.SceneRenderer.draw`).
     scale
         Metres per file unit (see :func:`guess_unit`).
     unit
@@ -206,8 +236,8 @@ class Model:
         The clip programs play first (the idle, else the walk, the run or the first clip; ``None``
         without clips): its lowest point is on ``y = 0`` and its root over the origin.
     root_motion
-        Whether the gait clips carry their travel in the root joint (programs then play joint 0
-        without its planar motion, and :attr:`bounds` are measured that way).
+        Whether the gait clips carry their travel in the root joint (programs then play
+        :attr:`root` without its planar motion, and :attr:`bounds` are measured that way).
     bounds
         :class:`~game.bounds.Bounds` of the figure over each clip, by clip name, character frame.
     rest_bounds
@@ -220,15 +250,12 @@ class Model:
         One line per adjustment made (source, units, facing), for the programs' overlays.
     warnings
         Text of the loader's warnings (the programs show them instead of failing).
-    character
-        What :func:`engine.io.load_character` returned (``None`` for a BVH take).
     """
 
     path: Path
-    skeleton: Skeleton
+    scene: Scene
     clips: Mapping[str, Clip]
-    meshes: tuple[MeshData, ...]
-    root_transform: FloatArray
+    root: int | None
     frame: FloatArray
     scale: float
     unit: str
@@ -241,12 +268,40 @@ class Model:
     gaits: dict[str, Gait]
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
-    character: Character | None = None
 
     @property
     def name(self) -> str:
         """The file's name without its suffix."""
         return self.path.stem
+
+    @property
+    def skeleton(self) -> Skeleton:
+        """The scene's node hierarchy: what the animators play and IK bends (model space = scene world)."""
+        return self.scene.hierarchy
+
+    @property
+    def is_object(self) -> bool:
+        """Whether the scene has no skin: an animated object, without root joint, gaits or IK."""
+        return self.root is None
+
+    @property
+    def mesh_nodes(self) -> int:
+        """How many nodes of the scene draw a mesh."""
+        return len(self.scene.instances)
+
+    @property
+    def in_place(self) -> int | None:
+        """The node the programs play without its planar motion: :attr:`root` when :attr:`root_motion`."""
+        return self.root if self.root_motion else None
+
+    @cached_property
+    def motion_frame(self) -> FloatArray:
+        """``(4, 4)`` :attr:`root`'s parent space (where root motion is measured) → character frame."""
+        parent = -1 if self.root is None else int(self.skeleton.parents[self.root])
+        if parent < 0:
+            return self.frame
+        rest = model_from_pose(self.skeleton, self.skeleton.rest_pose)
+        return self.frame @ rest[parent]
 
     def ground(self, weights: Mapping[str, float]) -> float:
         """Height of the lowest point of the clips playing at ``weights`` above ``y = 0``, character frame.
@@ -267,17 +322,64 @@ class Model:
             return self.rest_bounds
         return Bounds.union(self.bounds[name] for name in chosen)
 
+    def morph_weights(self, playing: Playing) -> tuple[FloatArray, ...] | None:
+        """Morph-target weights ``(T,)`` of every mesh instance while ``playing`` clips play; ``None``: the defaults.
 
-def body_weights(actions: Iterable[Action], character: int = 0) -> dict[str, float]:
+        Each clip's weights (its ``"weights"`` channels at its time, the instance's defaults where
+        it has none) count with the clip's weight; a total weight below 1 is filled with the
+        defaults, as the rest pose fills in a pose blend, and a total above 1 is normalised.
+        ``None`` (the defaults, what :meth:`engine.anim.scene.Scene.frame` takes) when no instance
+        has morph targets.
+        """
+        scene = self.scene
+        if not any(instance.num_targets for instance in scene.instances):
+            return None
+        chosen = [(scene.clips[name], float(time), max(float(w), 0.0)) for name, time, w in playing if w > 0.0]
+        total = sum(w for _, _, w in chosen)
+        mixed = [max(1.0 - total, 0.0) * weights for weights in scene.default_morph_weights()]
+        for clip, time, weight in chosen:
+            for k, weights in enumerate(scene.sample_morph_weights(clip, time)):
+                mixed[k] = mixed[k] + weight * weights
+        return tuple(weights / max(total, 1.0) for weights in mixed)
+
+    def scene_frame(self, world: FloatArray, playing: Playing = ()) -> SceneFrame:
+        """The scene frame to draw for node world matrices ``(C, N, 4, 4)`` while ``playing`` clips play.
+
+        ``world`` are an animator's model matrices over :attr:`skeleton` (after IK); the morph
+        weights are :meth:`morph_weights` of ``playing``, the same for all ``C``.
+        """
+        return self.scene.frame(world, self.morph_weights(playing))
+
+    def sample_frame(self, name: str | None, times: FloatArray) -> SceneFrame:
+        """The scene at ``times`` ``(T,)`` of clip ``name`` (``None``: the rest pose) as the programs play it alone.
+
+        :attr:`root` plays in place when :attr:`root_motion`; world matrices are in scene world
+        space (draw with :attr:`frame` as the placement).
+        """
+        clip = self.clips[name] if name is not None else None
+        return scene_frames(self.scene, clip, times, np.eye(4), in_place=self.in_place)
+
+
+def playing_clips(actions: Iterable[Action], character: int = 0) -> list[tuple[str, float, float]]:
+    """``(clip name, time, effective weight)`` of the non-additive actions of animator row ``character``."""
+    return [
+        (action.clip.name, float(action.time[character]), float(action.effective_weight[character]))
+        for action in actions
+        if not action.additive
+    ]
+
+
+def body_weights(actions: Iterable[Action], character: int = 0, root: int | None = 0) -> dict[str, float]:
     """How much each clip shapes the body of animator row ``character``, for :meth:`Model.ground`.
 
-    Each non-additive action counts with its effective weight times its mask at joint 0 (an
-    arm-only layer such as the demo's wave counts 0: it does not move the feet).
+    Each non-additive action counts with its effective weight times its mask at the ``root``
+    node (an arm-only layer such as the demo's wave counts 0: it does not move the feet; an
+    object, ``root=None``, counts every action whole).
     """
     weights: dict[str, float] = {}
     for action in actions:
         if not action.additive:
-            mask = 1.0 if action.mask is None else float(action.mask[0])
+            mask = 1.0 if action.mask is None or root is None else float(action.mask[root])
             weights[action.clip.name] = (
                 weights.get(action.clip.name, 0.0) + float(action.effective_weight[character]) * mask
             )
@@ -288,17 +390,13 @@ def body_weights(actions: Iterable[Action], character: int = 0) -> dict[str, flo
 class _Source:
     """What a file holds, before measuring."""
 
-    skeleton: Skeleton
-    clips: Mapping[str, Clip]
-    meshes: tuple[MeshData, ...]
-    root_transform: FloatArray
-    character: Character | None
+    scene: Scene
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
 
 
 def _read(path: Path) -> _Source:
-    """Read a ``.gltf``/``.glb`` character or convert a ``.bvh`` take in memory (see the module docstring)."""
+    """Read a ``.gltf``/``.glb`` scene or convert a ``.bvh`` take in memory (see the module docstring)."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise InvalidInputError(f"--model {path}: expected a .gltf, .glb or .bvh file, got {suffix or 'no suffix'!r}")
@@ -308,55 +406,76 @@ def _read(path: Path) -> _Source:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if suffix == ".bvh":
-            take = load_bvh(path, scale=1.0)  # file units: the unit is read from the motion below
-            note = f"a BVH take, converted in memory ({take.skeleton.num_joints} joints, bone mesh)"
-            source = _Source(
-                take.skeleton,
-                MappingProxyType({take.clip.name: take.clip}),
-                (bone_mesh(take.skeleton),),
-                np.eye(4),
-                None,
-                (note,),
-                (),
+            scene = load_bvh_character(path, scale=1.0).scene  # file units: the unit is read from the motion below
+            notes: tuple[str, ...] = (
+                f"a BVH take, converted in memory ({scene.skins[0].num_joints} joints, bone mesh)",
             )
         else:
-            character = load_character(path)
-            source = _Source(
-                character.skeleton,
-                character.clips,
-                character.meshes,
-                character.root_transform,
-                character,
-                (),
-                (),
-            )
-    return _Source(**{**source.__dict__, "warnings": tuple(str(w.message) for w in caught)})
+            scene = load_gltf(path).scene
+            notes = () if scene.instances else ("the scene draws no mesh: nothing to see but the skeleton (F1/B)",)
+    return _Source(scene, notes, tuple(str(w.message) for w in caught))
 
 
-def guess_unit(height: float, upright: bool) -> tuple[float, str, str]:
+def playable_clip(clip: SceneClip) -> Clip:
+    """``clip``'s node channels and its ``"weights"`` channels as one :class:`Clip` over the hierarchy."""
+    if not clip.weights:
+        return clip.nodes
+    nodes = clip.nodes
+    return Clip(nodes.name, (*nodes.channels, *clip.weights), nodes.num_targets, nodes.markers)
+
+
+def root_joint(scene: Scene) -> int | None:
+    """The character's root: the top-most of the skins' joints and their animated ancestors; ``None`` without a skin.
+
+    Usually the skeleton's root joint. A node above it counts when a clip moves it (an animated
+    armature), and so does an animated ancestor of a partial skin (a character of rigid parts
+    whose skins cover its hands only: its root bone, not a wrist). Ties go to the first node.
+    """
+    parents = scene.hierarchy.parents
+    joints = {int(j) for skin in scene.skins for j in skin.joints}
+    if not joints:
+        return None
+    animated = {channel.target for clip in scene.clips.values() for channel in clip.nodes.channels}
+    candidates = set(joints)
+    for joint in joints:
+        node = int(parents[joint])
+        while node >= 0:
+            if node in animated:
+                candidates.add(node)
+            node = int(parents[node])
+    depth = np.zeros(len(parents), dtype=int)
+    for node, parent in enumerate(parents):  # parents precede children
+        depth[node] = depth[parent] + 1 if parent >= 0 else 0
+    return min(candidates, key=lambda node: (depth[node], node))
+
+
+def guess_unit(height: float, upright: bool, character: bool = True) -> tuple[float, str, str]:
     """Metres per file unit for a figure ``height`` units tall, the unit's name, and a note (``""``: metres).
 
     Heights within :data:`FIGURE_HEIGHTS` are metres. Otherwise an ``upright`` figure is read in
-    the first of :data:`UNITS` that makes it a :data:`HUMAN_HEIGHTS` human, any figure in the
-    first of centimetres, inches and millimetres that brings it within :data:`FIGURE_HEIGHTS`;
-    when none does, metres.
+    the unit that makes it a standing human (:func:`engine.anim.units.unit_for_height`, aiming at
+    the middle of :data:`HUMAN_HEIGHTS`) when that unit brings it within :data:`HUMAN_HEIGHTS`;
+    a ``character`` (a file with a skin) in the first of :data:`FIGURE_UNITS` that brings it
+    within :data:`FIGURE_HEIGHTS`. Otherwise metres, the glTF unit: an object without a skin
+    (a wall of animated cubes) may be any size.
 
     >>> guess_unit(1.8, True), guess_unit(175.0, True)[:2], guess_unit(70.0, True)[:2], guess_unit(79.0, False)[:2]
     ((1.0, 'metres', ''), (0.01, 'centimetres'), (0.0254, 'inches'), (0.01, 'centimetres'))
+    >>> guess_unit(10.1, True, character=False)
+    (1.0, 'metres', '10.1 units tall, no skin: an object, kept in metres')
     """
     low, high = FIGURE_HEIGHTS
     if low <= height <= high:
         return 1.0, "metres", ""
     shape = "upright" if upright else "not upright"
-    if upright:
-        for unit, metres in UNITS:
-            if HUMAN_HEIGHTS[0] <= height * metres <= HUMAN_HEIGHTS[1]:
-                return (
-                    metres,
-                    unit,
-                    f"{height:.3g} units tall, {shape}: read as {unit}, a {height * metres:.2f} m human",
-                )
-    for unit, metres in UNITS[:3]:  # CMU units are for human mocap only
+    if upright and np.isfinite(height) and height > 0.0:
+        unit, metres = unit_for_height(height, float(np.sqrt(HUMAN_HEIGHTS[0] * HUMAN_HEIGHTS[1])))
+        if HUMAN_HEIGHTS[0] <= height * metres <= HUMAN_HEIGHTS[1]:
+            return metres, unit, f"{height:.3g} units tall, {shape}: read as {unit}, a {height * metres:.2f} m human"
+    if not character:
+        return 1.0, "metres", f"{height:.3g} units tall, no skin: an object, kept in metres"
+    for unit in FIGURE_UNITS:  # CMU units and feet are for human figures only
+        metres = UNITS[unit]
         if low <= height * metres <= high:
             return metres, unit, f"{height:.3g} units tall, {shape}: read as {unit} ({height * metres:.2f} m)"
     return 1.0, "metres", f"{height:.3g} units tall: no common unit makes it {low:g}-{high:g} m, kept as metres"
@@ -368,14 +487,15 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
     Parameters
     ----------
     path
-        A ``.gltf``, ``.glb`` or ``.bvh`` file.
+        A ``.gltf``, ``.glb`` (any scene: characters, rigid parts, animated objects, morphs) or
+        ``.bvh`` file.
     scale
         Metres per file unit; ``None`` guesses it from the animated height (:func:`guess_unit`).
 
     Raises
     ------
     AssetError
-        The file is missing or malformed, or a glTF file has no skin (the message says which).
+        The file is missing or malformed (the message says where).
     InvalidInputError
         The file is not ``.gltf``, ``.glb`` or ``.bvh``, or ``scale`` is not a positive number.
     """
@@ -383,17 +503,21 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
     if scale is not None and not (np.isfinite(scale) and scale > 0.0):
         raise InvalidInputError(f"--scale must be a positive number of metres per unit, got {scale}")
     source = _read(path)
-    skeleton, clips, meshes = source.skeleton, source.clips, source.meshes
+    scene = source.scene
+    skeleton = scene.hierarchy
+    clips = MappingProxyType({name: playable_clip(clip) for name, clip in scene.clips.items()})
+    root = root_joint(scene)
     notes = list(source.notes)
     roles = clip_roles(list(clips))
     first = next(iter(clips), None)
     reference = roles.idle or roles.walk or roles.run or first
     # 1. facing, from the gait's direction of travel, in file units (the thresholds scale with the height)
-    raw = clip_motion(skeleton, meshes, clips[reference] if reference else None, source.root_transform)
+    identity = np.eye(4)
+    raw = clip_motion(scene, clips[reference] if reference else None, identity, root=root)
     probe = roles.walk or roles.run or first
     yaw = 0.0
-    if probe is not None:
-        travel = analyze_gait(skeleton, clips[probe], source.root_transform, raw.height).direction
+    if probe is not None and root is not None:
+        travel = analyze_gait(skeleton, clips[probe], identity, raw.height, root).direction
         yaw = float(np.round(np.arctan2(travel[0], travel[2]) / (np.pi / 2)) * (np.pi / 2))  # models are axis-aligned
     if yaw != 0.0:
         notes.append(f"'{probe}' travels {np.degrees(yaw):+.0f}° from +Z: turned to face +Z")
@@ -403,19 +527,19 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
     depth = float(np.median(faced.highs[:, 2] - faced.lows[:, 2]))
     unit = "--scale"
     if scale is None:
-        scale, unit, assumed = guess_unit(raw.height, raw.height >= UPRIGHT_RATIO * depth)
+        scale, unit, assumed = guess_unit(raw.height, raw.height >= UPRIGHT_RATIO * depth, root is not None)
         if assumed:
             notes.append(f"{assumed}" + (f", scaled by {scale:g}" if scale != 1.0 else "") + " (--scale to change)")
-    base = facing @ np.diag([scale, scale, scale, 1.0]) @ source.root_transform
+    base = facing @ np.diag([scale, scale, scale, 1.0])
     height = raw.height * scale
     # 3. gaits, then every clip's bounds as the programs play it, and the offset that grounds the reference
     gaits = {
-        name: analyze_gait(skeleton, clips[name], base, height)
+        name: analyze_gait(skeleton, clips[name], base, height, root) if root is not None else Gait(0.0)
         for name in dict.fromkeys(n for n in (roles.walk, roles.run, first) if n is not None)
     }
     root_motion = any(g.root_motion for g in gaits.values())
     motions: dict[str | None, ClipMotion] = {
-        name: clip_motion(skeleton, meshes, clips[name] if name else None, base, in_place=root_motion)
+        name: clip_motion(scene, clips[name] if name else None, base, root=root, in_place=root_motion)
         for name in (None, *clips)
     }
     shown = motions[reference]
@@ -424,10 +548,9 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
     frame = matrix_from_trs(offset, [0.0, 0.0, 0.0, 1.0], np.ones(3)) @ base
     return Model(
         path=path,
-        skeleton=skeleton,
+        scene=scene,
         clips=clips,
-        meshes=meshes,
-        root_transform=source.root_transform,
+        root=root,
         frame=frame,
         scale=float(scale),
         unit=unit,
@@ -440,5 +563,4 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
         gaits=gaits,
         notes=tuple(notes),
         warnings=source.warnings,
-        character=source.character,
     )

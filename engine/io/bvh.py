@@ -45,6 +45,7 @@ import numpy as np
 from engine.anim.clip import Channel, Clip
 from engine.anim.humanoid import find_humanoid
 from engine.anim.skeleton import Skeleton
+from engine.anim.units import UNITS, unit_for_height
 from engine.errors import AssetError, InvalidInputError, OssaWarning, SkeletonMismatchError
 from engine.math._checks import FloatArray, trusted
 from engine.math.quat import quat_conjugate, quat_from_euler, quat_from_matrix, quat_multiply, unflip
@@ -66,16 +67,6 @@ _CHANNELS = {
 }
 #: Deepest joint nesting read (the root is depth 0); the parser recurses once per level.
 MAX_JOINT_DEPTH = 512
-#: Length units BVH files are written in: name → metres per file unit. CMU's database measures in
-#: inches divided by its ASF files' ``length 0.45``: 0.0254 / 0.45 ≈ 0.0564 m.
-UNITS: dict[str, float] = {
-    "millimetres": 0.001,
-    "centimetres": 0.01,
-    "inches": 0.0254,
-    "CMU units (inches / 0.45)": 0.0254 / 0.45,
-    "feet": 0.3048,
-    "metres": 1.0,
-}
 #: The unit read when the skeleton's height cannot tell (not a humanoid).
 DEFAULT_UNIT = "centimetres"
 #: Rest-pose joint span of a standing adult along up, metres (a 1.5–2 m person), aimed at by
@@ -412,8 +403,9 @@ def detect_unit(skeleton: Skeleton, up: Any = (0.0, 1.0, 0.0)) -> tuple[str, flo
     """The length unit that makes ``skeleton`` (in file units) a standing human, or ``None``.
 
     Returns ``(unit name, metres per file unit, rest height in metres)``: the unit of
-    :data:`UNITS` whose reading of the rest pose's joint span along ``up`` is closest (by ratio)
-    to :data:`STANDING_HEIGHT`. ``None`` when the skeleton is not a humanoid
+    :data:`~engine.anim.units.UNITS` whose reading of the rest pose's joint span along ``up`` is
+    closest (by ratio) to :data:`STANDING_HEIGHT` (:func:`~engine.anim.units.unit_for_height`, which
+    the programs' glTF characters use too). ``None`` when the skeleton is not a humanoid
     (:func:`~engine.anim.humanoid.find_humanoid`), whose height says nothing about its unit.
 
     Examples
@@ -431,8 +423,8 @@ def detect_unit(skeleton: Skeleton, up: Any = (0.0, 1.0, 0.0)) -> tuple[str, flo
     span = float(np.ptp(heights))
     if span <= 0.0:
         return None
-    name = min(UNITS, key=lambda u: abs(np.log(span * UNITS[u] / STANDING_HEIGHT)))
-    return name, UNITS[name], span * UNITS[name]
+    name, scale = unit_for_height(span, STANDING_HEIGHT)
+    return name, scale, span * scale
 
 
 def _rest_positions(skeleton: Skeleton) -> FloatArray:

@@ -1,10 +1,12 @@
 """Animation-blending testbed: weights, crossfades, sync, masks and additive layers on one character.
 
 Run ``python -m game.blend_testbed`` (the generated mannequin) or add ``--model PATH`` for any
-skinned glTF or BVH take, e.g. the Fox (Survey / Walk / Run), CesiumMan or the pirouette from
-``../shared/assets``. The character stands on the floor whatever blend plays (each clip's lowest
-point over the clip is known, :meth:`game.model.Model.ground`) and the camera frames the union of
-its clips' motion bounds.
+glTF scene or BVH take, e.g. the Fox (Survey / Walk / Run), CesiumMan or the pirouette from
+``../shared/assets``; a file without a skin (BoxAnimated, InterpolationTest, a morph cube) blends
+its clips as an object. The blend is over the scene's whole node hierarchy and every mesh node is
+drawn (rigid parts, morph weights blended like the clips). The character stands on the floor
+whatever blend plays (each clip's lowest point over the clip is known,
+:meth:`game.model.Model.ground`) and the camera frames the union of its clips' motion bounds.
 
 What to look at
 ---------------
@@ -47,13 +49,13 @@ B                  bones;  R reset;  mouse drag orbit;  F12 screenshot;  Esc qui
 
 Engine functions exercised
 --------------------------
-:func:`engine.io.load_character`; :class:`engine.animator.Animator` (``action``, ``play``,
+:func:`engine.io.load_gltf`; :class:`engine.animator.Animator` (``action``, ``play``,
 ``set_effective_weight``, ``stop``, ``crossfade_to`` with warp, ``set_mask``, ``sync_group``,
 ``update``, additive actions); :func:`engine.anim.blending.blend`, ``slerp_chain`` and
 ``subtree_mask``; :func:`engine.anim.additive.apply_additive` and ``Pose.identity``;
 :func:`engine.anim.sampling.sample`; :func:`engine.anim.rootmotion.remove_planar`;
-``model_from_pose`` and ``skinning_palette``; :class:`engine.render.SkinnedMesh`,
-``PaletteBuffer`` and ``DebugDraw``; :class:`engine.camera.Camera` and ``orbit_orientation``;
+``model_from_pose`` and :meth:`engine.anim.scene.Scene.frame`; :class:`engine.render.SceneRenderer`
+and ``DebugDraw``; :class:`engine.camera.Camera` and ``orbit_orientation``;
 :func:`engine.math.quat_angle`.
 """
 
@@ -77,20 +79,20 @@ from engine.anim import (
     compile_clip,
     model_from_pose,
     sample,
-    skinning_palette,
     subtree_mask,
 )
 from engine.anim.rootmotion import remove_planar
+from engine.anim.scene import SceneFrame
 from engine.animator import Action, Animator
 from engine.camera import Camera, camera_axes, orbit_orientation
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray
-from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
+from engine.render import DebugDraw, SceneRenderer
 from game import app
 from game.blend_testbed.methods import LABELS, METHODS, angular_errors, blend_three_ways, flip_layer
 from game.blend_testbed.report import Recorder, write_report
 from game.bounds import fit_distance, framing_position
-from game.model import Model, body_weights
+from game.model import Model, body_weights, playing_clips
 from game.ui import ACCENT, Overlay
 
 WEIGHT_STEP = 0.1
@@ -209,9 +211,10 @@ class Playback:
         self, model: Model, overrides: list[str], additive: str | None, sync: list[str], root: int | None
     ) -> None:
         self.animators = tuple(Animator(model.skeleton, root_motion=root) for _ in range(2))
+        # The additive layer moves nodes only: its delta clip is made from the node channels.
         self.actions: tuple[list[Action], ...] = tuple(
             [animator.action(model.clips[n]) for n in overrides]
-            + ([animator.action(model.clips[additive], additive=True)] if additive else [])
+            + ([animator.action(model.scene.clips[additive].nodes, additive=True)] if additive else [])
             for animator in self.animators
         )
         if sync:
@@ -268,14 +271,17 @@ class BlendTestbed:
         self.names = overrides + ([f"{additive} (additive)"] if additive else [])
         self.sync_names = sync
         # Play in place: root motion is taken out of the pose, as the model's bounds were measured.
-        self.playback = Playback(self.model, overrides, additive, sync, 0 if self.model.root_motion else None)
+        self.playback = Playback(self.model, overrides, additive, sync, self.model.in_place)
         self.masks = body_masks(self.skeleton)
         self.compiled = [compile_clip(a.clip) for a in self.playback.actions[0]]
         self.delta_rest = Pose.identity(self.skeleton.num_joints)
         self.selected, self.duration, self.warp, self.sync = 0, 0.5, True, bool(sync)
         self.time_scale, self.paused, self.compare, self.flip = TIME_SCALES.index(1.0), False, args.compare, False
         self.show_bones, self.mask_modes = False, ["full"] * len(self.names)
-        self.message = f"loaded {self.model.path.name}: {len(self.skeleton.names)} joints, {len(self.names)} clips"
+        self.message = (
+            f"loaded {self.model.path.name}: {self.skeleton.num_joints} nodes, "
+            f"{self.model.mesh_nodes} drawn, {len(self.names)} clips"
+        )
         self.time, self.yaw, self.pitch = 0.0, 0.45, -0.12
         self.weights_history: deque[FloatArray] = deque(maxlen=round(PLOT_SECONDS / app.FIXED_DT))
         self.recorder = Recorder(args.report, self.names, list(self.skeleton.names)) if args.report else None
@@ -290,10 +296,10 @@ class BlendTestbed:
     # --- setup: GL resources ----------------------------------------------------------------------
 
     def setup(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
-        """Meshes, one palette buffer for up to three characters, debug lines, overlays."""
+        """The model's whole scene (drawn for up to three characters at once), debug lines, overlays."""
         self.size = size
-        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.model.meshes]
-        self.palette = PaletteBuffer(ctx, self.skeleton.num_joints)
+        self.character = SceneRenderer(ctx, self.model.scene)
+        """Every mesh node of the model's scene; ``drawn_mesh_nodes`` counts what the last frame drew."""
         self.debug = DebugDraw(ctx)
         self.overlay = Overlay(ctx, size)
 
@@ -425,17 +431,19 @@ class BlendTestbed:
         framebuffer.clear(*BACKGROUND, depth=1.0)
         camera, offsets = self._layout()
         view, projection = camera.view_matrix(), camera.projection_matrix(self.size[0] / self.size[1])
-        if self.compare:
-            model = model_from_pose(self.skeleton, self.methods)
-            palettes = skinning_palette(self.skeleton, model)
-        else:
-            model, palettes = self.animator.model, self.animator.palette
+        model = self.node_matrices()
         worlds = self.world_transforms(offsets)
-        self.palette.upload(palettes)
-        for mesh in self.meshes:
-            mesh.draw(self.palette, view, projection, worlds)
+        self.character.draw(self.scene_frame(model), view, projection, worlds)
         self._draw_lines(worlds, model, offsets, view, projection)
         self._draw_overlays(camera, projection @ view, offsets)
+
+    def node_matrices(self) -> FloatArray:
+        """Scene world matrices ``(K, N, 4, 4)`` of the ``K`` figures drawn: the three methods, else the animator's."""
+        return model_from_pose(self.skeleton, self.methods) if self.compare else self.animator.model
+
+    def scene_frame(self, node_matrices: FloatArray) -> SceneFrame:
+        """The scene frame of ``node_matrices`` with the morph weights of the clips playing (the same for all)."""
+        return self.model.scene_frame(node_matrices, playing_clips(self.playback.actions[int(self.sync)]))
 
     def world_transforms(self, offsets: FloatArray) -> FloatArray:
         """World transforms ``(N, 4, 4)`` of characters drawn at ``offsets`` ``(N, 3)``.
@@ -445,7 +453,7 @@ class BlendTestbed:
         """
         worlds = np.repeat(np.eye(4)[None], len(offsets), axis=0)
         worlds[:, :3, 3] = offsets
-        worlds[:, 1, 3] -= self.model.ground(body_weights(self.playback.actions[int(self.sync)]))
+        worlds[:, 1, 3] -= self.model.ground(body_weights(self.playback.actions[int(self.sync)], root=self.model.root))
         return worlds @ self.model.frame
 
     def _layout(self) -> tuple[Camera, FloatArray]:

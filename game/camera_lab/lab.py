@@ -44,9 +44,9 @@ Engine functions it exercises
 ``previous``), :class:`~engine.camera.CameraSequence` (slerp and squad),
 :func:`~engine.camera.camera_axes`, :func:`~engine.camera.view_matrix`,
 :func:`~engine.camera.orbit_orientation`; :class:`engine.render.DebugDraw` (grid, frusta, axes,
-targets), :class:`engine.render.SkinnedMesh` and :func:`engine.anim.sampling.sample` for the
-character (the mannequin, or ``--model``: any glTF character or BVH take, standing on the ground
-at its own size).
+targets), :class:`engine.render.SceneRenderer` and :func:`engine.anim.sampling.sample` for the
+character (the mannequin, or ``--model``: any glTF scene — every mesh node drawn, an object
+without a skin playing its clips — or BVH take, standing on the ground at its own size).
 
 The code reads top-down: load (:class:`CameraLab` ``__init__``), then the loop
 (:func:`game.app.run` calls ``setup`` once, then ``update`` and ``render`` every frame), update,
@@ -62,15 +62,13 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
-from engine.anim.local_to_model import model_from_pose
-from engine.anim.skinning import skinning_palette
+from engine.anim.scene import SceneFrame
 from engine.camera import camera_axes, orbit_orientation, view_matrix
 from engine.errors import OssaError
 from engine.math import matrix_from_trs, perspective, quat_from_axis_angle
-from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
+from engine.render import DebugDraw, SceneRenderer
 from game import app
 from game.app import Controls, load_program_model
-from game.bounds import sample_poses
 from game.camera_lab import report
 from game.camera_lab.experiments import CIRCLE_RADIUS, FPS, RUN_RATE, run_experiments
 from game.camera_lab.scenes import (
@@ -163,12 +161,12 @@ class CameraLab:
     # --- the loop: app.run calls setup once, then update and render each frame -----------------
 
     def setup(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
-        """Create the GPU resources: debug lines, overlay, the character's meshes and palette."""
+        """Create the GPU resources: debug lines, overlay, the character's whole scene."""
         self.size = size
         self.overlay = Overlay(ctx, size)
         self.debug = DebugDraw(ctx)
-        self.palette = PaletteBuffer(ctx, self.model.skeleton.num_joints)
-        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.model.meshes]
+        self.character = SceneRenderer(ctx, self.model.scene)
+        """Every mesh node of the model's scene; ``drawn_mesh_nodes`` counts what the last pane drew."""
 
     def update(self, dt: float, controls: Controls) -> None:
         """One fixed step: keys, then the observer, then the clock."""
@@ -221,7 +219,7 @@ class CameraLab:
         width, height = self.size
         framebuffer.clear(*BACKGROUND, 1.0, depth=1.0)
         panes = len(self.scene.panes)
-        palette, world = self._character(self.scene.figure(self.clock))
+        frame, world = self.figure_pose(self.scene.figure(self.clock))
         contents = [self.scene.pane(k, self.clock) for k in range(panes)]
         for k, content in enumerate(contents):
             left, right = k * width // panes, (k + 1) * width // panes
@@ -229,22 +227,15 @@ class CameraLab:
             framebuffer.clear(*PANE_BACKGROUND, 1.0, depth=1.0, viewport=viewport)
             ctx.viewport = viewport
             view, projection = self._camera(content.lens, viewport[2] / viewport[3])
-            for mesh in self.meshes:
-                mesh.draw(palette, view, projection, world, light_direction=LIGHT)
+            self.character.draw(frame, view, projection, world[None], light_direction=LIGHT)
             ground_grid(self.debug)
             self.scene.draw(self.debug, k, self.clock)
             self.debug.flush(view, projection)
         ctx.viewport = (0, 0, width, height)
         self._draw_overlay(contents)
 
-    def _character(self, figure: Figure) -> tuple[PaletteBuffer, np.ndarray]:
-        """Upload the palette of :meth:`figure_pose`; the palette buffer and the world transform ``(1, 4, 4)``."""
-        palette, world = self.figure_pose(figure)
-        self.palette.upload(palette[None])
-        return self.palette, world[None]
-
-    def figure_pose(self, figure: Figure) -> tuple[np.ndarray, np.ndarray]:
-        """Skinning palette ``(J, 4, 4)`` and world transform ``(4, 4)`` of the character for ``figure``.
+    def figure_pose(self, figure: Figure) -> tuple[SceneFrame, np.ndarray]:
+        """The scene frame (batch ``(1,)``) and world transform ``(4, 4)`` of the character for ``figure``.
 
         The scene's ``idle`` and ``run`` are the model's clips of those roles (a run falls back on
         the walk, either on the first clip); a gait clip plays at the rate that matches its
@@ -258,12 +249,11 @@ class CameraLab:
         gait = model.gaits.get(name) if name is not None else None
         rate = RUN_SPEED / gait.speed if gait is not None and gait.moves else 1.0
         time = np.array([(rate * figure.time) % clip.duration if clip is not None and clip.duration > 0 else 0.0])
-        pose = sample_poses(model.skeleton, clip, time, in_place=model.root_motion)
-        palette = skinning_palette(model.skeleton, model_from_pose(model.skeleton, pose))[0]
+        frame = model.sample_frame(name, time)
         facing = quat_from_axis_angle([0.0, 1.0, 0.0], figure.heading)
         ground = model.ground({name: 1.0} if name is not None else {})
         world = matrix_from_trs(figure.position - [0.0, ground, 0.0], facing, np.ones(3)) @ model.frame
-        return palette, world
+        return frame, world
 
     def clip_for(self, role: str) -> str | None:
         """The model's clip playing a scene's ``"idle"`` or ``"run"``, ``None`` without clips."""

@@ -23,13 +23,14 @@ What to look at
 
 Engine functions it exercises
 -----------------------------
-:func:`engine.io.load_character`; :class:`engine.animator.Animator` (``action``, ``fade_in``,
-``fade_out``, ``set_mask``, ``blend_space_1d`` with a sync group, root motion);
-:func:`engine.anim.ik.two_bone_ik`, :func:`engine.anim.ik.aim_ik`,
-:func:`engine.anim.local_to_model.model_from_pose`, :func:`engine.anim.skinning.skinning_palette`;
+:func:`engine.io.load_gltf` (the whole scene); :class:`engine.animator.Animator` (``action``,
+``fade_in``, ``fade_out``, ``set_mask``, ``blend_space_1d`` with a sync group, root motion) over
+the scene's node hierarchy; :func:`engine.anim.ik.two_bone_ik`, :func:`engine.anim.ik.aim_ik`,
+:func:`engine.anim.local_to_model.model_from_pose`, :meth:`engine.anim.scene.Scene.frame`;
 :class:`engine.camera.FollowRig`, :func:`engine.camera.smooth_rotation`,
-:func:`engine.camera.smoothing_alpha`; :class:`engine.render.SkinnedMesh`,
-:class:`engine.render.PaletteBuffer` and :class:`engine.render.DebugDraw`.
+:func:`engine.camera.smoothing_alpha`; :class:`engine.render.SceneRenderer` (every mesh node of
+the file: skinned, rigid, morphed), :class:`engine.render.SkinnedMesh` and
+:class:`engine.render.DebugDraw`.
 
 The code reads top-down: load (:class:`DemoGame` ``__init__``), the loop (:func:`game.app.run`
 calls ``setup`` once, then ``update`` and ``render`` every frame), update, render. The character
@@ -49,7 +50,7 @@ import numpy as np
 from engine.camera import Camera, FollowRig
 from engine.errors import InvalidInputError
 from engine.math import matrix_from_trs
-from engine.render import DebugDraw, PaletteBuffer, SkinnedMesh
+from engine.render import DebugDraw, SceneRenderer, SkinnedMesh
 from game import app
 from game.app import Controls, load_program_model
 from game.demo.player import Player
@@ -155,7 +156,7 @@ class DemoGame:
     # --- the loop: app.run calls setup once, then update and render each frame -----------------
 
     def setup(self, ctx: moderngl.Context, size: tuple[int, int]) -> None:
-        """Create the GPU resources: meshes, the character's palette buffer, debug lines, overlay."""
+        """Create the GPU resources: meshes, the character's whole scene, debug lines, overlay."""
         self.size = size
         self.overlay = Overlay(ctx, size)
         self.debug = DebugDraw(ctx)
@@ -165,8 +166,8 @@ class DemoGame:
         self.shadow = SkinnedMesh(
             ctx, single_joint_mesh(*disc(0.22 * self.model.height), (0.0, 0.0, 0.0, 0.35), name="shadow")
         )
-        self.palette = PaletteBuffer(ctx, self.model.skeleton.num_joints)
-        self.meshes = [SkinnedMesh(ctx, mesh) for mesh in self.model.meshes]
+        self.character = SceneRenderer(ctx, self.model.scene)
+        """Every mesh node of the model's scene; ``drawn_mesh_nodes`` counts what the last frame drew."""
 
     def update(self, dt: float, controls: Controls) -> None:
         """One fixed step: menus, then input → character → items and clock → camera."""
@@ -255,10 +256,8 @@ class DemoGame:
         if len(items):
             glow = (0.8 + 0.4 * pulse,) * 3
             self.gem.draw(items[:, None], view, projection, light_direction=LIGHT, ambient=glow)
-        self.palette.upload(self.player.palette[None])
         world = self.player.world()
-        for mesh in self.meshes:
-            mesh.draw(self.palette, view, projection, world[None], light_direction=LIGHT)
+        self.character.draw(self.player.frame, view, projection, world[None], light_direction=LIGHT)
         self._draw_translucent(ctx, framebuffer, view, projection, items, pulse)
         if self.show_skeleton:
             self._draw_debug(view, projection, world)

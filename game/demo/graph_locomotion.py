@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
+from engine.anim.clip import Channel, Clip
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import remove_planar
-from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError
 from engine.graph import GraphRuntime, bind_graph, load_graph
 from engine.math import quat_conjugate, quat_rotate
-from engine.procedural.mannequin import JOINTS
+from engine.procedural.mannequin import JOINTS, build_skeleton
 from engine.procedural.strafe import build_strafe_clips
 from game.model import Model
 
@@ -103,8 +103,27 @@ class GraphLocomotion:
         return pose
 
 
-def _is_mannequin(skeleton: Skeleton) -> bool:
-    return tuple(skeleton.names) == tuple(name for name, _, _ in JOINTS)
+def _strafe_clips(model: Model) -> dict[str, Clip]:
+    """The mannequin's generated sideways and backward gaits on the scene hierarchy (none for other models).
+
+    The model plays its scene's node hierarchy; the clips are made for the mannequin's 25-joint
+    skin and moved onto the hierarchy nodes of those joints.
+    """
+    if not model.scene.skins:
+        return {}
+    joints = model.scene.skins[0].joints
+    if tuple(model.skeleton.names[j] for j in joints) != tuple(name for name, _, _ in JOINTS):
+        return {}
+    count = model.skeleton.num_joints
+    return {
+        name: Clip(
+            clip.name,
+            tuple(Channel(int(joints[c.target]), c.path, c.interpolation, c.times, c.values) for c in clip.channels),
+            count,
+            clip.markers,
+        )
+        for name, clip in build_strafe_clips(build_skeleton()).items()
+    }
 
 
 def load_locomotion(model: Model, graph: Path = GRAPH) -> GraphLocomotion | None:
@@ -113,13 +132,11 @@ def load_locomotion(model: Model, graph: Path = GRAPH) -> GraphLocomotion | None
     The mannequin gets its sideways and backward gaits generated (:func:`build_strafe_clips`).
     """
     skeleton = model.skeleton
-    clips = dict(model.character.clips)
-    if _is_mannequin(skeleton):
-        clips.update(build_strafe_clips(skeleton))
+    clips = {**model.clips, **_strafe_clips(model)}
     definition = load_graph(graph)
     try:
         bound = bind_graph(definition, skeleton, clips)
     except AssetError:
         return None
-    root = 0 if any(g.root_motion for g in model.gaits.values()) else None
+    root = model.root if any(g.root_motion for g in model.gaits.values()) else None
     return GraphLocomotion(GraphRuntime(bound, 1), root)

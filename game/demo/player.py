@@ -17,7 +17,12 @@ One :class:`Player` owns an :class:`~engine.animator.Animator` for one character
    limits. The corrections go into the animator's pose in place and only the edited subtrees are
    recomposed: one full local→model pass per step.
 
-Models that lack some of this get the nearest sensible behaviour, listed in :attr:`Player.notes`.
+Models that lack some of this get the nearest sensible behaviour, listed in :attr:`Player.notes`;
+a file without a skin (an animated object) plays its clips as the "character", without IK.
+
+The animator plays the scene's whole node hierarchy (:attr:`game.model.Model.skeleton`): joints
+of every skin, rigid parts and animated nodes move together, and :attr:`Player.frame` is the
+scene frame the demo draws (:meth:`game.model.Model.scene_frame`, morph weights included).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import numpy as np
 from engine.anim.events import Loop
 from engine.anim.ik import aim_ik, two_bone_ik
 from engine.anim.local_to_model import model_from_pose
+from engine.anim.scene import SceneFrame
 from engine.anim.skeleton import Skeleton
 from engine.animator import Action, Animator, BlendSpace1D
 from engine.camera import smooth_rotation, smoothing_alpha
@@ -46,7 +52,7 @@ from engine.math import (
 )
 from engine.math._checks import FloatArray
 from game.demo.world import Terrain
-from game.model import Gait, Model, body_weights
+from game.model import Gait, Model, body_weights, playing_clips
 
 UP = np.array([0.0, 1.0, 0.0])
 FORWARD = np.array([0.0, 0.0, 1.0])
@@ -223,8 +229,7 @@ class Player:
         self.terrain = terrain
         skeleton = self.skeleton = model.skeleton
         clips, roles = model.clips, model.roles
-        root_motion = any(g.root_motion for g in model.gaits.values())
-        self.animator = Animator(skeleton, 1, root_motion=0 if root_motion else None, rest_threshold=1e-3)
+        self.animator = Animator(skeleton, 1, root_motion=model.in_place, rest_threshold=1e-3)
         self.locomotion = Locomotion(model, self.animator)
         self.notes = list(self.locomotion.notes)
         self.jump = self.animator.action(clips[roles.jump]).set_loop(Loop.ONCE) if roles.jump else None
@@ -235,12 +240,15 @@ class Player:
         if self.wave is not None:
             self._wave_mask[[c.target for c in self.wave.clip.channels]] = 1.0
             self.wave.set_mask(self._wave_mask)
-        self.legs = find_legs(skeleton)
-        self.head = find_head(skeleton)
-        if self.legs is None:
-            self.notes.append("foot IK off: no left/right foot joints found by name")
-        if not self.head:
-            self.notes.append("look-at off: no head joint found by name")
+        self.legs = None if model.is_object else find_legs(skeleton)
+        self.head = [] if model.is_object else find_head(skeleton)
+        if model.is_object:
+            self.notes.append("an animated object (no skin): it plays its clips, without IK")
+        else:
+            if self.legs is None:
+                self.notes.append("foot IK off: no left/right foot joints found by name")
+            if not self.head:
+                self.notes.append("look-at off: no head joint found by name")
         self._to_character = affine_inverse(model.frame)
         rest = model_from_pose(skeleton, skeleton.rest_pose)
         self._look_axes = self._head_axes(rest) if self.head else (FORWARD, UP)
@@ -266,15 +274,15 @@ class Player:
         """Height of the playing clips' lowest point in the character frame (:meth:`game.model.Model.ground`)."""
         self.locomotion.drive(0.0, 1.0)
         self.animator.update(0.0)
-        self.ground = model.ground(body_weights(self.animator.actions))
+        self.ground = model.ground(body_weights(self.animator.actions, root=model.root))
         self.clip_model = self.animator.model[0]
-        """Model-space joint matrices ``(J, 4, 4)`` as the clips posed them, before fitting to the world."""
+        """Model-space node matrices ``(N, 4, 4)`` as the clips posed them, before fitting to the world."""
         self.pose = self.animator.local_pose[0]
-        """The final local pose ``(J)`` of the last step (after IK)."""
+        """The final local pose ``(N)`` of every node of the scene, of the last step (after IK)."""
         self.model_matrices = self.animator.model[0]
-        """Model-space joint matrices ``(J, 4, 4)`` of :attr:`pose`."""
-        self.palette = self.animator.palette[0]
-        """Skinning matrices ``(J, 4, 4)`` of :attr:`pose`."""
+        """Model-space (scene world) node matrices ``(N, 4, 4)`` of :attr:`pose`."""
+        self.frame: SceneFrame = model.scene_frame(self.model_matrices[None], playing_clips(self.animator.actions))
+        """The scene frame of :attr:`pose` (batch ``(1,)``): skin palettes, node matrices, morph weights."""
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -289,7 +297,7 @@ class Player:
         return self.jump is not None and bool(self.jump.enabled[0])
 
     def world(self) -> FloatArray:
-        """``(4, 4)`` skeleton model space → world: the placement lowered by :attr:`ground`, times the frame."""
+        """``(4, 4)`` scene world space → world: the placement lowered by :attr:`ground`, times the model's frame."""
         return matrix_from_trs(self.position - self.ground * UP, self.facing, np.ones(3)) @ self.model.frame
 
     # --- actions ------------------------------------------------------------------------------
@@ -332,13 +340,13 @@ class Player:
         with trusted():  # the inputs are ours and checked once at load: skip the NaN scans
             before = self.locomotion.clip_times()
             self.animator.advance(dt)  # the staged frame: blended local pose ...
-            self.ground = self.model.ground(body_weights(self.animator.actions))
+            self.ground = self.model.ground(body_weights(self.animator.actions, root=self.model.root))
             self._travel(dt, before)
             self._fit_to_world(dt, look_at)  # ... the IK stage, editing it in place ...
             self.animator.finalize()  # ... then model matrices and palette, once
             self.pose = self.animator.local_pose[0]
             self.model_matrices = self.animator.model[0]
-            self.palette = self.animator.palette[0]
+            self.frame = self.model.scene_frame(self.model_matrices[None], playing_clips(self.animator.actions))
 
     def _layers(self) -> None:
         """Weights of this step: the locomotion gives way to the jump; the wave masks the joints it moves."""
@@ -360,7 +368,7 @@ class Player:
     def _travel(self, dt: float, before: FloatArray) -> None:
         """Move by the animation: root motion, or the in-place clips' ground speed; momentum in a jump."""
         if self.animator.root_joint is not None:
-            local = transform_vectors(self.model.frame, self.animator.root_motion.translation[0])
+            local = transform_vectors(self.model.motion_frame, self.animator.root_motion.translation[0])
         elif self.locomotion.gaits:
             local = self.locomotion.in_place_travel(before) * FORWARD
         else:

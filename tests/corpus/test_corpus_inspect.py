@@ -5,9 +5,6 @@ The expected numbers come from the files themselves, read here without the engin
 (joints, End Sites, frame count and time, rest height from the OFFSETs), an independent
 per-vertex morph evaluation (numpy + scipy), and the manifest, whose ``covers`` block is checked
 against the same readings so it cannot drift from the files.
-
-Tests that need features issue 14 asks for are ``xfail(strict=True)`` with the missing feature
-named: they start passing (and so fail strictly) when the feature lands, and the marker goes.
 """
 
 from __future__ import annotations
@@ -30,27 +27,6 @@ from engine.io import load_gltf
 from engine.io.bvh import load_bvh
 from game.model import load_model
 from tests.corpus.corpus import BVH, GLTF, Corpus, entry_id
-
-# --------------------------------------------------------------------------------------------
-# expected failures: the feature that is missing today, by corpus id
-
-NO_SKIN = (
-    "programs load skinned files only (load_character, skin 0): issue 14 asks --model to take the whole "
-    "scene (rigid meshes, node-animated objects, morphs)"
-)
-PROGRAMS_XFAIL = {"box-animated": NO_SKIN, "interpolation-test": NO_SKIN, "animated-morph-cube": NO_SKIN}
-MORPH_XFAIL: dict[str, str] = {}
-
-
-def params(entries: list[dict[str, Any]], xfails: dict[str, str]) -> list[Any]:
-    """``entries`` as pytest params, the ones in ``xfails`` marked strict expected failures."""
-    return [
-        pytest.param(e, id=entry_id(e), marks=[pytest.mark.xfail(strict=True, reason=xfails[e["id"]])])
-        if e["id"] in xfails
-        else pytest.param(e, id=entry_id(e))
-        for e in entries
-    ]
-
 
 # --------------------------------------------------------------------------------------------
 # independent readers
@@ -168,7 +144,7 @@ def quiet(function: Any, *args: Any, **kwargs: Any) -> Any:
 # glTF
 
 
-@pytest.mark.parametrize("entry", params(GLTF, {}))
+@pytest.mark.parametrize("entry", GLTF, ids=entry_id)
 def test_manifest_covers_match_the_gltf_file(entry: dict[str, Any], corpus: Corpus) -> None:
     doc = gltf_json(corpus.path(entry))
     covers = entry["covers"]
@@ -193,7 +169,7 @@ def test_manifest_covers_match_the_gltf_file(entry: dict[str, Any], corpus: Corp
     assert {j for chain in covers.get("limbs", {}).values() for j in chain} <= joints
 
 
-@pytest.mark.parametrize("entry", params(GLTF, {}))
+@pytest.mark.parametrize("entry", GLTF, ids=entry_id)
 def test_load_gltf_keeps_every_node_skin_mesh_node_and_clip(entry: dict[str, Any], corpus: Corpus) -> None:
     path = corpus.path(entry)
     doc = gltf_json(path)
@@ -205,7 +181,7 @@ def test_load_gltf_keeps_every_node_skin_mesh_node_and_clip(entry: dict[str, Any
     assert len(asset.clips) == len(doc.get("animations", []))
 
 
-@pytest.mark.parametrize("entry", params(GLTF, {}))
+@pytest.mark.parametrize("entry", GLTF, ids=entry_id)
 def test_ossa_inspect_lists_skins_meshes_and_clips(entry: dict[str, Any], corpus: Corpus) -> None:
     path = corpus.path(entry)
     doc = gltf_json(path)
@@ -223,7 +199,7 @@ def test_ossa_inspect_lists_skins_meshes_and_clips(entry: dict[str, Any], corpus
         assert name is None or repr(name) in out
 
 
-@pytest.mark.parametrize("entry", params(GLTF, {}))
+@pytest.mark.parametrize("entry", GLTF, ids=entry_id)
 def test_ossa_evaluate_gives_every_mesh_primitive_of_the_scene(entry: dict[str, Any], corpus: Corpus) -> None:
     path = corpus.path(entry)
     doc = gltf_json(path)
@@ -249,7 +225,7 @@ def test_ossa_evaluate_gives_every_mesh_primitive_of_the_scene(entry: dict[str, 
 MORPHED = [e for e in GLTF if e["covers"]["morph_targets"] > 0]
 
 
-@pytest.mark.parametrize("entry", params(MORPHED, MORPH_XFAIL))
+@pytest.mark.parametrize("entry", MORPHED, ids=entry_id)
 def test_ossa_evaluate_applies_morph_weights_like_a_per_vertex_reference(entry: dict[str, Any], corpus: Corpus) -> None:
     # Reference: spec formula base + Σ wᵢ·Δᵢ, weights LINEAR-interpolated from the sampler, then the
     # node's TRS (scipy Rotation for the quaternion). Only rigid (unskinned) morphed nodes here.
@@ -285,17 +261,23 @@ def base_world(rotation: Rotation, node: dict[str, Any], base: np.ndarray) -> np
     )
 
 
-@pytest.mark.parametrize("entry", params(GLTF, PROGRAMS_XFAIL))
+@pytest.mark.parametrize("entry", GLTF, ids=entry_id)
 def test_programs_load_every_gltf_file(entry: dict[str, Any], corpus: Corpus) -> None:
-    model = load_model(corpus.path(entry))
+    """The programs take every file as ``--model``: its whole default scene, a file without a skin as an object."""
+    path = corpus.path(entry)
+    doc = gltf_json(path)
+    model = quiet(load_model, path)
     assert model.height > 0
+    assert model.mesh_nodes == sum("mesh" in doc["nodes"][n] for n in scene_nodes(doc))
+    assert model.is_object == (entry["covers"]["skins"] == 0)
+    assert len(model.clips) == len(doc.get("animations", []))
 
 
 # --------------------------------------------------------------------------------------------
 # BVH
 
 
-@pytest.mark.parametrize("entry", params(BVH, {}))
+@pytest.mark.parametrize("entry", BVH, ids=entry_id)
 def test_manifest_covers_match_the_bvh_file(entry: dict[str, Any], corpus: Corpus) -> None:
     reference = bvh_reference(corpus.path(entry))
     covers = entry["covers"]

@@ -12,6 +12,7 @@ from engine.anim.local_to_model import model_from_pose
 from engine.anim.sampling import sample
 from engine.anim.skinning import skin_vertices, skinning_palette
 from engine.errors import GLContextError
+from engine.io import load_character
 from engine.render import create_context
 from game import contact_sheet
 from game.contact_sheet import CONTACT, LABEL_HEIGHT, TILE, contact_pose, default_sources, main
@@ -45,18 +46,27 @@ def test_default_sources_are_the_mannequin_then_one_file_per_name(
     assert shared[0] in ("fox/glTF-Binary/Fox.glb", "fox/glTF/Fox.gltf")
 
 
+def skinned_heights(times: np.ndarray, space: np.ndarray) -> np.ndarray:
+    """Heights ``(T, V)`` in ``space`` of the mannequin's idle vertices, read the old way (one skin, CPU skinning)."""
+    character = load_character(DEFAULT_MODEL)
+    skeleton = character.skeleton
+    model = (
+        space
+        @ character.root_transform
+        @ model_from_pose(skeleton, sample(character.clips["idle"], skeleton.rest_pose, times))
+    )
+    return skin_vertices(character.meshes[0], skinning_palette(skeleton, model))[0][..., 1]
+
+
 def test_the_pose_shown_touches_the_ground() -> None:
-    """The idle pose shown: its skinned lowest vertex (the engine's skinning) is the clip's lowest, ± CONTACT."""
+    """The idle pose shown: its lowest vertex (the one-skin character, skinned) is the clip's lowest, ± CONTACT."""
     model = cached_model()
-    matrices, time, clip, lowest = contact_pose(model)
+    frame, time, clip, lowest = contact_pose(model)
     assert clip == "idle"
-    palette = skinning_palette(model.skeleton, model.frame @ matrices)
-    shown = min(skin_vertices(mesh, palette)[0][:, 1].min() for mesh in model.meshes)
+    assert frame.batch == (1,)
+    shown = float(skinned_heights(np.array([time]), model.frame).min())
     assert shown == pytest.approx(lowest, abs=1e-9)
-    times = np.linspace(0.0, model.clips["idle"].duration, 181)
-    poses = model_from_pose(model.skeleton, sample(model.clips["idle"], model.skeleton.rest_pose, times))
-    palettes = skinning_palette(model.skeleton, model.frame @ poses)
-    clip_lowest = min(skin_vertices(mesh, palettes)[0][..., 1].min() for mesh in model.meshes)
+    clip_lowest = float(skinned_heights(np.linspace(0.0, model.clips["idle"].duration, 181), model.frame).min())
     assert abs(shown - clip_lowest) <= CONTACT + 1e-6
     assert abs(clip_lowest) <= 1e-3  # the idle is the reference: its lowest point is the ground
     assert 0.0 <= time <= model.clips["idle"].duration
@@ -68,23 +78,25 @@ def test_the_sheet_tiles_every_character_given_and_leaves_out_the_rest(
     egl: None, shared_assets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "sheet" / "characters.png"
+    broken = tmp_path / "broken.gltf"
+    broken.write_text("{}")
     files = [
         DEFAULT_MODEL,
         shared_assets / "pirouette_bvh" / "pirouette.bvh",
-        shared_assets / "khronos" / "box_animated.gltf",
+        broken,
+        shared_assets / "khronos" / "box_animated.gltf",  # no skin: an animated object, shown too
     ]
     assert main([*map(str, files), "--out", str(out), "--columns", "2"]) == 0
     captured = capsys.readouterr()
-    assert captured.out == f"wrote {out}: 2 characters (mannequin.glb, pirouette.bvh)\n"
-    assert captured.err.startswith("python -m game.contact_sheet: note: left out box_animated.gltf: ")
+    assert captured.out == f"wrote {out}: 3 characters (mannequin.glb, pirouette.bvh, box_animated.gltf)\n"
+    assert captured.err.startswith("python -m game.contact_sheet: note: left out broken.gltf: ")
     with Image.open(out) as image:
-        assert image.size == (2 * TILE[0], TILE[1])
+        assert image.size == (2 * TILE[0], 2 * TILE[1])
         pixels = np.asarray(image.convert("RGB"), dtype=float)
-    for column in range(2):
-        picture = pixels[: TILE[1] - LABEL_HEIGHT, column * TILE[0] : (column + 1) * TILE[0]]
-        assert picture.std() > 10.0
-        label = pixels[TILE[1] - LABEL_HEIGHT :, column * TILE[0] : (column + 1) * TILE[0]]
-        assert (label > 200).any()  # text
+    for row, column in ((0, 0), (0, 1), (1, 0)):
+        tile = pixels[row * TILE[1] : (row + 1) * TILE[1], column * TILE[0] : (column + 1) * TILE[0]]
+        assert tile[: TILE[1] - LABEL_HEIGHT].std() > 10.0
+        assert (tile[TILE[1] - LABEL_HEIGHT :] > 200).any()  # text
 
 
 def test_no_character_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

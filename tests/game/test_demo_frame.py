@@ -15,7 +15,7 @@ import importlib
 import numpy as np
 import pytest
 
-from engine.anim import model_from_pose, skinning_palette
+from engine.anim import model_from_pose
 from game.demo.player import Player
 from game.demo.world import Terrain
 from game.model import load_model
@@ -53,12 +53,16 @@ def test_one_full_composition_per_step_and_subtrees_for_the_ik(model, monkeypatc
 
 
 def test_the_staged_frame_publishes_the_fitted_pose(model) -> None:
-    """The player's pose, matrices and palette are one consistent frame: the palette of the model of the pose."""
+    """The player's pose, matrices and scene frame are one consistent frame: the palettes of the model of the pose."""
     player = Player(model, Terrain(), position=(-15.0, 10.0))
     for _ in range(40):
         player.update(STEP, [0.0, 0.0, 1.0], run=False, jump=False, look_at=np.array([3.0, 1.5, 0.0]))
     skeleton = model.skeleton
     expected = model_from_pose(skeleton, player.pose)  # a fresh full composition of the final pose
     np.testing.assert_allclose(player.model_matrices, expected, atol=1e-12)
-    np.testing.assert_allclose(player.palette, skinning_palette(skeleton, expected), atol=1e-12)
+    np.testing.assert_allclose(player.frame.world[0], expected, atol=1e-12)
+    skin = model.scene.skins[0]
+    np.testing.assert_allclose(
+        player.frame.skin_palettes[0][0], expected[skin.joints] @ skin.inverse_bind_matrices, atol=1e-12
+    )
     assert not np.allclose(player.clip_model, player.model_matrices)  # the IK stage moved something

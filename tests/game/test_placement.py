@@ -1,11 +1,15 @@
-"""Every character on the ground and in frame: units, motion bounds, grounding and framing in the programs.
+"""Every character and animated object on the ground and in frame: units, motion bounds, grounding and framing.
 
-The checks are independent of :mod:`game.bounds`' own arithmetic: vertices are skinned with the
-engine's reference :func:`engine.anim.skinning.skin_vertices`, placed with the matrices the
-programs draw with (``Player.world()``, the testbed's world transforms) and projected with the
-programs' own cameras (``Camera.view_matrix`` / ``projection_matrix``), step by step over the
+The checks are independent of :mod:`game.bounds`' own arithmetic: the vertices are those the
+programs draw — every mesh node of the scene, computed by the engine's CPU reference
+(:func:`engine.anim.scene.scene_vertices`, checked against the glTF specification in
+``tests/io/test_scene.py``) from the scene frame each program draws — placed with the matrices
+the programs draw with (``Player.world()``, the testbed's world transforms) and projected with
+the programs' own cameras (``Camera.view_matrix`` / ``projection_matrix``), step by step over the
 whole clip as the program plays it. "Fills the frame" is the projected height of those vertices
-over the frame height.
+over the frame height. The bounds themselves are checked against a skinned character read the
+old way (:func:`engine.io.load_character`, one skin, CPU skinning) and against the slow
+per-vertex glTF reference of ``tests/io/test_scene.py`` for rigid, multi-skin and morphed scenes.
 """
 
 from __future__ import annotations
@@ -20,16 +24,20 @@ import pytest
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.rootmotion import remove_planar
 from engine.anim.sampling import sample
+from engine.anim.scene import SceneFrame, scene_vertices
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skin_vertices, skinning_palette
-from engine.errors import AssetError, InvalidInputError, OssaError
+from engine.anim.units import UNITS
+from engine.errors import AssetError, InvalidInputError
+from engine.io import load_character
+from engine.io.bvh import detect_unit
 from engine.io.gltf_writer import save_gltf
 from engine.math import transform_points
 from engine.procedural.mannequin import build_mannequin
 from game.app import Controls, parse_args
 from game.blend_testbed.testbed import BlendTestbed
 from game.blend_testbed.testbed import build_parser as build_testbed_parser
-from game.bounds import MAX_SAMPLES, clip_motion, sample_times, skinned_positions
+from game.bounds import MAX_SAMPLES, clip_motion, frame_boxes, sample_times
 from game.camera_lab.lab import RUN_SPEED, CameraLab
 from game.camera_lab.lab import build_parser as build_lab_parser
 from game.camera_lab.scenes import Figure
@@ -37,8 +45,11 @@ from game.demo.game import DemoGame
 from game.demo.game import make_parser as demo_parser
 from game.demo.player import Player
 from game.demo.world import Terrain
-from game.model import FIGURE_HEIGHTS, guess_unit, load_model
-from tests.game.characters import CHARACTERS, CORPUS, SHARED, cached_model, cached_models, character_path
+from game.model import DEFAULT_MODEL, FIGURE_HEIGHTS, Model, guess_unit, load_model
+from tests.anim.test_gltf_conformance import Reference
+from tests.game.characters import CHARACTERS, SHARED, cached_model, cached_models, character_path
+from tests.game.scenes import generated_path
+from tests.io.test_scene import reference_positions
 
 STEP = 1.0 / 60.0
 GROUND_TOLERANCE = 0.02
@@ -63,24 +74,19 @@ FILL_RANGE = (0.2, 0.8)
 
 @pytest.fixture(params=CHARACTERS)
 def character(request: pytest.FixtureRequest) -> Path | None:
-    """The file of each character (``None``: the mannequin), skipping the shared ones without the assets.
-
-    A corpus file the programs cannot load (a glTF without a skin, a take the BVH reader refuses)
-    is an expected failure with the loader's message: the corpus tests track those.
-    """
+    """The file of each character (``None``: the mannequin), skipping the shared ones without the assets."""
     shared = request.getfixturevalue("shared_assets") if request.param in SHARED else None
-    path = character_path(request.param, shared)
-    if request.param in CORPUS:
-        try:
-            cached_model(path)
-        except OssaError as exc:
-            pytest.xfail(f"the programs cannot load it yet: {exc}")
-    return path
+    return character_path(request.param, shared)
 
 
-def skinned(model_meshes: tuple, palette: np.ndarray) -> np.ndarray:
-    """Every skinned vertex ``(V, 3)`` for one world-space palette ``(J, 4, 4)`` (the engine's CPU skinning)."""
-    return np.concatenate([skin_vertices(mesh, palette)[0] for mesh in model_meshes if mesh.joints is not None])
+def drawn(model: Model, frame: SceneFrame, placements: np.ndarray) -> np.ndarray:
+    """Every vertex ``(V, 3)`` of every mesh node drawn for ``frame`` (batch ``(K,)``) at ``placements`` ``(K, 4, 4)``.
+
+    The engine's CPU reference of what the :class:`~engine.render.SceneRenderer` draws: morphed,
+    then skinned or moved by the node, then placed.
+    """
+    placed = model.scene.frame(np.asarray(placements)[:, None] @ frame.world, frame.morph_weights)
+    return scene_vertices(model.scene, placed).reshape(-1, 3)
 
 
 def ndc_heights(view_projection: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -103,27 +109,89 @@ class FlatTerrain(Terrain):
 # --- motion bounds --------------------------------------------------------------------------------
 
 
-def test_skinned_positions_are_the_engines_skinning() -> None:
+def character_boxes(
+    path: Path, clip: str, times: np.ndarray, space: np.ndarray, *, in_place: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-time box ``(T, 3)``, ``(T, 3)`` of a one-skin character read the old way, in ``space``.
+
+    :func:`load_character` (skin 0, its own skeleton and ``root_transform``) and CPU skinning;
+    ``in_place`` zeroes joint 0's ground travel (as ``remove_planar`` does for a clip without yaw).
+    """
+    character = load_character(path)
+    skeleton = character.skeleton
+    pose = sample(character.clips[clip], skeleton.rest_pose, times)
+    if in_place:
+        pose.translations[:, 0, [0, 2]] = 0.0
+    model = space @ character.root_transform @ model_from_pose(skeleton, pose)
+    points = np.concatenate([skin_vertices(m, skinning_palette(skeleton, model))[0] for m in character.meshes], axis=1)
+    return points.min(axis=1), points.max(axis=1)
+
+
+def test_frame_boxes_of_a_skinned_character_are_its_skinned_vertices() -> None:
     model = cached_model()
-    clip = model.clips["run"]
-    palette = skinning_palette(
-        model.skeleton, model_from_pose(model.skeleton, sample(clip, model.skeleton.rest_pose, [0.1, 0.4]))
+    times = np.array([0.0, 0.1, 0.4, 0.65])
+    world = model_from_pose(model.skeleton, sample(model.clips["run"], model.skeleton.rest_pose, times))
+    lows, highs = character_boxes(DEFAULT_MODEL, "run", times, model.frame)
+    np.testing.assert_allclose(
+        frame_boxes(model.scene, model.scene.frame(model.frame @ world)), (lows, highs), atol=1e-12
     )
-    for mesh in model.meshes:
-        np.testing.assert_allclose(skinned_positions(palette, mesh), skin_vertices(mesh, palette)[0], atol=1e-12)
 
 
 def test_clip_bounds_hold_the_skinned_extremes_at_every_sample() -> None:
     model = cached_model()
-    clip = model.clips["jump"]
-    motion = clip_motion(model.skeleton, model.meshes, clip, model.frame, in_place=True)
-    pose = sample(clip, model.skeleton.rest_pose, motion.times)
-    pose.translations[:, 0, [0, 2]] = 0.0  # the in-place root, as remove_planar leaves it (no yaw in this clip)
-    palettes = skinning_palette(model.skeleton, model.frame @ model_from_pose(model.skeleton, pose))
-    points = np.concatenate([skin_vertices(mesh, palettes)[0] for mesh in model.meshes], axis=1)
-    np.testing.assert_allclose(motion.lows, points.min(axis=1), atol=1e-9)
-    np.testing.assert_allclose(motion.highs, points.max(axis=1), atol=1e-9)
-    assert motion.height == pytest.approx(float(np.ptp(points[..., 1], axis=1).max()))
+    motion = clip_motion(model.scene, model.clips["jump"], model.frame, root=model.root, in_place=True)
+    lows, highs = character_boxes(DEFAULT_MODEL, "jump", motion.times, model.frame, in_place=True)
+    np.testing.assert_allclose(motion.lows, lows, atol=1e-9)
+    np.testing.assert_allclose(motion.highs, highs, atol=1e-9)
+    assert motion.height == pytest.approx(float((highs - lows)[:, 1].max()))
+
+
+@pytest.mark.parametrize("name", ["box_animated", "scene-document"])
+def test_a_scene_of_rigid_skinned_and_morphed_meshes_is_measured_like_the_specification(
+    name: str, request: pytest.FixtureRequest
+) -> None:
+    """Every clip's per-sample boxes equal the spec's per-vertex evaluation of every mesh node (JSON reference).
+
+    BoxAnimated: two rigid meshes under animated nodes, no skin. The generated scene: rigid meshes
+    under a joint and under a plain node, two skins, a non-joint node between joints, skinned
+    points and lines, morph targets with animated weights.
+    """
+    path = character_path(name, request.getfixturevalue("shared_assets") if name in SHARED else None)
+    assert path is not None
+    model = cached_model(path)
+    reference = Reference(path)
+    mesh_nodes = [n for n, node in enumerate(reference.nodes) if "mesh" in node]
+    for index, animation in enumerate(reference.json["animations"]):
+        clip = list(model.clips.values())[index]
+        motion = clip_motion(model.scene, clip, np.eye(4))
+        for k in np.linspace(0, len(motion.times) - 1, 7).round().astype(int):
+            points = np.concatenate(
+                [
+                    reference_positions(reference, node, p, animation, float(motion.times[k]))
+                    for node in mesh_nodes
+                    for p in range(len(reference.json["meshes"][reference.nodes[node]["mesh"]]["primitives"]))
+                ]
+            )
+            np.testing.assert_allclose(motion.lows[k], points.min(axis=0), atol=1e-6, err_msg=f"{clip.name} {k}")
+            np.testing.assert_allclose(motion.highs[k], points.max(axis=0), atol=1e-6, err_msg=f"{clip.name} {k}")
+
+
+def test_a_character_of_rigid_parts_is_measured_whole_not_by_its_skinned_hands() -> None:
+    """The mannequin as rigid parts under its bones with two skinned hands: as tall and grounded as the mannequin.
+
+    Before the programs drew the whole scene they read skin 0 only: a figure one hand tall,
+    scaled up as if in centimetres, floating. Every clip's bounds here are the skinned
+    mannequin's within 2 cm (rigid parts follow their main joint where skinning blends two).
+    """
+    rigid, skinned = cached_model(generated_path("rigid-mannequin")), cached_model()
+    assert rigid.mesh_nodes == 22
+    assert len(rigid.scene.skins) == 2
+    assert rigid.skeleton.names[rigid.root] == "root"
+    assert (rigid.unit, rigid.root_motion, rigid.notes) == ("metres", True, ())
+    assert rigid.height == pytest.approx(skinned.height, abs=1e-6)
+    for name, bounds in skinned.bounds.items():
+        np.testing.assert_allclose(rigid.bounds[name].low, bounds.low, atol=0.02, err_msg=name)
+        np.testing.assert_allclose(rigid.bounds[name].high, bounds.high, atol=0.02, err_msg=name)
 
 
 def test_sample_times_hold_every_key_and_at_least_30_per_second() -> None:
@@ -153,7 +221,8 @@ def test_a_long_take_is_sampled_at_most_max_samples_times(shared_assets: Path) -
         (0.8, False, 1.0, "metres"),
         (175.0, True, 0.01, "centimetres"),  # a human in cm
         (70.0, True, 0.0254, "inches"),  # a human in inches: 0.70 m in cm would be a child-sized guess
-        (30.0, True, 0.0254 / 0.45, "CMU units"),  # a CMU mocap skeleton
+        (30.0, True, 0.0254 / 0.45, "CMU units (inches / 0.45)"),  # a CMU mocap skeleton
+        (6.0, True, 0.3048, "feet"),  # a human in feet (the BVH reader's units, shared)
         (1750.0, True, 0.001, "millimetres"),
         (79.9, False, 0.01, "centimetres"),  # the Fox: not upright, the first unit that fits
         (9.18, True, 1.0, "metres"),  # RiggedSimple: no unit makes it a figure; kept
@@ -169,6 +238,39 @@ def test_guess_unit(height: float, upright: bool, scale: float, unit: str) -> No
             f"{height:.3g} units tall, {'upright' if upright else 'not upright'}: read as {unit}"
             + (f", a {height * scale:.2f} m human" if upright else f" ({height * scale:.2f} m)")
         )
+
+
+@pytest.mark.parametrize(
+    ("height", "upright", "scale", "note"),
+    [
+        (10.1, True, 1.0, "10.1 units tall, no skin: an object, kept in metres"),  # InterpolationTest
+        (79.9, False, 1.0, "79.9 units tall, no skin: an object, kept in metres"),
+        (175.0, True, 0.01, "175 units tall, upright: read as centimetres, a 1.75 m human"),  # rigid parts, no skin
+        (2.0, False, 1.0, ""),
+    ],
+)
+def test_guess_unit_of_an_object_keeps_metres_unless_it_is_a_human(
+    height: float, upright: bool, scale: float, note: str
+) -> None:
+    assert guess_unit(height, upright, character=False)[::2] == (pytest.approx(scale), note)
+
+
+@pytest.mark.parametrize("unit", [u for u in UNITS if u != "metres"])
+def test_a_glb_character_and_a_bvh_skeleton_in_one_unit_are_read_alike(unit: str) -> None:
+    """The programs (animated height) and the BVH reader (rest joint span) share the rule and its unit names."""
+    metres = UNITS[unit]
+    mannequin = build_mannequin().skeleton
+    skeleton = Skeleton(
+        mannequin.names,
+        mannequin.parents,
+        mannequin.rest_translations / metres,
+        mannequin.rest_rotations,
+        mannequin.rest_scales,
+    )
+    found = detect_unit(skeleton)
+    assert found is not None
+    assert found[:2] == (unit, metres)
+    assert guess_unit(cached_model().height / metres, True)[:2] == (metres, unit)
 
 
 def test_guess_unit_at_the_edges_of_the_figure_range() -> None:
@@ -199,7 +301,9 @@ def scaled_bvh(text: str, factor: float) -> str:
 
 
 @pytest.mark.assets
-@pytest.mark.parametrize(("factor", "unit"), [(1 / 2.54, "inches"), (0.45 / 2.54, "CMU units"), (10.0, "millimetres")])
+@pytest.mark.parametrize(
+    ("factor", "unit"), [(1 / 2.54, "inches"), (0.45 / 2.54, "CMU units (inches / 0.45)"), (10.0, "millimetres")]
+)
 def test_a_take_in_other_units_is_the_same_figure_in_metres(
     shared_assets: Path, tmp_path: Path, factor: float, unit: str
 ) -> None:
@@ -311,12 +415,13 @@ def test_every_clip_stands_on_the_ground_over_its_whole_length(character: Path |
     """Each clip alone, at every key and 60 times a second, placed as the programs place it.
 
     The programs draw a clip playing alone with ``frame`` lowered by ``ground({clip: 1})`` and,
-    for root-motion models, joint 0 without its planar motion (the engine's ``remove_planar``);
-    its lowest skinned vertex over the whole clip is on ``y = 0``.
+    for root-motion models, the root joint without its planar motion (the engine's
+    ``remove_planar``); the lowest vertex of the whole scene (morph weights of the clip) over the
+    whole clip is on ``y = 0``.
     """
     model = cached_model(character)
     for name, clip in model.clips.items():
-        keys = np.concatenate([channel.times for channel in clip.channels])
+        keys = np.concatenate([channel.times for channel in clip.channels] or [np.zeros(1)])
         times = np.unique(np.concatenate((keys, np.arange(0.0, clip.duration, 1.0 / 60.0))))
         lowered = model.frame.copy()
         lowered[1, 3] -= model.ground({name: 1.0})
@@ -324,12 +429,13 @@ def test_every_clip_stands_on_the_ground_over_its_whole_length(character: Path |
         for chunk in np.array_split(times, max(1, len(times) // 120)):  # bounded memory for long takes
             pose = sample(clip, model.skeleton.rest_pose, chunk)
             if model.root_motion:
-                pose.translations[:, 0], pose.rotations[:, 0] = remove_planar(
-                    pose.translations[:, 0], pose.rotations[:, 0]
+                root = model.root
+                pose.translations[:, root], pose.rotations[:, root] = remove_planar(
+                    pose.translations[:, root], pose.rotations[:, root]
                 )
-            palettes = skinning_palette(model.skeleton, lowered @ model_from_pose(model.skeleton, pose))
-            for mesh in model.meshes:  # skinned_positions: skin_vertices without normals (tested equal above)
-                lowest = min(lowest, float(skinned_positions(palettes, mesh)[..., 1].min()))
+            world = lowered @ model_from_pose(model.skeleton, pose)
+            frame = model.scene.frame(world, model.scene.sample_morph_weights(name, chunk))
+            lowest = min(lowest, float(scene_vertices(model.scene, frame)[..., 1].min()))
         assert lowest == pytest.approx(0.0, abs=GROUND_TOLERANCE), name
 
 
@@ -348,27 +454,40 @@ def test_the_demo_puts_the_lowest_point_over_the_clip_on_the_ground(character: P
         lowest = []
         for _ in range(round(min(duration, CHECK_SECONDS) / STEP) + 30):  # past the clip's end, and the blend in
             player.update(STEP, move, run=False, jump=False)
-            lowest.append(skinned(model.meshes, player.world() @ player.palette)[:, 1].min())
+            lowest.append(drawn(model, player.frame, player.world()[None])[:, 1].min())
         assert_on_ground(lowest, 0.0, duration <= CHECK_SECONDS, (clip, move))
 
 
 def test_the_demo_frames_the_character(character: Path | None) -> None:
-    """The follow camera shows the whole character, 20-80 % of the frame tall, standing, then walking."""
+    """The follow camera shows the whole character, its bounds 20-80 % of the frame tall, standing, then walking.
+
+    Every vertex drawn is in frame at every step; the projected motion bounds of the clips that
+    can play (the reference clip, then the walk too) fill 20-80 % of the frame height, and so do
+    the vertices at most (an object that grows over its clip, BoxAnimated's box flying up, fills
+    less of the frame while it is small: the camera frames what it will do).
+    """
     game = demo_game(character)
+    model = game.model
     controls = Controls()
-    fills = []
+    fills, bound_fills = [], []
     for step in range(120):
         if step == 40:
             controls.down("w")
         game.update(STEP, controls)
         controls.end_step()
         view_projection = game.camera.projection_matrix(960 / 540) @ game.camera.view_matrix()
-        y = ndc_heights(view_projection, skinned(game.model.meshes, game.player.world() @ game.player.palette))
+        y = ndc_heights(view_projection, drawn(model, game.player.frame, game.player.world()[None]))
         assert y.min() > -1.0, step
         assert y.max() < 1.0, step
         fills.append((y.max() - y.min()) / 2.0)
-    assert FILL_RANGE[0] <= min(fills)
+        playing = [n for n in dict.fromkeys((model.reference, model.roles.walk if step >= 40 else None)) if n]
+        placement = game.player.world() @ np.linalg.inv(model.frame)  # character frame -> world
+        corners = transform_points(placement, model.motion_bounds(playing).corners())
+        y = ndc_heights(view_projection, corners)
+        bound_fills.append((y.max() - y.min()) / 2.0)
     assert max(fills) <= FILL_RANGE[1]
+    assert FILL_RANGE[0] <= min(bound_fills)
+    assert max(bound_fills) <= FILL_RANGE[1]
 
 
 # --- the testbed: on the ground, in frame ----------------------------------------------------------
@@ -386,13 +505,7 @@ def bed_vertices(bed: BlendTestbed) -> np.ndarray:
     """World vertices of what the testbed draws (one character, or the three side by side)."""
     _, offsets = bed._layout()
     worlds = bed.world_transforms(offsets)
-    if bed.compare:
-        palettes = skinning_palette(bed.skeleton, model_from_pose(bed.skeleton, bed.methods))
-    else:
-        palettes = bed.animator.palette
-    return np.concatenate(
-        [skinned(bed.model.meshes, world @ palettes[min(k, len(palettes) - 1)]) for k, world in enumerate(worlds)]
-    )
+    return drawn(bed.model, bed.scene_frame(bed.node_matrices()), worlds)
 
 
 def test_the_testbed_stands_each_clip_on_the_floor_and_frames_it(character: Path | None) -> None:
@@ -447,6 +560,6 @@ def test_the_camera_lab_stands_the_character_on_its_grid(character: Path | None)
         rate = RUN_SPEED / gait.speed if gait is not None and gait.moves else 1.0  # clip seconds per second
         lowest = []
         for time in np.arange(0.0, min(duration, CHECK_SECONDS) / rate + STEP, STEP):  # the figure's clock
-            palette, world = lab.figure_pose(Figure(np.zeros(3), 0.3, role, float(time)))
-            lowest.append(skinned(lab.model.meshes, world @ palette)[:, 1].min())
+            frame, world = lab.figure_pose(Figure(np.zeros(3), 0.3, role, float(time)))
+            lowest.append(drawn(lab.model, frame, world[None])[:, 1].min())
         assert_on_ground(lowest, 0.0, duration <= CHECK_SECONDS, role)
