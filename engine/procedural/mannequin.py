@@ -267,6 +267,23 @@ def _solve_leg(motion: _Motion, side: str, hip_height: FloatArray, ankle: FloatA
     motion.rotate(f"foot_{side}", _rot(X, -(hip + knee)))
 
 
+def foot_cycle(phase: FloatArray, duty: float, stride: float, lift: float) -> tuple[FloatArray, FloatArray]:
+    """A foot's travel along the gait direction and its ankle height over one cycle of ``phase``.
+
+    Planted for the first ``duty`` of the cycle, sliding back by ``stride`` under the advancing
+    root; then swung forward (smoothstep) and lifted by up to ``lift`` on a half sine.
+    """
+    local = phase % 1.0
+    stance = local < duty
+    through_stance = local / duty
+    through_swing = _smoothstep(0.0, 1.0, (local - duty) / (1.0 - duty))
+    along = np.where(stance, stride * (0.5 - through_stance), stride * (through_swing - 0.5))
+    up = np.where(
+        stance, ANKLE_HEIGHT, ANKLE_HEIGHT + lift * np.sin(np.pi * np.clip((local - duty) / (1 - duty), 0, 1))
+    )
+    return along, up
+
+
 def _gait(
     skeleton: Skeleton,
     name: str,
@@ -290,14 +307,7 @@ def _gait(
     motion.rotate("spine", _rot(X, np.full_like(times, lean)))
     motion.rotate("chest", _rot(Y, -0.12 * np.cos(2 * np.pi * phase)))
     for side, offset in (("l", 0.0), ("r", 0.5)):
-        local = (phase - offset) % 1.0
-        stance = local < duty
-        through_stance = local / duty
-        through_swing = _smoothstep(0.0, 1.0, (local - duty) / (1.0 - duty))
-        forward = np.where(stance, stride * (0.5 - through_stance), stride * (through_swing - 0.5))
-        up = np.where(
-            stance, ANKLE_HEIGHT, ANKLE_HEIGHT + lift * np.sin(np.pi * np.clip((local - duty) / (1 - duty), 0, 1))
-        )
+        forward, up = foot_cycle(phase - offset, duty, stride, lift)
         _solve_leg(motion, side, height, np.stack((up, forward), axis=-1))
     _arms_down(motion, arm_swing * np.cos(2 * np.pi * phase), np.full_like(times, 0.3 + 0.6 * (speed > 2)))
     return motion.clip(name, {"left_foot_down": (0.0,), "right_foot_down": (0.5 * period,)})

@@ -24,7 +24,6 @@ from engine.anim.clip import Clip
 from engine.anim.skeleton import Skeleton
 from engine.math._checks import FloatArray
 from engine.procedural.mannequin import (
-    ANKLE_HEIGHT,
     SHIN,
     THIGH,
     X,
@@ -33,8 +32,8 @@ from engine.procedural.mannequin import (
     _arms_down,
     _Motion,
     _rot,
-    _smoothstep,
     _times,
+    foot_cycle,
 )
 
 #: Headings of the generated clips, radians from forward (+Z) towards the character's left (+X).
@@ -105,14 +104,7 @@ def strafe_clip(skeleton: Skeleton, name: str, gait: str, heading: float) -> Cli
     motion.rotate("spine", _rot(np.tile(lean_axis, (times.size, 1)), np.full_like(times, lean)))
     motion.rotate("chest", _rot(Y, -0.12 * np.cos(2 * np.pi * phase)))
     for side, offset in (("l", 0.0), ("r", 0.5)):
-        local = (phase - offset) % 1.0
-        stance = local < duty
-        through_stance = local / duty
-        through_swing = _smoothstep(0.0, 1.0, (local - duty) / (1.0 - duty))
-        along = np.where(stance, stride * (0.5 - through_stance), stride * (through_swing - 0.5))
-        up = np.where(
-            stance, ANKLE_HEIGHT, ANKLE_HEIGHT + lift * np.sin(np.pi * np.clip((local - duty) / (1 - duty), 0, 1))
-        )
+        along, up = foot_cycle(phase - offset, duty, stride, lift)
         ankle = np.stack((along * direction[0], up, along * direction[2]), axis=-1)
         _solve_leg_3d(motion, side, height, ankle)
     _arms_down(motion, arm_swing * np.cos(2 * np.pi * phase), np.full_like(times, 0.3 + 0.6 * (gait == "run")))
