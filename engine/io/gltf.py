@@ -53,6 +53,14 @@ class UnreadableFileError(AssetError):
     """
 
 
+class RefusedUriError(AssetError):
+    """A URI that leaves the model's folder (a scheme, an absolute path, ``..``): refused, never read.
+
+    Geometry behind such a URI makes the file unusable (an error); a texture behind one is skipped
+    with a warning, as a viewer draws the model without it.
+    """
+
+
 def _items(value: Any) -> list[Any]:
     """A JSON array property as a list (``None`` → empty)."""
     return list(value) if value else []
@@ -250,9 +258,10 @@ class GltfDocument:
         scheme = relative.split(":", 1)[0] if ":" in relative.split("/", 1)[0] else ""
         normal = posixpath.normpath(relative.replace("\\", "/"))
         if scheme or relative.startswith(("/", "\\")) or normal == ".." or normal.startswith("../"):
-            raise self.error(
+            raise RefusedUriError(
                 f"URI {uri!r} must be a relative path inside the model's folder (no scheme, no absolute path, no '..')",
-                where,
+                file=self.file,
+                where=where,
             )
         target = self.path.parent / normal
         try:

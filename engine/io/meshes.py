@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.anim.mesh import MeshData
 from engine.io.fields import numbers
-from engine.io.gltf import GltfDocument, UnreadableFileError, _items
+from engine.io.gltf import GltfDocument, RefusedUriError, UnreadableFileError, _items
 from engine.io.images import decode_image
 from engine.io.skins import SkinData
 from engine.math._checks import FloatArray, IntArray, readonly_copy
@@ -434,7 +434,7 @@ class _Materials:
         doc = self.doc
         try:
             data, origin = doc.image_bytes(image)
-        except UnreadableFileError as exc:  # a missing texture warns; a malformed reference raised above
+        except (UnreadableFileError, RefusedUriError) as exc:  # a missing or unreadable texture warns
             doc.warn(f"{exc.problem}; texture skipped", exc.where)
             return None
         try:

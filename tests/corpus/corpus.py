@@ -44,7 +44,10 @@ class Corpus:
         return extracted_path(self.cache, source, member)
 
     def path(self, entry: dict[str, Any]) -> Path:
-        """The file of ``entry`` (its companions beside it); skips when it is not there."""
+        """The file of ``entry`` (its companions beside it); skips when it is not there.
+
+        A converted entry's input is verified; its glTF output is not pinned (see :mod:`tests.corpus.fetch`).
+        """
         source = entry["source"]
         local = SOURCES[source]["registry"] in LOCAL_REGISTRIES
         for blob in blobs(entry):
@@ -60,4 +63,10 @@ class Corpus:
             actual = sha256_of(location)
             assert actual == blob["sha256"], f"{location}: sha256 {actual}, manifest {blob['sha256']} (refetch)"
             self._verified.add(location)
-        return self._location(source, entry["path"])
+        path = self._location(source, entry["path"])
+        if "convert" in entry and not path.is_file():
+            require_or_skip(
+                f"corpus file not converted: {path} (run `python3 -m tests.corpus.fetch`; it needs assimp-utils)",
+                "OSSA_REQUIRE_CORPUS",
+            )
+        return path

@@ -7,6 +7,13 @@ listed files into ``CACHE/files/<source>/<path inside the package>``. Every extr
 checked against its own sha256. Files from the ``shared`` source are not fetched: they are read in
 place from ``../shared/assets``.
 
+An entry with a ``convert`` block is a file of another format in the package (DirectX ``.X``, FBX,
+ASE, ...) turned into glTF binary by a pinned converter (``converters`` in the manifest: Debian's
+``assimp-utils``, ``assimp export IN OUT -fglb2``) into ``CACHE/files/<source>/<entry path>``. The
+input is pinned by its sha256 and the converter by its package version; the output is not (assimp's
+GLB writer is not byte-deterministic), so the corpus tests check its structure against the entry's
+``covers`` instead.
+
 The cache is ``$OSSA_CORPUS`` or ``~/.cache/ossa-corpus``. A second run finds every file present
 with the right hash and returns without touching the network. Nothing is written into the
 repository: downloaded data is never committed.
@@ -63,8 +70,50 @@ def sha256_of(path: Path) -> str:
 
 
 def blobs(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    """The files one manifest entry needs: the entry itself, then its companions (``.bin``, notes)."""
-    return [{"path": entry["path"], "sha256": entry["sha256"], "bytes": entry["bytes"]}, *entry["companions"]]
+    """The package files one manifest entry needs: the file (or its conversion input), then its companions."""
+    own = entry.get("convert", entry)
+    path = own.get("input", entry["path"])
+    return [{"path": path, "sha256": own["sha256"], "bytes": own["bytes"]}, *entry["companions"]]
+
+
+def missing_conversions(manifest: dict[str, Any], cache: Path) -> list[dict[str, Any]]:
+    """The converted entries whose glTF output is absent from the cache."""
+    return [
+        entry
+        for entry in manifest["files"]
+        if "convert" in entry and not extracted_path(cache, entry["source"], entry["path"]).is_file()
+    ]
+
+
+def installed_version(package: str) -> str | None:
+    """The installed version of Debian package ``package``, or ``None`` (not installed, or no dpkg)."""
+    try:
+        result = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return None
+    return result.stdout.strip() if result.returncode == 0 and result.stdout.strip() else None
+
+
+def convert(manifest: dict[str, Any], entry: dict[str, Any], cache: Path) -> None:
+    """Run the entry's pinned converter on its verified input, writing the glTF output into the cache."""
+    plan = entry["convert"]
+    converter = manifest["converters"][plan["converter"]]
+    pinned = f"{converter['package']}={converter['version']}"
+    version = installed_version(converter["package"])
+    if version != converter["version"]:
+        found = "not installed" if version is None else f"version {version} installed"
+        raise FetchError(f"entry {entry['id']!r}: converting needs {pinned} ({found}; apt-get install {pinned})")
+    source = extracted_path(cache, entry["source"], plan["input"])
+    output = extracted_path(cache, entry["source"], entry["path"])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(output.stem + ".partial" + output.suffix)
+    command = [part.format(input=source, output=partial) for part in converter["command"]]
+    _run(command, output.parent, f"entry {entry['id']!r}")
+    if not partial.is_file() or partial.stat().st_size == 0:
+        raise FetchError(f"entry {entry['id']!r}: `{' '.join(command)}` wrote no output")
+    partial.replace(output)
 
 
 def extracted_path(cache: Path, source: str, member: str) -> Path:
@@ -181,7 +230,7 @@ def extract(source_id: str, source: dict[str, Any], artifact: Path, wanted: list
 
 
 def fetch(manifest: dict[str, Any], cache: Path) -> list[str]:
-    """Bring every registry file of ``manifest`` into ``cache``; the problems, one line each."""
+    """Bring every registry file of ``manifest`` into ``cache`` and convert what needs it; the problems."""
     problems = []
     for source_id, wanted in missing_files(manifest, cache).items():
         source = manifest["sources"][source_id]
@@ -189,7 +238,19 @@ def fetch(manifest: dict[str, Any], cache: Path) -> list[str]:
             extract(source_id, source, download(source_id, source, cache), wanted, cache)
         except (FetchError, OSError, tarfile.TarError) as exc:
             problems.append(str(exc))
-    return problems
+    if problems:
+        return problems
+    converting = missing_conversions(manifest, cache)
+    return [problem for entry in converting if (problem := _converted(manifest, entry, cache))]
+
+
+def _converted(manifest: dict[str, Any], entry: dict[str, Any], cache: Path) -> str | None:
+    """Convert ``entry``; the problem in one line, or ``None``."""
+    try:
+        convert(manifest, entry, cache)
+    except (FetchError, OSError) as exc:
+        return str(exc)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{source}: {blob['path']} missing or wrong"
             for source, wanted in missing_files(manifest, cache).items()
             for blob in wanted
-        ]
+        ] + [f"{entry['id']}: {entry['path']} not converted" for entry in missing_conversions(manifest, cache)]
     else:
         problems = fetch(manifest, cache)
     for problem in problems:
@@ -221,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
                 for blob in blobs(e)
             }
         )
-        print(f"corpus: {count} registry files verified in {cache / 'files'}")
+        converted = sum("convert" in e for e in manifest["files"])
+        print(f"corpus: {count} registry files verified, {converted} converted, in {cache / 'files'}")
     return 1 if problems else 0
 
 

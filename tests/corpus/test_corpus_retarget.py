@@ -46,7 +46,7 @@ MANNEQUIN = {
         "leg_r": ["upper_leg_r", "lower_leg_r", "foot_r"],
     },
 }
-TARGETS = [MANNEQUIN, by_id("cesium-man")]
+TARGETS = [MANNEQUIN, by_id("cesium-man"), by_id("bcn-epileptic")]
 
 
 def pairs() -> list[Any]:

@@ -188,6 +188,36 @@ def edited(tmp_path: Path, edit: make_malformed.Edit) -> Path:
     return path
 
 
+@pytest.mark.parametrize(
+    "uri", ["../../etc/passwd", "/etc/passwd", "file:///etc/passwd", "D:\\projects\\models\\OBJ\\wood.jpg"]
+)
+def test_a_texture_outside_the_folder_is_never_read_and_the_model_loads_without_it(
+    tmp_path: Path, uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Converters write absolute texture paths (assimp's spider.fbx → glTF): warn, skip, draw the rest."""
+
+    def textured(d: make_malformed.Doc) -> None:
+        d.set("images", [{"uri": uri}])
+        d.set("textures", [{"source": 0}])
+        d.set("materials", [{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}])
+        d.set("meshes[0].primitives[0].material", 0)
+
+    path = edited(tmp_path, textured)
+    opened: list[Path] = []
+    original = pathlib.Path.read_bytes
+
+    def spy(self: Path) -> bytes:
+        opened.append(self)
+        return original(self)
+
+    monkeypatch.setattr(pathlib.Path, "read_bytes", spy)
+    refused = r"images\[0\]\.uri: URI .* must be a relative path inside .*; texture skipped"
+    with pytest.warns(OssaWarning, match=refused):
+        asset = load_gltf(path)
+    assert [p.name for p in opened] == ["skinned.gltf", "skinned.bin"]
+    assert asset.mesh_nodes[0].primitives[0].positions.shape[0] > 0
+
+
 def test_weights_summing_to_0_9_are_normalised_with_a_warning(tmp_path: Path) -> None:
     weights = [[0.45, 0.45, 0.0, 0.0], [0.25, 0.25, 0.0, 0.0], [0.9, 0.0, 0.0, 0.0], [0.5, 0.0, 0.0, 0.0]]
     path = edited(
