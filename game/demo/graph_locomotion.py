@@ -53,13 +53,18 @@ class GraphLocomotion:
     runtime
         The graph running on one character, bound with a root-motion joint or without one (then
         :attr:`travel` is the velocity asked for times ``dt``: clips made in place).
+    clips
+        The clips it was bound with, by name (the model's and the generated ones).
     stands_in
         Clips the graph plays that the model does not have, by the model's clip each was made
         from (the generated strafe gaits: ``walk_left`` → ``walk``); see :meth:`clip_weights`.
     """
 
-    def __init__(self, runtime: GraphRuntime, stands_in: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, runtime: GraphRuntime, clips: dict[str, Clip] | None = None, stands_in: dict[str, str] | None = None
+    ) -> None:
         self.runtime = runtime
+        self.clips = clips or {}
         self.stands_in = stands_in or {}
         self.travel = np.zeros(3)
         """The root's planar travel ``(x, 0, z)`` during the last :meth:`drive`, in the root's parent space, metres."""
@@ -188,4 +193,4 @@ def load_locomotion(model: Model, graph: Path = GRAPH) -> GraphLocomotion | None
         bound = bind_graph(definition, model.skeleton, clips, root_motion=root)
     except AssetError:
         return None
-    return GraphLocomotion(GraphRuntime(bound, 1), {name: name.split("_")[0] for name in made})
+    return GraphLocomotion(GraphRuntime(bound, 1), clips, {name: name.split("_")[0] for name in made})
