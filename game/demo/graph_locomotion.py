@@ -158,21 +158,20 @@ def _gait_speeds(definition: GraphDefinition) -> dict[str, tuple[float, float]]:
 
 
 def _strafe_clips(model: Model) -> dict[str, Clip]:
-    """The mannequin's generated sideways and backward gaits on the scene hierarchy (none for other models).
+    """The mannequin's generated sideways and backward gaits on the model's hierarchy (none for other models).
 
-    The model plays its scene's node hierarchy; the clips are made for the mannequin's 25-joint
-    skin and moved onto the hierarchy nodes of those joints.
+    The clips are made for the mannequin's 25-joint skeleton and moved onto the model's nodes of
+    the same names: the skinned mannequin and the one built of rigid parts both have them all.
     """
-    if not model.scene.skins:
+    names = model.skeleton.names
+    if not all(name in names for name, _, _ in JOINTS):
         return {}
-    joints = model.scene.skins[0].joints
-    if tuple(model.skeleton.names[j] for j in joints) != tuple(name for name, _, _ in JOINTS):
-        return {}
+    nodes = [names.index(name) for name, _, _ in JOINTS]
     count = model.skeleton.num_joints
     return {
         name: Clip(
             clip.name,
-            tuple(Channel(int(joints[c.target]), c.path, c.interpolation, c.times, c.values) for c in clip.channels),
+            tuple(Channel(nodes[c.target], c.path, c.interpolation, c.times, c.values) for c in clip.channels),
             count,
             clip.markers,
         )

@@ -243,7 +243,7 @@ class Player:
         self.jump: Action | None = None
         if self.graph is not None:  # the graph poses the body; the animator plays the wave over it
             self.animator = Animator(skeleton, 1)
-            self.notes = ["locomotion graph: Ctrl held strafes (keeps the facing)"]
+            self.notes: list[str] = []
         else:
             self.animator = Animator(skeleton, 1, root_motion=model.in_place, rest_threshold=1e-3)
             self.locomotion = Locomotion(model, self.animator)
