@@ -1,15 +1,23 @@
-"""The player character: a speed-driven blend space, a jump, a wave, and IK that fits it to the world.
+"""The player character: locomotion from an animation graph, a wave, and IK that fits it to the world.
 
 One :class:`Player` owns an :class:`~engine.animator.Animator` for one character and, each step:
 
-1. turns towards the move direction and eases its speed (frame-rate independent smoothing);
-2. sets the idle/walk/run :class:`~engine.animator.BlendSpace1D` to that speed (walk and run in a
-   sync group, so their feet land together), scaled by ``1 − jump weight`` so the jump's
-   crossfade is a real crossfade;
-3. moves by the animation: the root-motion delta when the clips carry it (the mannequin), else
-   each in-place clip's measured ground speed (:func:`game.model.analyze_gait`) times how far
-   its time advanced — the feet do not slide either way;
-4. fits the pose to the world, as the IK stage of the animator's staged frame
+1. turns towards the move direction (frame-rate independent smoothing) — unless strafing, which
+   keeps the facing — and eases the velocity it asks for, in its own frame;
+2. poses the body: with the locomotion graph (:mod:`game.demo.graph_locomotion`, the default
+   mannequin) it sets the graph's parameters only — that velocity, ``grounded`` and the ``jump``
+   trigger — and the graph chooses and blends (idle, a 2-D blend space of walks and runs in four
+   directions, jump, land, inertialized transitions); models without the graph's clips get the
+   action-based locomotion (:class:`Locomotion`: an idle/walk/run
+   :class:`~engine.animator.BlendSpace1D` with walk and run in a sync group, and a crossfaded
+   jump clip);
+3. plays the wave, an arm-only masked layer, over that pose
+   (:meth:`~engine.animator.Animator.advance` with the graph's pose as ``base``);
+4. moves by the animation: the graph's root motion (its clips play in place and the root's
+   travel is blended and inertialized with the pose), or the actions' root-motion delta, or each
+   in-place clip's measured ground speed (:func:`game.model.analyze_gait`) times how far its time
+   advanced — the feet do not slide; in a jump the take-off velocity carries on;
+5. fits the pose to the world, as the IK stage of the animator's staged frame
    (:meth:`~engine.animator.Animator.advance`, this stage, then
    :meth:`~engine.animator.Animator.finalize`): hips lowered to the lower foot's ground, then
    two-bone IK puts each ankle on the ground under it (:func:`~engine.anim.ik.two_bone_ik`), then
