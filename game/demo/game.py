@@ -16,7 +16,8 @@ What to look at
   backwards and sideways, synced). The player code sets parameters only — the velocity asked
   for, grounded, a jump trigger — and the character moves by the graph's root motion, so the
   feet do not slide at any blend. Hold Ctrl to strafe and see the 2-D blend space; the top-left
-  panel shows the graph's state. Models without the graph's clips (the shared files) play the
+  panel shows the graph's state (``game/demo/scripts/locomotion.txt`` tours every state:
+  ``--headless --frames 500 --script`` it). Models without the graph's clips (the shared files) play the
   action-based locomotion instead: an idle/walk/run 1-D blend space with a sync group, root
   motion or measured ground speeds, and a crossfaded jump clip.
 - **Wave**: picking up an item plays an arm-only layer (a per-joint mask) over whatever the

@@ -3,8 +3,9 @@
 The player code sets parameters only (velocity asked for, grounded, a jump trigger); these tests
 look at what comes out — the states the graph reaches, the drawn joints' world positions, the
 feet on the ground — measured here, not replayed from the graph. The scripted run goes through
-``main`` headless (EGL) like the player's keys would: 60 steps per second, W from step 30, Shift
-from 120, then Ctrl+D (strafe right, facing kept) from 210, then W+Shift and Space at 330.
+``main`` headless (EGL) with ``game/demo/scripts/locomotion.txt``: 60 steps per second, W from
+step 30, Shift from 120, then Ctrl+D (strafe right, facing kept) from 210, then W+Shift and Space
+at 330, all released at 420.
 """
 
 from __future__ import annotations
@@ -34,21 +35,7 @@ from tests.game.characters import cached_model
 from tests.game.test_placement import FlatTerrain
 
 STEP = 1.0 / 60.0
-SCRIPT = """
-30 down w
-120 down left shift
-210 up left shift
-210 up w
-210 down left ctrl
-210 down d
-300 up d
-300 up left ctrl
-300 down w
-300 down left shift
-330 press space
-420 up w
-420 up left shift
-"""
+SCRIPT = Path(demo_game.__file__).with_name("scripts") / "locomotion.txt"
 FRAMES = 500
 LOOK = np.array([3.0, 1.0, 5.0])
 
@@ -82,7 +69,6 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     context.__exit__(None, None, None)
     context.release()
     directory = tmp_path_factory.mktemp("demo_graph")
-    (directory / "input.txt").write_text(SCRIPT)
     made: list[Recorder] = []
 
     def factory(args: argparse.Namespace) -> Recorder:
@@ -93,7 +79,7 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
         patch.chdir(directory)
         patch.setattr(app, "load_model", cached_model)
         patch.setattr(demo_game, "DemoGame", factory)
-        code = main(["--script", "input.txt", "--size", "320x180", "--headless", "--frames", str(FRAMES)])
+        code = main(["--script", str(SCRIPT), "--size", "320x180", "--headless", "--frames", str(FRAMES)])
     game = made[0]
     return SimpleNamespace(
         code=code,
