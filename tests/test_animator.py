@@ -720,3 +720,26 @@ def test_pose_changed_recomputes_the_subtree_and_model_reads_are_current(mannequ
     )
     with pytest.raises(SkeletonMismatchError, match="no joint named 'pelvis'"):
         animator.pose_changed("pelvis")
+
+
+def test_a_base_pose_fills_in_under_a_masked_layer(mannequin) -> None:
+    """``advance(dt, base=)``: the base pose (a graph's output) where the actions weigh less than 1, not the rest pose.
+
+    Reference: the wave layer and the base blended per joint by hand with (masked share, 1 − it).
+    """
+    skeleton = mannequin.skeleton
+    base = sample(mannequin.clips["walk"], skeleton.rest_pose, np.array([0.3, 0.6]))  # (2, J): one per character
+    animator = Animator(skeleton, 2)
+    wave = animator.action(mannequin.clips["wave"]).play()
+    mask = subtree_mask(skeleton, ["clavicle_r"])
+    wave.set_mask(mask).set_effective_weight(0.4)
+    animator.advance(0.5, base=base)
+    waved = sample(mannequin.clips["wave"], skeleton.rest_pose, np.array([0.5, 0.5]))
+    expected = blend(skeleton.rest_pose, [waved, base], np.ones(2), [0.4 * mask, 1.0 - 0.4 * mask])
+    np.testing.assert_allclose(animator.local_pose.translations, expected.translations, atol=1e-12)
+    assert_quat_allclose(animator.local_pose.rotations, expected.rotations, atol=1e-12)
+    untouched = mask == 0.0
+    assert_quat_allclose(animator.local_pose.rotations[:, untouched], base.rotations[:, untouched], atol=1e-12)
+    wave.set_effective_weight(0.0)
+    animator.advance(0.1, base=base)
+    np.testing.assert_allclose(animator.local_pose.rotations, base.rotations, atol=1e-15)

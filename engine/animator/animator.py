@@ -245,8 +245,12 @@ class Animator:
             stage(self)
         self.finalize()
 
-    def advance(self, dt: Any) -> None:
+    def advance(self, dt: Any, base: Pose | None = None) -> None:
         """Advance every action by ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and blend the local pose.
+
+        ``base``: a local pose ``(J,)`` or ``(C, J)`` that fills in, instead of the rest pose, where
+        the actions' weights sum below :attr:`rest_threshold` — e.g. an animation graph's output
+        under a masked one-shot layer; ``None``: the rest pose.
 
         Order: clocks, fades and warps (evaluated at the new clock), effective weights, times
         (sync groups, loop modes), sampling of weighted actions, blend, additive layers into
@@ -279,7 +283,7 @@ class Animator:
             for group in self._groups:
                 group.lock(table.raw)
             times = clip_time(table.raw, durations, loops)
-            self._pose(times, start, wraps)
+            self._pose(times, start, wraps, self._rest if base is None else base)
             self._stale, self._palette_stale = None, True
             fire_markers(self._actions, table, start, end, running)
             table.fresh &= ~running
@@ -375,7 +379,7 @@ class Animator:
             self._layers = PoseBuffer.empty(self.num_characters, self.skeleton.num_joints, layers=len(self._actions))
         return self._layers
 
-    def _pose(self, times: FloatArray, start: FloatArray, wraps: FloatArray) -> None:
+    def _pose(self, times: FloatArray, start: FloatArray, wraps: FloatArray, base: Pose) -> None:
         layers, ws, local = self._layer_buffer(), self._workspace, self.pose_buffer
         effective = self._table.effective
         active = [a for a in self._actions if not a.additive and effective[a._row].any()]
@@ -398,9 +402,9 @@ class Animator:
             if any(a.mask is not None for a in active):
                 masks = np.stack([np.ones(self.skeleton.num_joints) if a.mask is None else a.mask for a in active])
             stacked, threshold = layers.first_layers(len(active)), self.rest_threshold
-            blend(self._rest, stacked, effective[rows], masks, threshold=threshold, out=local, workspace=ws)
+            blend(base, stacked, effective[rows], masks, threshold=threshold, out=local, workspace=ws)
         else:
-            local.assign(self._rest)
+            local.assign(base)
         for action in self._actions:  # additive layers, in creation order
             row = action._row
             if action.additive and action._joints is not None and action._joints.size and effective[row].any():

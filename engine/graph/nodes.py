@@ -10,6 +10,13 @@ Timing: a state's **synced** clips all play at one normalised phase (``time = ph
 the phase advancing at the weighted mean of their cycle rates ``speed / duration``), so walk and
 run blended at any weight put their feet down together; unsynced clips play on the state's
 clock in seconds (looping or held at their end).
+
+Root motion: a graph bound with a root-motion joint (``bind_graph(..., root_motion=...)``) plays
+every clip in place — the root's planar translation and yaw taken out at sampling
+(:func:`~engine.anim.rootmotion.remove_planar`), before anything is blended or inertialized, so
+a transition between two clips never sees the distance a clip has walked — while the root's
+velocity keeps its planar part, turned into the clip's own heading: blended and inertialized
+like every other velocity, it is the travel the game applies.
 """
 
 from __future__ import annotations
@@ -23,12 +30,14 @@ import numpy as np
 from engine.anim.blendspace import GradientBand, linear_weights
 from engine.anim.clip import Clip
 from engine.anim.pose import Pose
+from engine.anim.rootmotion import remove_planar, yaw_from_quat
 from engine.anim.sampling import CompiledClip
 from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity, VelocityTable, additive_velocity, blend_velocity
 from engine.graph import _jobs
 from engine.graph.parameters import Parameters
 from engine.math._checks import FloatArray, IntArray, trusted
+from engine.math.quat import quat_rotate
 
 
 @dataclass
@@ -100,12 +109,23 @@ class Node:
 
 
 class ClipNode(Node):
-    """A clip played at ``speed``; on the state's phase when ``sync``, else on its clock."""
+    """A clip played at ``speed``; on the state's phase when ``sync``, else on its clock.
+
+    With a ``root`` joint the clip plays in place (see the module docstring).
+    """
 
     def __init__(
-        self, clip: Clip, compiled: CompiledClip, table: VelocityTable | None, speed: float, loop: bool, sync: bool
+        self,
+        clip: Clip,
+        compiled: CompiledClip,
+        table: VelocityTable | None,
+        speed: float,
+        loop: bool,
+        sync: bool,
+        root: int | None = None,
     ) -> None:
         self.clip = clip
+        self.root = root
         self.compiled = compiled
         self.table = table  # per-segment velocities (None for cubic channels: sampled instead)
         self.speed = speed
@@ -145,7 +165,7 @@ class ClipNode(Node):
         """The clip sampled at each character's time (its velocity scaled by the playback rate)."""
         times, rates = self.times(clock)
         if not context.velocity:
-            return _jobs.sample_pose(self.compiled, context.skeleton, times, out), None
+            return self._in_place(_jobs.sample_pose(self.compiled, context.skeleton, times, out), None), None
         if self.table is not None:
             pose = _jobs.sample_pose(self.compiled, context.skeleton, times, out)
             velocity = self.table.at(times, loop=self.loop, side=context.side)
@@ -154,7 +174,22 @@ class ClipNode(Node):
         scale = rates[:, None, None]
         with trusted():
             scaled = PoseVelocity(velocity.linear * scale, velocity.angular * scale, velocity.scaling * scale)
-        return pose if self.table is not None else write(out, pose), scaled
+        return self._in_place(pose if self.table is not None else write(out, pose), scaled), scaled
+
+    def _in_place(self, pose: Pose, velocity: PoseVelocity | None) -> Pose:
+        """``pose`` with the root's planar motion taken out (in place); its velocity turned into the clip's heading."""
+        root = self.root
+        if root is None:
+            return pose
+        translations, rotations = pose.translations[:, root], pose.rotations[:, root]
+        if velocity is not None:  # world-space planar velocity → the root's own heading (the game's frame)
+            half = -0.5 * yaw_from_quat(rotations)
+            heading = np.zeros(rotations.shape)
+            heading[:, 1], heading[:, 3] = np.sin(half), np.cos(half)
+            velocity.linear[:, root] = quat_rotate(heading, velocity.linear[:, root])
+            velocity.angular[:, root] = quat_rotate(heading, velocity.angular[:, root])
+        pose.translations[:, root], pose.rotations[:, root] = remove_planar(translations, rotations)
+        return pose
 
 
 class LayerBuffer:

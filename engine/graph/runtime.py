@@ -71,6 +71,7 @@ from engine.anim.inertialization import (
     spring_rates,
 )
 from engine.anim.pose import Pose
+from engine.anim.rootmotion import remove_planar
 from engine.anim.sampling import compile_clip
 from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity, blend_velocity
@@ -185,6 +186,8 @@ class BoundGraph:
     others every pose of the graph is the rest pose, so transitions need no offset there."""
     played: tuple[str, ...]
     """The names of the character's clips the graph plays."""
+    root_motion: int | None = None
+    """The joint whose planar motion the clips play without (:attr:`GraphRuntime.root_translation`)."""
 
     @property
     def root(self) -> BoundMachine:
@@ -192,7 +195,13 @@ class BoundGraph:
         return self.machines["root"]
 
 
-def bind_graph(definition: GraphDefinition, skeleton: Skeleton, clips: Mapping[str, Clip]) -> BoundGraph:
+def bind_graph(
+    definition: GraphDefinition,
+    skeleton: Skeleton,
+    clips: Mapping[str, Clip],
+    *,
+    root_motion: str | int | None = None,
+) -> BoundGraph:
     """Check ``definition`` against a character and build its nodes.
 
     Parameters
@@ -203,22 +212,43 @@ def bind_graph(definition: GraphDefinition, skeleton: Skeleton, clips: Mapping[s
         The character's skeleton.
     clips
         Its clips by name (e.g. ``Character.clips``).
+    root_motion
+        Name or index of the joint whose horizontal translation and yaw become the runtime's
+        root motion (:attr:`GraphRuntime.root_translation`, :attr:`GraphRuntime.root_yaw`): every
+        clip plays with that joint in place (:mod:`engine.graph.nodes`), as the Animator's
+        ``root_motion`` does; ``None``: the clips play as they are.
 
     Raises
     ------
+    InvalidInputError
+        ``root_motion`` names no joint of the skeleton.
     GraphDefinitionError
         Naming the document path: an unknown clip or joint, a clip for another skeleton, a state
         mixing looping and play-once clips on its phase, an additive ``first_frame`` reference of
         a motion that is not a clip.
     """
-    return _Binder(definition, skeleton, clips).graph()
+    root = None if root_motion is None else _joint_index(skeleton, root_motion)
+    return _Binder(definition, skeleton, clips, root).graph()
+
+
+def _joint_index(skeleton: Skeleton, joint: str | int) -> int:
+    if isinstance(joint, str):
+        if joint not in skeleton.names:
+            raise InvalidInputError(f"root_motion: no joint {joint!r} in the skeleton")
+        return skeleton.names.index(joint)
+    if not 0 <= int(joint) < skeleton.num_joints:
+        raise InvalidInputError(f"root_motion: joint {joint} is out of range for {skeleton.num_joints} joints")
+    return int(joint)
 
 
 class _Binder:
-    def __init__(self, definition: GraphDefinition, skeleton: Skeleton, clips: Mapping[str, Clip]) -> None:
+    def __init__(
+        self, definition: GraphDefinition, skeleton: Skeleton, clips: Mapping[str, Clip], root: int | None
+    ) -> None:
         self.definition = definition
         self.skeleton = skeleton
         self.clips = clips
+        self.root = root
         self.compiled: dict[str, Any] = {}
         self.masks = {name: self.mask(mask) for name, mask in definition.masks.items()}
 
@@ -244,7 +274,7 @@ class _Binder:
             for channel in self.clips[name].channels:
                 animated[channel.path].add(channel.target)
         joints = {path: np.array(sorted(found), dtype=np.intp) for path, found in animated.items()}
-        return BoundGraph(self.definition, self.skeleton, machines, joints, tuple(self.compiled))
+        return BoundGraph(self.definition, self.skeleton, machines, joints, tuple(self.compiled), self.root)
 
     def machine(self, machine: Machine) -> BoundMachine:
         names = list(machine.states)
@@ -312,7 +342,7 @@ class _Binder:
                 compiled = compile_clip(clip)
                 self.compiled[motion.clip] = (compiled, _jobs.velocity_lookup(compiled, self.skeleton))
             compiled, table = self.compiled[motion.clip]
-            return ClipNode(clip, compiled, table, motion.speed, motion.loop, motion.sync)
+            return ClipNode(clip, compiled, table, motion.speed, motion.loop, motion.sync, self.root)
         if isinstance(motion, Blend1DMotion):
             children = tuple(self.node(child) for child in motion.children)
             return Blend1DNode(motion.parameter, np.array(motion.positions), children)
@@ -1044,7 +1074,20 @@ class GraphRuntime:
         """Seconds of ``dt`` summed over the updates (of character 0 when ``dt`` varies)."""
         self.local_pose = _pose_buffer(self.num_characters, graph.skeleton.num_joints)
         """The local pose ``(C, J)`` of the last update, written in place (batch-innermost memory)."""
-        self.root.evaluate(self._all, out=self.local_pose)
+        self.root_translation = np.zeros((self.num_characters, 3))
+        """With a root-motion joint (:func:`bind_graph`): its planar travel ``(x, 0, z)`` ``(C, 3)`` during
+        the last update, in the character's frame (the root's heading), metres; zeros otherwise.
+
+        The trapezoidal integral of the output's root velocity, whose planar part the clips keep
+        while they play in place: blended and inertialized with the pose, so transitions change
+        the travel smoothly. Move the character by its heading applied to it, then turn it by
+        :attr:`root_yaw`."""
+        self.root_yaw = np.zeros(self.num_characters)
+        """With a root-motion joint: its turn about +Y ``(C,)`` during the last update, radians."""
+        self._step = np.zeros(self.num_characters)
+        self._rate = np.zeros((self.num_characters, 3))  # root velocity x, z and yaw rate at the last evaluation
+        self._rate_before = self._rate
+        self.evaluate()
         self.model = _jobs.model_matrices(graph.skeleton, self.local_pose)
         """Model-space matrices ``(C, J, 4, 4)`` of :attr:`local_pose`, written in place."""
 
@@ -1062,11 +1105,31 @@ class GraphRuntime:
         with trusted():
             self.root.step(step, np.ones(self.num_characters, dtype=bool))
         self.clock += float(step[0])
+        self._step, self._rate_before = step, self._rate
 
     def evaluate(self) -> Pose:
-        """The local pose ``(C, J)`` of every character now (also kept in :attr:`local_pose`)."""
+        """The local pose ``(C, J)`` of every character now (also kept in :attr:`local_pose`).
+
+        With a root-motion joint, also its travel since the last :meth:`advance`
+        (:attr:`root_translation`, :attr:`root_yaw`): the pose is evaluated with its velocity,
+        and the joint's planar offset a transition leaves is taken out with the clips'.
+        """
+        joint = self.graph.root_motion
         with trusted():
-            self.root.evaluate(self._all, out=self.local_pose)
+            if joint is None:
+                self.root.evaluate(self._all, out=self.local_pose)
+                return self.local_pose
+            _, velocity = self.root.evaluate(self._all, velocity=True, out=self.local_pose)
+            assert velocity is not None
+            linear = velocity.linear[:, joint]
+            self._rate = np.stack((linear[:, 0], linear[:, 2], velocity.angular[:, joint, 1]), axis=1)
+            travel = 0.5 * (self._rate_before + self._rate) * self._step[:, None]
+            self.root_translation = np.stack((travel[:, 0], np.zeros(self.num_characters), travel[:, 1]), axis=1)
+            self.root_yaw = travel[:, 2]
+            pose = self.local_pose
+            pose.translations[:, joint], pose.rotations[:, joint] = remove_planar(
+                pose.translations[:, joint], pose.rotations[:, joint]
+            )
         return self.local_pose
 
     def update(self, dt: Any) -> None:

@@ -2,18 +2,26 @@
 
 How to play
 -----------
-WASD or the arrow keys move relative to the camera, Shift runs, Space jumps. Drag the mouse (or
+WASD or the arrow keys move relative to the camera, Shift runs, Space jumps; Ctrl held strafes:
+the character keeps its facing and steps sideways or backwards. Drag the mouse (or
 hold Q/E to orbit, R/F to tilt) to turn the camera. Esc pauses (Esc again quits, Enter resumes),
 F1 shows the skeleton, the IK targets and the look-at point, F12 saves a screenshot into
 ``screenshots/``. When the game ends, Enter plays again.
 
 What to look at
 ---------------
-- **Walk, run and the blend between**: speed drives an idle/walk/run blend space; walk and run
-  share a sync group, so the feet land together at any speed, and the character moves by the
-  animation's root motion (or, for in-place clips, by their measured ground speed): no sliding.
-- **Jump**: a crossfade from the locomotion into a one-shot clip and back; **wave**: picking up
-  an item plays an arm-only layer (a per-joint mask) over whatever the legs do.
+- **A locomotion graph** (``game/demo/locomotion.toml``, :mod:`game.demo.graph_locomotion`):
+  states idle, locomotion, jump and land joined by inertialized transitions, the locomotion a
+  2-D directional blend space over the velocity in the character's frame (walk and run forwards,
+  backwards and sideways, synced). The player code sets parameters only — the velocity asked
+  for, grounded, a jump trigger — and the character moves by the graph's root motion, so the
+  feet do not slide at any blend. Hold Ctrl to strafe and see the 2-D blend space; the top-left
+  panel shows the graph's state (``game/demo/scripts/locomotion.txt`` tours every state:
+  ``--headless --frames 500 --script`` it). Models without the graph's clips (the shared files) play the
+  action-based locomotion instead: an idle/walk/run 1-D blend space with a sync group, root
+  motion or measured ground speeds, and a crossfaded jump clip.
+- **Wave**: picking up an item plays an arm-only layer (a per-joint mask) over whatever the
+  legs do — over the graph's pose (:meth:`engine.animator.Animator.advance` with ``base=``).
 - **Feet on uneven ground**: the hips drop to the lower foot's ground and two-bone IK puts each
   ankle on the terrain under it (F1 shows the targets).
 - **Head**: the neck and head aim at the nearest item, within yaw and pitch limits, easing in and
@@ -23,8 +31,11 @@ What to look at
 
 Engine functions it exercises
 -----------------------------
-:func:`engine.io.load_gltf` (the whole scene); :class:`engine.animator.Animator` (``action``,
-``fade_in``, ``fade_out``, ``set_mask``, ``blend_space_1d`` with a sync group, root motion) over
+:func:`engine.io.load_gltf` (the whole scene); :func:`engine.graph.load_graph`,
+:func:`engine.graph.bind_graph` with a root-motion joint, :class:`engine.graph.GraphRuntime`
+(parameters, triggers, inertialized transitions, a 2-D blend space);
+:class:`engine.animator.Animator` (``action``, ``fade_in``, ``fade_out``, ``set_mask``,
+``advance(dt, base=)``; for the fallback ``blend_space_1d`` with a sync group, root motion) over
 the scene's node hierarchy; :func:`engine.anim.ik.two_bone_ik`, :func:`engine.anim.ik.aim_ik`,
 :func:`engine.anim.local_to_model.model_from_pose`, :meth:`engine.anim.scene.Scene.frame`;
 :class:`engine.camera.FollowRig`, :func:`engine.camera.smooth_rotation`,
@@ -72,9 +83,10 @@ ORBIT_SPEED = 2.0
 MOUSE_SENSITIVITY = 0.006
 """Radians per pixel of mouse drag."""
 RUN_KEYS = frozenset({"left shift", "right shift"})
+STRAFE_KEYS = frozenset({"left ctrl", "right ctrl"})
 KEY_HELP = (
     "WASD / arrows   move",
-    "Shift  run     Space  jump",
+    "Shift  run     Space  jump     Ctrl  strafe",
     "mouse drag, Q/E, R/F   camera",
     "F1 skeleton   F12 screenshot   Esc pause",
 )
@@ -188,8 +200,9 @@ class DemoGame:
         pitch_input = ORBIT_SPEED * dt * controls.axis("f", "r") - MOUSE_SENSITIVITY * controls.mouse[1]
         self.control_yaw += yaw_input
         move = self._move_input(controls) if playing else np.zeros(3)
-        run = bool(controls.held & RUN_KEYS)
-        self.player.update(dt, move, run, playing and "space" in pressed, self.items.nearest(self.player.position))
+        run, strafe = bool(controls.held & RUN_KEYS), bool(controls.held & STRAFE_KEYS)
+        jump = playing and "space" in pressed
+        self.player.update(dt, move, run, jump, self.items.nearest(self.player.position), strafe=strafe)
         if playing:
             self._play(dt)
         self.clock += dt
@@ -306,7 +319,8 @@ class DemoGame:
         status: list[str | tuple[str, tuple[int, int, int]]] = [
             (f"Items {self.score} / {total}     Time {self.time_left:5.1f} s", ACCENT),
             ("headless: one 60 Hz step a frame" if self.headless else f"FPS {self._fps:3.0f}")
-            + f"     speed {self.player.speed:3.1f} m/s",
+            + f"     speed {self.player.speed:3.1f} m/s"
+            + (f"     graph: {self.player.graph.state}" if self.player.graph is not None else ""),
             (f"model: {self.model.name}", DIM),
         ]
         status += [(note, DIM) for note in (*self.model.notes, *self.player.notes)]

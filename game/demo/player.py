@@ -1,15 +1,23 @@
-"""The player character: a speed-driven blend space, a jump, a wave, and IK that fits it to the world.
+"""The player character: locomotion from an animation graph, a wave, and IK that fits it to the world.
 
 One :class:`Player` owns an :class:`~engine.animator.Animator` for one character and, each step:
 
-1. turns towards the move direction and eases its speed (frame-rate independent smoothing);
-2. sets the idle/walk/run :class:`~engine.animator.BlendSpace1D` to that speed (walk and run in a
-   sync group, so their feet land together), scaled by ``1 − jump weight`` so the jump's
-   crossfade is a real crossfade;
-3. moves by the animation: the root-motion delta when the clips carry it (the mannequin), else
-   each in-place clip's measured ground speed (:func:`game.model.analyze_gait`) times how far
-   its time advanced — the feet do not slide either way;
-4. fits the pose to the world, as the IK stage of the animator's staged frame
+1. turns towards the move direction (frame-rate independent smoothing) — unless strafing, which
+   keeps the facing — and eases the velocity it asks for, in its own frame;
+2. poses the body: with the locomotion graph (:mod:`game.demo.graph_locomotion`, the default
+   mannequin) it sets the graph's parameters only — that velocity, ``grounded`` and the ``jump``
+   trigger — and the graph chooses and blends (idle, a 2-D blend space of walks and runs in four
+   directions, jump, land, inertialized transitions); models without the graph's clips get the
+   action-based locomotion (:class:`Locomotion`: an idle/walk/run
+   :class:`~engine.animator.BlendSpace1D` with walk and run in a sync group, and a crossfaded
+   jump clip);
+3. plays the wave, an arm-only masked layer, over that pose
+   (:meth:`~engine.animator.Animator.advance` with the graph's pose as ``base``);
+4. moves by the animation: the graph's root motion (its clips play in place and the root's
+   travel is blended and inertialized with the pose), or the actions' root-motion delta, or each
+   in-place clip's measured ground speed (:func:`game.model.analyze_gait`) times how far its time
+   advanced — the feet do not slide; in a jump the take-off velocity carries on;
+5. fits the pose to the world, as the IK stage of the animator's staged frame
    (:meth:`~engine.animator.Animator.advance`, this stage, then
    :meth:`~engine.animator.Animator.finalize`): hips lowered to the lower foot's ground, then
    two-bone IK puts each ankle on the ground under it (:func:`~engine.anim.ik.two_bone_ik`), then
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,6 +60,7 @@ from engine.math import (
     trusted,
 )
 from engine.math._checks import FloatArray
+from game.demo.graph_locomotion import GRAPH, load_locomotion
 from game.demo.world import Terrain
 from game.model import Gait, Model, body_weights, playing_clips
 
@@ -222,19 +232,35 @@ class Player:
         The ground it walks on.
     position
         Start position ``(x, z)``; the character starts facing +Z.
+    graph
+        The locomotion graph document (:data:`game.demo.graph_locomotion.GRAPH`), or ``None``: the
+        action-based locomotion, which is also what a model without the graph's clips plays.
     """
 
-    def __init__(self, model: Model, terrain: Terrain, position: tuple[float, float] = (0.0, 0.0)) -> None:
+    def __init__(
+        self, model: Model, terrain: Terrain, position: tuple[float, float] = (0.0, 0.0), graph: Path | None = GRAPH
+    ) -> None:
         self.model = model
         self.terrain = terrain
         skeleton = self.skeleton = model.skeleton
         clips, roles = model.clips, model.roles
-        self.animator = Animator(skeleton, 1, root_motion=model.in_place, rest_threshold=1e-3)
-        self.locomotion = Locomotion(model, self.animator)
-        self.notes = list(self.locomotion.notes)
-        self.jump = self.animator.action(clips[roles.jump]).set_loop(Loop.ONCE) if roles.jump else None
-        if self.jump is None:
-            self.notes.append("no jump clip: Space does nothing")
+        self.graph = None if model.is_object or graph is None else load_locomotion(model, graph)
+        """The locomotion graph the character plays, or ``None`` (the actions of :attr:`locomotion`)."""
+        self.locomotion: Locomotion | None = None
+        """The action-based locomotion (models without the graph's clips), or ``None``."""
+        self.jump: Action | None = None
+        if self.graph is not None:  # the graph poses the body; the animator plays the wave over it
+            self.animator = Animator(skeleton, 1)
+            self.notes: list[str] = []
+        else:
+            self.animator = Animator(skeleton, 1, root_motion=model.in_place, rest_threshold=1e-3)
+            self.locomotion = Locomotion(model, self.animator)
+            self.notes = list(self.locomotion.notes)
+            self.jump = self.animator.action(clips[roles.jump]).set_loop(Loop.ONCE) if roles.jump else None
+            if self.jump is None:
+                self.notes.append("no jump clip: Space does nothing")
+            if not model.is_object:
+                self.notes.append("no strafe clips (no locomotion graph): Ctrl does nothing")
         self.wave = self.animator.action(clips[roles.wave]).set_loop(Loop.ONCE) if roles.wave else None
         self._wave_mask = np.zeros(skeleton.num_joints)
         if self.wave is not None:
@@ -262,6 +288,8 @@ class Player:
         self.velocity = np.zeros(3)
         """World velocity ``(3,)`` of the last step, m/s."""
         self._carried = np.zeros(3)  # horizontal velocity at take-off, kept through the jump
+        self._airborne = 0.0  # graph: eased weight of the jump's momentum (1 in the jump state)
+        self._wanted = np.zeros(3)  # graph: eased velocity asked for, in the character's frame
         self._ending: set[Action] = set()  # one-shot layers fading out
         self._wave_share = 0.0
         self._foot_offsets = np.zeros(2)
@@ -272,9 +300,15 @@ class Player:
         """World point the head aimed at last step, ``None`` when not looking."""
         self.ground = 0.0
         """Height of the playing clips' lowest point in the character frame (:meth:`game.model.Model.ground`)."""
-        self.locomotion.drive(0.0, 1.0)
-        self.animator.update(0.0)
-        self.ground = model.ground(body_weights(self.animator.actions, root=model.root))
+        if self.graph is not None:
+            self.animator.advance(0.0, base=self.graph.drive(0.0, np.zeros(3), self.facing))
+            self.animator.finalize()
+            self.ground = model.ground(self.graph.clip_weights())
+        else:
+            assert self.locomotion is not None
+            self.locomotion.drive(0.0, 1.0)
+            self.animator.update(0.0)
+            self.ground = model.ground(body_weights(self.animator.actions, root=model.root))
         self.clip_model = self.animator.model[0]
         """Model-space node matrices ``(N, 4, 4)`` as the clips posed them, before fitting to the world."""
         self.pose = self.animator.local_pose[0]
@@ -293,8 +327,17 @@ class Player:
 
     @property
     def jumping(self) -> bool:
-        """Whether the jump clip is playing."""
+        """Whether the jump clip is playing (graph: in its ``jump`` or ``land`` state)."""
+        if self.graph is not None:
+            return self.graph.state in ("jump", "land")
         return self.jump is not None and bool(self.jump.enabled[0])
+
+    @property
+    def jump_weight(self) -> float:
+        """How much the jump carries the character now, ``[0, 1]``: its momentum's share, the feet's IK off."""
+        if self.graph is not None:
+            return self._airborne
+        return float(self.jump.effective_weight[0]) if self.jump is not None else 0.0
 
     def world(self) -> FloatArray:
         """``(4, 4)`` scene world space → world: the placement lowered by :attr:`ground`, times the model's frame."""
@@ -308,7 +351,7 @@ class Player:
             self.wave.stop().fade_in(FADE_IN)
             self._ending.discard(self.wave)
 
-    def update(self, dt: float, move: Any, run: bool, jump: bool, look_at: Any = None) -> None:
+    def update(self, dt: float, move: Any, run: bool, jump: bool, look_at: Any = None, strafe: bool = False) -> None:
         """Advance one step of ``dt`` seconds.
 
         Parameters
@@ -323,30 +366,66 @@ class Player:
             Start a jump now (ignored while one plays).
         look_at
             ``(3,)`` world point for the head to look at, or ``None``.
+        strafe
+            Keep the facing and move sideways or backwards (the graph's 2-D blend space); without
+            the locomotion graph the character turns as usual.
         """
         move = np.asarray(move, dtype=float)
         amount = min(float(np.linalg.norm(move)), 1.0)
-        goal = amount * (self.locomotion.run_speed if run else self.locomotion.walk_speed)
-        self.speed += (goal - self.speed) * float(smoothing_alpha(dt, half_life=0.12))
-        if amount > 1e-6:
+        strafe = strafe and self.graph is not None
+        if amount > 1e-6 and not strafe:
             heading = quat_from_axis_angle(UP, np.arctan2(move[0], move[2]))
             self.facing = smooth_rotation(self.facing, heading, dt, half_life=0.08)
+        with trusted():  # the inputs are ours and checked once at load: skip the NaN scans
+            if self.graph is not None:
+                self._advance_graph(dt, move, amount, run, jump, strafe)
+            else:
+                self._advance_actions(dt, amount, run, jump)
+            self._fit_to_world(dt, look_at)  # ... the IK stage, editing the animator's pose in place ...
+            self.animator.finalize()  # ... then model matrices and palette, once
+            self.pose = self.animator.local_pose[0]
+            self.model_matrices = self.animator.model[0]
+            self.frame = self.model.scene_frame(self.model_matrices[None], playing_clips(self.animator.actions))
+
+    def _advance_graph(self, dt: float, move: FloatArray, amount: float, run: bool, jump: bool, strafe: bool) -> None:
+        """The graph's step: set its parameters, take its pose under the wave layer, move by its root motion."""
+        graph = self.graph
+        assert graph is not None
+        self._layers()
+        local = quat_rotate(quat_conjugate(self.facing), move) if strafe else amount * FORWARD
+        goal = local * [1.0, 0.0, 1.0] * graph.gait_speed(local, run)
+        self._wanted += (goal - self._wanted) * float(smoothing_alpha(dt, half_life=0.12))
+        self.speed = float(np.hypot(self._wanted[0], self._wanted[2]))
+        take_off = jump and not self.jumping
+        if take_off:
+            self._carried = self.velocity.copy()
+        pose = graph.drive(dt, quat_rotate(self.facing, self._wanted), self.facing, grounded=True, jump=take_off)
+        self.animator.advance(dt, base=pose)  # the blended local pose: the wave over the graph's
+        self.ground = self.model.ground(graph.clip_weights())
+        self._airborne += (float(graph.airborne) - self._airborne) * float(smoothing_alpha(dt, half_life=0.05))
+        self._move_by(dt, transform_vectors(self.model.motion_frame, graph.travel))
+
+    def _advance_actions(self, dt: float, amount: float, run: bool, jump: bool) -> None:
+        """The action-based step: blend-space speed, jump crossfade, wave layer; move by the animation."""
+        locomotion = self.locomotion
+        assert locomotion is not None
+        goal = amount * (locomotion.run_speed if run else locomotion.walk_speed)
+        self.speed += (goal - self.speed) * float(smoothing_alpha(dt, half_life=0.12))
         if jump and self.jump is not None and not self.jumping:
             self.jump.stop().fade_in(FADE_IN)
             self._ending.discard(self.jump)
             self._carried = self.velocity.copy()
         self._layers()
-
-        with trusted():  # the inputs are ours and checked once at load: skip the NaN scans
-            before = self.locomotion.clip_times()
-            self.animator.advance(dt)  # the staged frame: blended local pose ...
-            self.ground = self.model.ground(body_weights(self.animator.actions, root=self.model.root))
-            self._travel(dt, before)
-            self._fit_to_world(dt, look_at)  # ... the IK stage, editing it in place ...
-            self.animator.finalize()  # ... then model matrices and palette, once
-            self.pose = self.animator.local_pose[0]
-            self.model_matrices = self.animator.model[0]
-            self.frame = self.model.scene_frame(self.model_matrices[None], playing_clips(self.animator.actions))
+        before = locomotion.clip_times()
+        self.animator.advance(dt)  # the staged frame: blended local pose ...
+        self.ground = self.model.ground(body_weights(self.animator.actions, root=self.model.root))
+        if self.animator.root_joint is not None:
+            local = transform_vectors(self.model.motion_frame, self.animator.root_motion.translation[0])
+        elif locomotion.gaits:
+            local = locomotion.in_place_travel(before) * FORWARD
+        else:
+            local = self.speed * dt * FORWARD * (1.0 - self.jump_weight)
+        self._move_by(dt, local)
 
     def _layers(self) -> None:
         """Weights of this step: the locomotion gives way to the jump; the wave masks the joints it moves."""
@@ -356,8 +435,9 @@ class Player:
             if action.time[0] >= action.duration - ONE_SHOT_FADE:
                 action.fade_out(ONE_SHOT_FADE)
                 self._ending.add(action)
-        jump_weight = float(self.jump.effective_weight[0]) if self.jump is not None else 0.0
-        self.locomotion.drive(self.speed, 1.0 - jump_weight)
+        if self.locomotion is None:  # the graph: the wave's own mask and weight blend it over the graph's pose
+            return
+        self.locomotion.drive(self.speed, 1.0 - self.jump_weight)
         share = float(self.wave.effective_weight[0]) if self.wave is not None else 0.0
         if share != self._wave_share:
             others = 1.0 - share * self._wave_mask
@@ -365,17 +445,13 @@ class Player:
                 action.set_mask(others)
             self._wave_share = share
 
-    def _travel(self, dt: float, before: FloatArray) -> None:
-        """Move by the animation: root motion, or the in-place clips' ground speed; momentum in a jump."""
-        if self.animator.root_joint is not None:
-            local = transform_vectors(self.model.motion_frame, self.animator.root_motion.translation[0])
-        elif self.locomotion.gaits:
-            local = self.locomotion.in_place_travel(before) * FORWARD
-        else:
-            local = self.speed * dt * FORWARD * (1.0 - (self.jump.effective_weight[0] if self.jump else 0.0))
+    def _move_by(self, dt: float, local: FloatArray) -> None:
+        """Move by ``local`` ``(3,)`` (the animation's travel, character frame), with the jump's momentum."""
         step = quat_rotate(self.facing, local * [1.0, 0.0, 1.0])
-        if self.jump is not None:
-            step = step + float(self.jump.effective_weight[0]) * self._carried * dt
+        weight = self.jump_weight
+        if self.graph is not None:  # the jump state's momentum replaces the root motion
+            step = (1.0 - weight) * step
+        step = step + weight * self._carried * dt
         target = self.terrain.clamp(self.position + step)
         self.velocity = (target - self.position) * [1.0, 0.0, 1.0] / dt if dt > 0.0 else np.zeros(3)
         self.position = target
@@ -400,9 +476,8 @@ class Player:
         self.clip_model = self.animator.update_model().to_array()[0]
         world = self.world()
         to_skeleton = affine_inverse(world)
-        jump_weight = float(self.jump.effective_weight[0]) if self.jump is not None else 0.0
         if self.legs is not None:
-            self._plant_feet(dt, world, to_skeleton, 1.0 - jump_weight)
+            self._plant_feet(dt, world, to_skeleton, 1.0 - self.jump_weight)
         if self.head:
             self._look_at(dt, world, to_skeleton, look_at)
 

@@ -385,8 +385,9 @@ def test_head_turns_to_an_item_within_its_limits() -> None:
 
 
 def test_jump_crossfades_in_and_out() -> None:
+    """The action-based locomotion (models without the graph's clips; the graph's jump: test_demo_graph.py)."""
     model = cached_load()
-    player = Player(model, Terrain())
+    player = Player(model, Terrain(), graph=None)
     assert player.jump is not None
     player.update(STEP, np.zeros(3), run=False, jump=True)
     for _ in range(3):
