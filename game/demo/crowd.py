@@ -123,7 +123,8 @@ def crowd_records(scene: Scene) -> CrowdRecords:
     def place(nodes: np.ndarray, node_binds: FloatArray) -> int:
         start = int(nodes[0])
         contiguous = np.array_equal(nodes, np.arange(start, start + nodes.size))
-        if contiguous and all(not claimed[n] or np.array_equal(binds[n], b) for n, b in zip(nodes, node_binds)):
+        clash = claimed[nodes] & np.any(binds[nodes] != node_binds, axis=(1, 2))
+        if contiguous and not clash.any():
             binds[nodes], claimed[nodes] = node_binds, True
             return start
         first = count + len(extra_nodes)
@@ -160,8 +161,9 @@ def crowd_clip(model: Model, name: str, targets: int) -> Clip:
         if model.root_motion and channel.target == model.root and channel.path == "translation":
             values = np.array(channel.values)
             values[..., [0, 2]] = 0.0
-            channel = Channel(channel.target, channel.path, channel.interpolation, channel.times, values)
-        channels.append(channel)
+            channels.append(Channel(channel.target, channel.path, channel.interpolation, channel.times, values))
+        else:
+            channels.append(channel)
     return Clip(nodes.name, tuple(channels), targets, nodes.markers)
 
 
