@@ -20,6 +20,7 @@ from PIL import Image
 from engine.anim.blending import blend
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.sampling import sample
+from engine.anim.scene import SceneFrame
 from engine.anim.skinning import skin_vertices
 from engine.backend import evaluate_frame
 from engine.errors import GLContextError, InvalidInputError, SkeletonMismatchError
@@ -30,6 +31,7 @@ from game.demo.crowd import LOD_LIMITS, MAX_CROWD, Crowd, CrowdDemo
 from game.model import Model
 from tests.conftest import require_or_skip
 from tests.game.characters import cached_model
+from tests.game.scenes import GENERATED, generated_path
 
 STEP = 1.0 / 60.0
 
@@ -67,20 +69,20 @@ def run_crowd(directory: Path, *options: str) -> SimpleNamespace:
     return SimpleNamespace(code=code, program=made[0], pixels=pixels)
 
 
-def reference_palettes(model: Model, crowd: Crowd, characters: list[int]) -> np.ndarray:
-    """``(len(characters), J, 4, 4)`` skin palettes from :mod:`engine.anim`, one character at a time."""
-    skeleton, skin = model.skeleton, model.scene.skins[0]
-    out = []
+def reference_frame(model: Model, crowd: Crowd, characters: list[int]) -> SceneFrame:
+    """The scene frame of ``characters`` from :mod:`engine.anim`, one character at a time, stacked."""
+    skeleton = model.skeleton
+    worlds = []
     for c in characters:
         layers = []
         for k, name in enumerate(crowd.clip_names):
             pose = sample(model.scene.clips[name].nodes, skeleton.rest_pose, np.array([crowd.times[k, c]]))
-            pose.translations[:, model.root, [0, 2]] = 0.0  # played in place
+            if model.root_motion:
+                pose.translations[:, model.root, [0, 2]] = 0.0  # played in place
             layers.append(pose)
         local = blend(skeleton.rest_pose, layers, crowd.weights[:, c])
-        world = model_from_pose(skeleton, local)[0]
-        out.append(world[skin.joints] @ skin.inverse_bind_matrices)
-    return np.array(out)
+        worlds.append(model_from_pose(skeleton, local)[0])
+    return model.scene.frame(np.array(worlds))
 
 
 # --- headless runs ----------------------------------------------------------------------------
@@ -109,6 +111,17 @@ def test_a_crowd_beyond_one_storage_block_is_split(egl: None, tmp_path: Path, mo
     assert run.program.drawn_instances == 64
 
 
+@pytest.mark.gl
+def test_a_crowd_of_a_model_with_many_mesh_nodes_draws_each_primitive_once(egl: None, tmp_path: Path) -> None:
+    path = generated_path("rigid-mannequin")
+    run = run_crowd(tmp_path, "--crowd", "16", "--frames", "2", "--model", str(path))
+    assert run.code == 0
+    primitives = sum(len(instance.primitives) for instance in cached_model(path).scene.instances)
+    assert primitives > 20
+    assert run.program.draw_calls == primitives
+    assert run.program.drawn_instances == 16
+
+
 @pytest.mark.parametrize("value", ["0", "-3", str(MAX_CROWD + 1)])
 def test_bad_crowd_sizes_are_one_line_errors(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert demo_game.main(["--crowd", value, "--headless", "--frames", "1"]) == 2
@@ -128,19 +141,26 @@ def test_a_crowd_size_that_is_not_a_number_is_an_argparse_error(capsys: pytest.C
 # --- the palettes -----------------------------------------------------------------------------
 
 
-def test_the_uploaded_palettes_match_engine_anim(mannequin: Model) -> None:
-    crowd = Crowd(mannequin, 64)
+@pytest.mark.parametrize("name", ["mannequin", *GENERATED])
+def test_the_uploaded_palettes_match_engine_anim(name: str) -> None:
+    model = cached_model(None if name == "mannequin" else generated_path(name))
+    crowd = Crowd(model, 64)
     for _ in range(7):
         crowd.step(STEP)
     crowd.animate(np.zeros(3))  # the first frame: everyone is evaluated
     assert crowd.evaluated == 64
+    if name == "mannequin":  # one skin over nodes 0-24: the hierarchy's own records, no extra ones
+        assert crowd.records.skeleton.num_joints == model.skeleton.num_joints
     characters = [0, 17, 42, 63]
-    expected = reference_palettes(mannequin, crowd, characters)
-    first = crowd.records.offsets[0]
-    joints = expected.shape[1]
-    got = np.swapaxes(crowd.palettes[characters, first : first + joints], -1, -2)  # stored column-major
+    expected = reference_frame(model, crowd, characters)
+    got = np.swapaxes(crowd.palettes[characters], -1, -2)  # stored column-major
     assert got.dtype == np.float32
-    np.testing.assert_allclose(got, expected, atol=1e-5)
+    for instance, offset in zip(model.scene.instances, crowd.records.offsets, strict=True):
+        if instance.skin is None:  # a rigid mesh: its node's world matrix
+            np.testing.assert_allclose(got[:, offset], expected.world[:, instance.node], atol=1e-5)
+        else:  # a skinned one: its skin's palette, contiguous from its offset
+            skin = expected.skin_palettes[instance.skin]
+            np.testing.assert_allclose(got[:, offset : offset + skin.shape[1]], skin, atol=1e-5)
     assert np.ptp(crowd.times[0, characters]) > 0.1  # the characters really are at different phases
     assert np.ptp(crowd.weights[1, characters]) > 0.1  # and run weights
 
@@ -150,8 +170,8 @@ def test_the_characters_walk_in_place_on_the_ground(mannequin: Model) -> None:
     mesh = mannequin.scene.instances[0].primitives[0]
     joints = mannequin.scene.skins[0].num_joints
     lows, middles = [], []
-    for _ in range(80):
-        crowd.step(STEP)
+    for _ in range(40):  # 1.3 s: more than a walk or run cycle
+        crowd.step(2.0 * STEP)
         crowd.animate(np.zeros(3))
         palettes = np.swapaxes(crowd.palettes[:, :joints], -1, -2).astype(np.float64)
         vertices = skin_vertices(mesh, palettes)[0] @ crowd.worlds[:, :3, :3].transpose(0, 2, 1)
