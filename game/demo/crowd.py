@@ -114,8 +114,7 @@ def crowd_records(scene: Scene) -> CrowdRecords:
     """The palette records of ``scene`` as :class:`CrowdRecords` (skins first, then rigid instances)."""
     hierarchy = scene.hierarchy
     count = hierarchy.num_joints
-    binds = np.array(hierarchy.inverse_bind_matrices)
-    binds[:] = np.eye(4)
+    binds = np.tile(np.eye(4), (count, 1, 1))
     claimed = np.zeros(count, dtype=bool)
     extra_nodes: list[int] = []
     extra_binds: list[FloatArray] = []

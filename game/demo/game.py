@@ -87,13 +87,15 @@ def make_parser() -> argparse.ArgumentParser:
     parser.epilog = "keys: " + "; ".join(KEY_HELP) + "; Esc again quits"
     parser.add_argument("--items", type=int, default=8, help="items to collect (default 8)")
     parser.add_argument("--time", type=float, default=120.0, help="seconds to collect them (default 120)")
-    parser.add_argument("--seed", type=int, default=7, help="seed of the item layout (default 7)")
+    parser.add_argument(
+        "--seed", type=int, default=7, help="seed of the item layout (crowd mode: of the phases and places; default 7)"
+    )
     parser.add_argument(
         "--crowd",
         type=int,
         metavar="N",
         help=f"crowd mode instead of the game: N animated characters (1 to {MAX_CROWD}) with animation LOD, "
-        "one instanced draw, per-stage timings on screen (see game/demo/crowd.py)",
+        "one instanced draw, per-stage timings on screen (see game/demo/crowd.py); --items and --time do not apply",
     )
     return parser
 
