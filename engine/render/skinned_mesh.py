@@ -152,6 +152,10 @@ class PaletteBuffer:
 
     Several :class:`SkinnedMesh` objects (the primitives of one character) can draw from the
     same buffer, so a character's palette is uploaded once per frame whatever its mesh count.
+    One buffer is one storage block: a crowd of more than :attr:`max_characters` needs several
+    buffers, each primitive then drawn once per buffer (``game/demo/crowd.py`` does so). Palettes
+    already in the upload layout (:func:`engine.backend.evaluate_frame` writes them so) go in
+    with ``upload(palettes, packed=True)``, without a conversion or copy.
 
     Parameters
     ----------
