@@ -22,8 +22,8 @@ speed and slowly drifting run weight. Every frame:
 The overlay shows the FPS, the character count and draw calls, the LOD mix (how many characters
 update at each rate, how many were evaluated this frame), the median milliseconds of the three
 stages over the last :data:`TIMING_WINDOW` frames, and the frame backend
-(:func:`engine.backend.backend_description`). A headless run with ``--frames`` ends with the same
-medians over the whole run on stderr.
+(:func:`engine.backend.backend_description`). A run that stops after a number of frames (``--frames``,
+or headless) ends with one line of the medians over the whole run on stderr.
 
 Palette records
 ---------------
@@ -57,7 +57,7 @@ from engine.errors import InvalidInputError
 from engine.math import matrix_from_trs, quat_from_axis_angle, quat_rotate
 from engine.math._checks import FloatArray
 from engine.render import PaletteBuffer, SkinnedMesh
-from game.app import Controls, load_program_model, say
+from game.app import HEADLESS_FRAMES, Controls, load_program_model, say
 from game.demo.world import grass_texture, single_joint_mesh
 from game.model import Model
 from game.ui import ACCENT, DIM, Overlay
@@ -316,7 +316,9 @@ class CrowdDemo:
         self.prog = args.prog
         self.model = load_program_model(args)
         self.crowd = Crowd(self.model, count, args.seed)
-        self.frames = int(args.frames) if args.headless else 0
+        self.headless = bool(args.headless)
+        self.frames = int(args.frames) or (HEADLESS_FRAMES if self.headless else 0)
+        """The run's last frame (0: none), after which :meth:`summary` is said."""
         self.finished = False
         height = self.model.height
         self.target = np.array([0.0, 0.45 * height, 0.0])
@@ -421,7 +423,7 @@ class CrowdDemo:
         medians = self.median_ms(recent=True)
         lines: Sequence[str | tuple[str, tuple[int, int, int]]] = [
             (f"Crowd: {crowd.count} characters, {self.draw_calls} instanced draw call(s)", ACCENT),
-            ("headless: one 60 Hz step a frame" if self.frames else f"FPS {self._fps:3.0f}"),
+            ("headless: one 60 Hz step a frame" if self.headless else f"FPS {self._fps:3.0f}"),
             f"LOD  every frame {mix[1]}   2nd {mix[2]}   4th {mix[4]}   (evaluated {crowd.evaluated})",
             f"ms   animation {medians['animation']:.2f}   upload {medians['upload']:.2f}   draw {medians['draw']:.2f}",
             (f"backend: {backend_description()}", DIM),

@@ -89,7 +89,9 @@ def reference_frame(model: Model, crowd: Crowd, characters: list[int]) -> SceneF
 
 
 @pytest.mark.gl
-def test_a_headless_crowd_draws_every_character_in_one_call(egl: None, tmp_path: Path) -> None:
+def test_a_headless_crowd_draws_every_character_in_one_call(
+    egl: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = run_crowd(tmp_path, "--crowd", "64", "--frames", "5")
     assert run.code == 0  # 3 would be a GL error left in the context
     program = run.program
@@ -99,6 +101,9 @@ def test_a_headless_crowd_draws_every_character_in_one_call(egl: None, tmp_path:
     middle = run.pixels[20:80, 20:140]  # below the overlay panels
     figures = middle[..., 0] > middle[..., 1] + 10.0  # tan figures; sky and grass are bluer or greener
     assert figures.sum() > 50
+    notes = [line for line in capsys.readouterr().err.splitlines() if "note: crowd of 64" in line]
+    assert len(notes) == 1  # the run's medians, said once at the end
+    assert "median ms per frame over 5 frames: animation" in notes[0]
 
 
 @pytest.mark.gl
