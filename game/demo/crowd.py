@@ -67,7 +67,7 @@ MAX_CROWD = 100_000
 SKY = (0.58, 0.72, 0.88)
 LIGHT = (-0.55, -0.75, -0.35)
 SPACING = 0.9
-"""Grid spacing, in model heights."""
+"""Grid spacing, in model sizes (the larger of the height and the horizontal extent over the clips)."""
 LOD_LIMITS = (16.0, 28.0)
 """Camera distances, in model heights, within which a character updates every frame, every 2nd; beyond: every 4th."""
 LOD_RATES = (1, 2, 4)
@@ -218,7 +218,8 @@ class Crowd:
         self.drift = rng.uniform(0.0, 2.0 * np.pi, count)
         self.clock = 0.0
         side = int(np.ceil(np.sqrt(count)))
-        spacing = SPACING * model.height
+        footprint = model.motion_bounds(self.clip_names).size[[0, 2]].max()  # a fox is longer than tall
+        spacing = SPACING * max(model.height, float(footprint))
         row, column = np.divmod(np.arange(count), side)
         jitter = rng.uniform(-0.15, 0.15, (2, count)) * spacing
         self.extent = 0.5 * (side - 1) * spacing
