@@ -307,7 +307,8 @@ class CrowdDemo:
     drawn_instances
         Characters drawn by each primitive in the last frame (summed over the buffers).
     timings
-        Milliseconds of each stage (:data:`STAGES`), one entry per rendered frame.
+        Milliseconds of each stage (:data:`STAGES`), one entry per rendered frame of a run with
+        a frame limit (a window without ``--frames`` keeps the last :data:`TIMING_WINDOW` only).
     """
 
     title = "ossa-crowd"
@@ -397,10 +398,11 @@ class CrowdDemo:
         self.draw_calls = calls
         self.drawn_instances = sum(buffer.characters for buffer in self.buffers) if self.meshes else 0
         for stage, seconds in zip(STAGES, (animated - start, uploaded - animated, drawn - uploaded), strict=True):
-            self.timings[stage].append(1e3 * seconds)
             self._recent[stage].append(1e3 * seconds)
+            if self.frames:
+                self.timings[stage].append(1e3 * seconds)
         self._draw_overlay()
-        if len(self.timings["draw"]) == self.frames:
+        if self.frames and len(self.timings["draw"]) == self.frames:
             say(self.prog, "note", self.summary())
 
     def median_ms(self, recent: bool = False) -> dict[str, float]:
