@@ -347,11 +347,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns the exit status.
     """
-    return app.main(_program, make_parser(), argv)
-
-
-def _program(args: argparse.Namespace) -> app.Program:
-    """The crowd mode for ``--crowd N``, else the game."""
-    if args.crowd is not None:
-        return CrowdDemo(args)
-    return DemoGame(args)
+    return app.main(lambda args: CrowdDemo(args) if args.crowd is not None else DemoGame(args), make_parser(), argv)
