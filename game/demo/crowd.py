@@ -190,6 +190,11 @@ class Crowd:
         The :class:`~engine.backend.UpdateSchedule` (animation LOD).
     positions
         ``(C, 3)`` where each character stands (on ``y = 0``).
+    clip_names
+        The clips of layers 0 and 1 (walk and run).
+    times, weights
+        ``(2, C)`` each layer's clip time and weight this frame (both clips at the same phase;
+        the weights sum to 1).
     evaluated
         How many characters the last :meth:`animate` evaluated.
     """
