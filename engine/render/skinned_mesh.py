@@ -152,6 +152,10 @@ class PaletteBuffer:
 
     Several :class:`SkinnedMesh` objects (the primitives of one character) can draw from the
     same buffer, so a character's palette is uploaded once per frame whatever its mesh count.
+    One buffer is one storage block: a crowd of more than :attr:`max_characters` needs several
+    buffers, each primitive then drawn once per buffer (``game/demo/crowd.py`` does so). Palettes
+    already in the upload layout (:func:`engine.backend.evaluate_frame` writes them so) go in
+    with ``upload(palettes, packed=True)``, without a conversion or copy.
 
     Parameters
     ----------
@@ -205,32 +209,47 @@ class PaletteBuffer:
                 f"(at most {self.max_characters} characters per draw)"
             )
 
-    def upload(self, palettes: Any) -> None:
+    def upload(self, palettes: Any, *, packed: bool = False) -> None:
         """Write all characters' palettes in one buffer upload (DQS: then convert them on the GPU).
 
         Parameters
         ----------
         palettes
-            ``(C, J, 4, 4)`` model-space skinning matrices, float64 or float32.
+            ``(C, J, 4, 4)`` model-space skinning matrices, float64 or float32; with ``packed``,
+            float32 data already in the upload layout (:func:`pack_palette`'s, and
+            :func:`engine.backend.evaluate_frame`'s ``out``): C-contiguous ``(C, J, 16)`` or
+            ``(C, J, 4, 4)`` with each matrix stored column-major. It is written as it is, without
+            a conversion or a copy.
+        packed
+            Whether ``palettes`` is already packed (see above).
 
         Raises
         ------
         InvalidInputError
-            Wrong shape, more characters than fit (checked before any conversion), or (while
-            :func:`engine.math.validating`) NaN/inf in the float32 data or, for DQS, a
-            zero-length basis column; nothing is uploaded then.
+            Wrong shape (or, ``packed``, not C-contiguous float32), more characters than fit
+            (checked before any conversion), or (while :func:`engine.math.validating`) NaN/inf
+            in the float32 data or, for DQS, a zero-length basis column; nothing is uploaded then.
         SkeletonMismatchError
             ``J`` differs from ``joint_count``.
         """
         shape = np.shape(palettes)
-        if len(shape) != 4 or shape[2:] != (4, 4) or shape[0] < 1:
-            raise InvalidInputError(f"palettes must have shape (C, J, 4, 4) with C ≥ 1, got {shape}")
+        tail = ((16,), (4, 4)) if packed else ((4, 4),)
+        if len(shape) not in (3, 4) or shape[2:] not in tail or shape[0] < 1:
+            expected = "(C, J, 16) or (C, J, 4, 4)" if packed else "(C, J, 4, 4)"
+            raise InvalidInputError(f"palettes must have shape {expected} with C ≥ 1, got {shape}")
         if shape[1] != self.joint_count:
             raise SkeletonMismatchError(
                 f"palettes have {shape[1]} joints per character, this buffer was made for {self.joint_count}"
             )
         self._check_fits(shape[0])
-        matrices = pack_palette(palettes)
+        if packed:
+            if not isinstance(palettes, np.ndarray) or palettes.dtype != np.float32 or not palettes.flags.c_contiguous:
+                got = f"{palettes.dtype}" if isinstance(palettes, np.ndarray) else type(palettes).__name__
+                raise InvalidInputError(f"packed palettes must be a C-contiguous float32 array, got {got}")
+            matrices = palettes.reshape(shape[0], shape[1], 16)
+            _check_finite_packed(matrices, "palettes", "character, joint")
+        else:
+            matrices = pack_palette(palettes)
         if self.method == "dqs":
             _check_dq_basis(matrices)
         count = shape[0] * self.joint_count

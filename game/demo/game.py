@@ -64,6 +64,7 @@ from engine.math import matrix_from_trs
 from engine.render import DebugDraw, SceneRenderer, SkinnedMesh
 from game import app
 from game.app import Controls, load_program_model
+from game.demo.crowd import MAX_CROWD, CrowdDemo
 from game.demo.player import Player
 from game.demo.world import Collectibles, Terrain, disc, gem, single_joint_mesh, sphere
 from game.ui import ACCENT, DIM, Overlay
@@ -98,7 +99,16 @@ def make_parser() -> argparse.ArgumentParser:
     parser.epilog = "keys: " + "; ".join(KEY_HELP) + "; Esc again quits"
     parser.add_argument("--items", type=int, default=8, help="items to collect (default 8)")
     parser.add_argument("--time", type=float, default=120.0, help="seconds to collect them (default 120)")
-    parser.add_argument("--seed", type=int, default=7, help="seed of the item layout (default 7)")
+    parser.add_argument(
+        "--seed", type=int, default=7, help="seed of the item layout (crowd mode: of the phases and places; default 7)"
+    )
+    parser.add_argument(
+        "--crowd",
+        type=int,
+        metavar="N",
+        help=f"crowd mode instead of the game: N animated characters (1 to {MAX_CROWD}) with animation LOD, "
+        "one instanced draw, per-stage timings on screen (see game/demo/crowd.py); --items and --time do not apply",
+    )
     return parser
 
 
@@ -347,5 +357,8 @@ class DemoGame:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the demo with command-line ``argv`` (``None``: ``sys.argv``); returns the exit status."""
-    return app.main(DemoGame, make_parser(), argv)
+    """Run the demo (or, with ``--crowd N``, the crowd mode) with command-line ``argv`` (``None``: ``sys.argv``).
+
+    Returns the exit status.
+    """
+    return app.main(lambda args: CrowdDemo(args) if args.crowd is not None else DemoGame(args), make_parser(), argv)
