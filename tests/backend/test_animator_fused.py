@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.anim import Clip, Skeleton
+from engine.anim import Channel, Clip, Skeleton
 from engine.anim.blending import subtree_mask
 from engine.anim.ik import two_bone_ik
 from engine.animator import Animator, Loop
@@ -203,6 +203,22 @@ def test_no_blended_action_and_additive_only(mannequin: Rig) -> None:
         animator.action(mannequin.clips["add"], additive=True).play()
         animator.action(mannequin.clips["walk"])  # made, never played
         animator.update(0.4)
+        results.append((animator.local_pose.rotations, animator.palette))
+    for fused, numpy in zip(*results, strict=True):
+        np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
+
+
+def test_clips_with_morph_weight_channels(mannequin: Rig) -> None:
+    """A clip that also animates morph weights (a scene's clip) plays its pose on both paths alike."""
+    walk = mannequin.clips["walk"]
+    times = np.linspace(0.0, walk.duration, 5)
+    morph = Channel(6, "weights", "LINEAR", times, np.random.default_rng(1).uniform(0.0, 1.0, (5, 2)))
+    clip = Clip("walk_and_blink", [*walk.channels, morph], walk.num_targets)
+    results = []
+    for backend in ("numba", "numpy"):
+        animator = Animator(mannequin.skeleton, 4, backend=backend)
+        animator.action(clip).play()
+        animator.update(np.array([0.1, 0.35, 0.6, 0.95]))
         results.append((animator.local_pose.rotations, animator.palette))
     for fused, numpy in zip(*results, strict=True):
         np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
