@@ -17,7 +17,7 @@ from engine.anim.blending import REST_THRESHOLD, blend
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time, wrap_raw
 from engine.anim.ik import IKResult, apply_corrections
-from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
+from engine.anim.layout import POSE_WIDTHS, MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import Planar, remove_planar
@@ -63,8 +63,8 @@ class Animator:
         decides when it is set; otherwise numba when it is installed and ``num_characters >=``
         :data:`FUSED_MIN_CHARACTERS`, else numpy. Both give the same results to rounding
         (1e-12). Fades, warps, sync groups, loop modes, markers, additive layers and IK stages
-        run the same code on both; frames with root motion sample and blend with numpy (the
-        root is made in-place per layer before the blend, which the kernels do not do).
+        run the same code on both; with root motion the kernels blend every joint and numpy
+        makes the root joint again (in place per layer, then blended), as the numpy path does.
 
     Attributes
     ----------
@@ -412,11 +412,14 @@ class Animator:
         if not active:
             self.pose_buffer.assign(self._rest)
             self.root_motion = RootMotion.still(self.num_characters)
-        elif self.backend == "numba" and self.root_joint is None:
+        elif self.backend == "numba":
             self._buffer_frame().sample_blend(
                 times, effective * self._blended, threshold=self.rest_threshold, backend=self._requested
             )
-            self.root_motion = RootMotion.still(self.num_characters)
+            if self.root_joint is None:
+                self.root_motion = RootMotion.still(self.num_characters)
+            else:
+                self._root_in_place(active, times, start, wraps)
         else:
             self._sample_blend(active, times, start, wraps)
         self._add_layers(times)
@@ -444,6 +447,43 @@ class Animator:
             masks = np.stack([np.ones(self.skeleton.num_joints) if a.mask is None else a.mask for a in active])
         stacked, threshold = layers.first_layers(len(active)), self.rest_threshold
         blend(self._rest, stacked, effective[rows], masks, threshold=threshold, out=local, workspace=ws)
+        norm = np.maximum(root_weight, self.rest_threshold)
+        self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
+
+    def _root_in_place(self, active: list[Action], times: FloatArray, start: FloatArray, wraps: FloatArray) -> None:
+        """After the fused blend: the root joint made again as :meth:`_sample_blend` makes it; :attr:`root_motion`.
+
+        The kernels blend the root as sampled; the numpy path blends it in place (planar motion
+        removed per layer). Blending is per joint, so only the root differs: each weighted
+        action's root track (the root alone) is sampled, made in place and blended here, and
+        replaces the kernels' root.
+        """
+        root, ws, count = self.root_joint, self._workspace, self.num_characters
+        assert root is not None
+        effective = self._table.effective
+        motion = Planar(np.zeros(count), np.zeros(count, dtype=np.complex128))
+        root_weight = np.zeros(count)
+        masks = None
+        if any(a.mask is not None for a in active):
+            masks = np.array([[1.0 if a.mask is None else a.mask[root]] for a in active])
+        with ws.scope():
+            t, r, sc = (ws.empty((len(active), width, 1, count)) for width in POSE_WIDTHS)
+            stacked = PoseBuffer(t, r, sc, (count,))
+            for k, action in enumerate(active):  # loop over weighted layers
+                track, row = action._root, action._row
+                assert track is not None
+                slot = sample(track.compiled, track.rest, times[row], out=stacked.layer(k), workspace=ws)
+                delta = track.delta(start[row], times[row], wraps[row], action.duration, action.loop)
+                w = effective[row] * (1.0 if action.mask is None else action.mask[root])
+                motion = Planar(motion.yaw + w * delta.yaw, motion.w + w * delta.w)
+                root_weight += w
+                in_place = remove_planar(slot.translations[:, 0].T, slot.rotations[:, 0].T)
+                slot.translations[:, 0], slot.rotations[:, 0] = in_place[0].T, in_place[1].T
+            rows, rest = [a._row for a in active], self._rest.joints([root])
+            blended = PoseBuffer.scratch(ws, (count,), 1)
+            blend(rest, stacked, effective[rows], masks, threshold=self.rest_threshold, out=blended, workspace=ws)
+            for mine, theirs in zip(self.pose_buffer.arrays(), blended.arrays(), strict=True):
+                mine[:, root] = theirs[:, 0]
         norm = np.maximum(root_weight, self.rest_threshold)
         self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
 

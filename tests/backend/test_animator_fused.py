@@ -4,10 +4,10 @@ One scenario per rig, played frame by frame on both paths and compared after eve
 1e-12 (float64): crossfades (one warped), a sync group, a masked layer, an additive layer, IK
 corrections between advance and finalize (two_bone_ik on the legs through apply_corrections),
 action times put one float ulp either side of the clip ends (np.nextafter) and on them, at
-30/60/144 FPS and at random per-character dt. Root motion is the one frame shape the kernels do
-not take: those frames fall back to the numpy sample + blend (tested: no fused call, same
-results). The numpy path is the reference the rest of the suite already checks against the bare
-engine.anim functions (tests/test_animator.py).
+30/60/144 FPS and at random per-character dt; with and without root motion (the kernels blend
+every joint, then numpy makes the root joint again, in place per layer, and the travel, as the
+numpy path does). The numpy path is the reference the rest of the suite already checks against
+the bare engine.anim functions (tests/test_animator.py).
 """
 
 from __future__ import annotations
@@ -144,8 +144,9 @@ def test_mannequin_fused_equals_numpy(mannequin: Rig, step: float | None, count:
 
 @pytest.mark.assets
 @pytest.mark.parametrize("step", FPS_STEPS.values(), ids=FPS_STEPS.keys())
-def test_fox_fused_equals_numpy(fox: Rig, step: float | None) -> None:
-    assert_same(play(fox, "numba", 9, step), play(fox, "numpy", 9, step))
+@pytest.mark.parametrize("root", [None, "b_Root_00"], ids=["in-place", "root-motion"])
+def test_fox_fused_equals_numpy(fox: Rig, step: float | None, root: str | None) -> None:
+    assert_same(play(fox, "numba", 9, step, root_motion=root), play(fox, "numpy", 9, step, root_motion=root))
 
 
 def test_the_fused_path_runs_the_kernels(mannequin: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,17 +168,29 @@ def test_the_fused_path_runs_the_kernels(mannequin: Rig, monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize("step", [1 / 60, None], ids=["60fps", "random-dt"])
-def test_root_motion_frames_fall_back_to_numpy_and_stay_equal(
-    mannequin: Rig, step: float | None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    reference = play(mannequin, "numpy", 5, step, root_motion="root")
-    calls = []
-    original = buffers.BufferFrame.sample_blend
-    monkeypatch.setattr(buffers.BufferFrame, "sample_blend", lambda *a, **k: calls.append(1) or original(*a, **k))
-    fused = play(mannequin, "numba", 5, step, root_motion="root")
-    assert not calls  # the pose step of a root-motion frame is numpy's
+@pytest.mark.parametrize("count", [1, 70])
+def test_root_motion_on_the_fused_path(mannequin: Rig, step: float | None, count: int) -> None:
+    """The kernels blend every joint, numpy makes the root again in place: the numpy path's pose and travel."""
+    reference = play(mannequin, "numpy", count, step, root_motion="root")
+    fused = play(mannequin, "numba", count, step, root_motion="root")
     assert np.abs(reference[-1]["root_translation"]).max() > 1e-3  # the characters did travel
     assert_same(fused, reference)
+
+
+def test_root_motion_of_a_masked_root(mannequin: Rig) -> None:
+    """A layer whose mask weighs the root less: its share of the root and of the travel, on both paths."""
+    results = []
+    for backend in ("numba", "numpy"):
+        animator = Animator(mannequin.skeleton, 5, backend=backend, root_motion="root")
+        mask = np.ones(mannequin.skeleton.num_joints)
+        mask[0] = 0.3
+        animator.action(mannequin.clips["walk"]).play()
+        animator.action(mannequin.clips["run"], mask=mask).play().set_effective_weight(0.6)
+        for _ in range(10):
+            animator.update(1 / 30)
+        results.append((animator.local_pose.translations, animator.palette, animator.root_motion.translation))
+    for fused, numpy in zip(*results, strict=True):
+        np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
 
 
 def test_backend_rule(mannequin: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
