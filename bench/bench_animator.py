@@ -5,8 +5,8 @@ back and forth (one warped), an upper-body wave on a mask, an additive lean; "+ 
 two_bone_ik stage on the left leg (apply_corrections between advance and finalize); "+ root
 motion" builds the animator with ``root_motion="root"`` (those frames sample and blend with numpy
 on both paths, the kernels only compose). Cells are wall-clock medians in ms per update at 60 FPS
-(the minimum in brackets: the machine is shared); the fused path runs on every thread numba sees
-(``OSSA_THREADS`` to change it; a thread per 32 characters at most).
+(the minimum in brackets: the machine is shared); the fused path runs on one thread unless
+``OSSA_THREADS`` is set (then on that many, a thread per 32 characters at most).
 
 Run: ``python bench/bench_animator.py`` (about a minute; ``--quick`` for less).
 """

@@ -7,6 +7,7 @@ only. The math is in :mod:`engine.anim` (see the package docstring for the order
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,7 +30,7 @@ from engine.animator.markers import fire_markers
 from engine.animator.root_motion import RootMotion, RootTrack
 from engine.animator.sync import BlendSpace1D, SyncGroup
 from engine.animator.table import ActionTable
-from engine.backend import BACKENDS, ClipBank, FrameState, active_backend
+from engine.backend import BACKENDS, ClipBank, FrameState, active_backend, default_threads
 from engine.backend.buffers import BufferFrame
 from engine.backend.select import forced
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -65,6 +66,7 @@ class Animator:
         (1e-12). Fades, warps, sync groups, loop modes, markers, additive layers and IK stages
         run the same code on both; with root motion the kernels blend every joint and numpy
         makes the root joint again (in place per layer, then blended), as the numpy path does.
+        The fused calls run on one thread unless ``OSSA_THREADS`` is set.
 
     Attributes
     ----------
@@ -219,6 +221,7 @@ class Animator:
             )
         weights = self._check_mask(mask)
         played = additive_clip(clip, self.skeleton, reference) if additive else clip
+        self._frame = None  # the fused kernels' state is made again with one more layer
         action = Action(self, len(self._actions), played, additive=additive)
         action.set_mask(weights)
         if self.root_joint is not None and not additive:
@@ -227,7 +230,6 @@ class Animator:
         self._actions.append(action)
         self._by_clip[key] = action
         self._layers = None  # re-made for the new action count
-        self._frame = None
         self._has_blended |= not additive
         return action
 
@@ -513,7 +515,7 @@ class Animator:
         if self._frame is None:
             blended = [a for a in self._actions if not a.additive]
             bank = ClipBank(self.skeleton, [a._compiled for a in blended])
-            state = FrameState(bank, layers=len(self._actions), characters=self.num_characters)
+            state = FrameState(bank, layers=len(self._actions), characters=self.num_characters, threads=_threads())
             for k, action in enumerate(blended):
                 state.play(action._row, k)
             for action in self._actions:
@@ -526,6 +528,17 @@ class Animator:
         """Keep the fused kernels' masks in step with ``action``'s."""
         if self._frame is not None:
             self._frame.state.set_mask(action._row, action.mask)
+
+
+def _threads() -> int:
+    """Threads of the Animator's fused calls: ``OSSA_THREADS`` when set, else 1.
+
+    Not every CPU by default, unlike a crowd's :class:`~engine.backend.FrameState`: the Animator's
+    two calls a frame sit between numpy work, and with the other cores busy (a game's render and
+    audio threads, other processes) each parallel call waits for a descheduled worker; measured
+    on a shared 2-core machine, 2 threads made a 100-character update 10× slower than 1.
+    """
+    return default_threads() if os.environ.get("OSSA_THREADS") else 1
 
 
 def _default_backend(count: int) -> str:

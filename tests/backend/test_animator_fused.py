@@ -235,3 +235,39 @@ def test_clips_with_morph_weight_channels(mannequin: Rig) -> None:
         results.append((animator.local_pose.rotations, animator.palette))
     for fused, numpy in zip(*results, strict=True):
         np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
+
+
+def test_one_thread_unless_ossa_threads_says(mannequin: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OSSA_THREADS", raising=False)
+    animator = Animator(mannequin.skeleton, 100, backend="numba")
+    animator.action(mannequin.clips["walk"]).play()
+    animator.update(0.1)
+    assert animator._frame is not None
+    assert animator._frame.state.threads == 1
+    monkeypatch.setenv("OSSA_THREADS", "2")
+    animator.action(mannequin.clips["run"])  # a new action: the kernels' state is made again
+    animator.update(0.1)
+    assert animator._frame is not None
+    assert animator._frame.state.threads == 2
+
+
+def test_actions_added_and_masks_changed_mid_play(mannequin: Rig) -> None:
+    """The kernels' state follows new actions and runtime masks (made again / updated in place)."""
+    results = []
+    upper = subtree_mask(mannequin.skeleton, "spine")
+    for backend in ("numba", "numpy"):
+        animator = Animator(mannequin.skeleton, 20, backend=backend)
+        walk = animator.action(mannequin.clips["walk"]).play()
+        frames = []
+        for frame in range(12):
+            if frame == 3:
+                animator.action(mannequin.clips["wave"], mask=upper).play().set_effective_weight(0.8)
+            if frame == 6:
+                walk.set_mask(1.0 - 0.5 * upper)
+            if frame == 9:
+                animator.action(mannequin.clips["lean_look"], additive=True).play()
+            animator.update(1 / 60)
+            frames.append(animator.palette)
+        results.append(frames)
+    for fused, numpy in zip(*results, strict=True):
+        np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
