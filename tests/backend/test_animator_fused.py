@@ -261,11 +261,11 @@ def test_actions_added_and_masks_changed_mid_play(mannequin: Rig) -> None:
         frames = []
         for frame in range(12):
             if frame == 3:
-                animator.action(mannequin.clips["wave"], mask=upper).play().set_effective_weight(0.8)
+                animator.action(mannequin.clips["upper"], mask=upper).play().set_effective_weight(0.8)
             if frame == 6:
                 walk.set_mask(1.0 - 0.5 * upper)
             if frame == 9:
-                animator.action(mannequin.clips["lean_look"], additive=True).play()
+                animator.action(mannequin.clips["add"], additive=True).play()
             animator.update(1 / 60)
             frames.append(animator.palette)
         results.append(frames)
