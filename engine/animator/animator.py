@@ -344,7 +344,7 @@ class Animator:
         skeleton); after edits reported with :meth:`pose_changed` only their subtrees are (one
         partial recomputation each, root-most first). Nothing is done when it is up to date.
         """
-        if self.backend == "numba" and (self._stale is None or self._stale) and self._has_blended:
+        if self.backend == "numba" and self._stale is None and self._has_blended:
             self._buffer_frame().finalize(backend=self._requested)  # every joint, and the palette with them
             self._palette_stale = False
         elif self._stale is None:
