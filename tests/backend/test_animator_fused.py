@@ -271,3 +271,17 @@ def test_actions_added_and_masks_changed_mid_play(mannequin: Rig) -> None:
         results.append(frames)
     for fused, numpy in zip(*results, strict=True):
         np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("threshold", [0.1, 1.0, 3.0])
+def test_rest_threshold(mannequin: Rig, threshold: float) -> None:
+    """Small total weights let the rest pose fill in below ``rest_threshold``, alike on both paths."""
+    results = []
+    for backend in ("numba", "numpy"):
+        animator = Animator(mannequin.skeleton, 6, backend=backend, rest_threshold=threshold)
+        animator.action(mannequin.clips["walk"]).play().set_effective_weight(np.linspace(0.0, 0.5, 6))
+        animator.action(mannequin.clips["run"]).play().set_effective_weight(np.linspace(0.5, 2.0, 6))
+        animator.update(0.37)
+        results.append((animator.local_pose.rotations, animator.local_pose.translations, animator.palette))
+    for fused, numpy in zip(*results, strict=True):
+        np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
