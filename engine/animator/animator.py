@@ -437,12 +437,9 @@ class Animator:
             row = action._row
             slot = sample(action._compiled, self._rest, times[row], out=layers.layer(k), workspace=ws)
             if root is not None and action._root is not None:
-                delta = action._root.delta(start[row], times[row], wraps[row], action.duration, action.loop)
-                w = effective[row] * (1.0 if action.mask is None else action.mask[root])
+                delta, w = self._in_place(action, slot, root, start, times, wraps)
                 motion = Planar(motion.yaw + w * delta.yaw, motion.w + w * delta.w)
                 root_weight += w
-                in_place = remove_planar(slot.translations[:, root].T, slot.rotations[:, root].T)
-                slot.translations[:, root], slot.rotations[:, root] = in_place[0].T, in_place[1].T
         rows = [a._row for a in active]
         masks = None
         if any(a.mask is not None for a in active):
@@ -472,15 +469,12 @@ class Animator:
             t, r, sc = (ws.empty((len(active), width, 1, count)) for width in POSE_WIDTHS)
             stacked = PoseBuffer(t, r, sc, (count,))
             for k, action in enumerate(active):  # loop over weighted layers
-                track, row = action._root, action._row
+                track = action._root
                 assert track is not None
-                slot = sample(track.compiled, track.rest, times[row], out=stacked.layer(k), workspace=ws)
-                delta = track.delta(start[row], times[row], wraps[row], action.duration, action.loop)
-                w = effective[row] * (1.0 if action.mask is None else action.mask[root])
+                slot = sample(track.compiled, track.rest, times[action._row], out=stacked.layer(k), workspace=ws)
+                delta, w = self._in_place(action, slot, 0, start, times, wraps)
                 motion = Planar(motion.yaw + w * delta.yaw, motion.w + w * delta.w)
                 root_weight += w
-                in_place = remove_planar(slot.translations[:, 0].T, slot.rotations[:, 0].T)
-                slot.translations[:, 0], slot.rotations[:, 0] = in_place[0].T, in_place[1].T
             rows, rest = [a._row for a in active], self._rest.joints([root])
             blended = PoseBuffer.scratch(ws, (count,), 1)
             blend(rest, stacked, effective[rows], masks, threshold=self.rest_threshold, out=blended, workspace=ws)
@@ -488,6 +482,22 @@ class Animator:
                 mine[:, root] = theirs[:, 0]
         norm = np.maximum(root_weight, self.rest_threshold)
         self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
+
+    def _in_place(
+        self, action: Action, slot: PoseBuffer, at: int, start: FloatArray, times: FloatArray, wraps: FloatArray
+    ) -> tuple[Planar, FloatArray]:
+        """Remove the planar motion of joint ``at`` of ``action``'s sampled ``slot`` (the root); its travel and weight.
+
+        Returns the root's planar delta of this frame ``(C,)`` and the action's weight on the root.
+        """
+        assert action._root is not None
+        assert self.root_joint is not None
+        row = action._row
+        delta = action._root.delta(start[row], times[row], wraps[row], action.duration, action.loop)
+        w = self._table.effective[row] * (1.0 if action.mask is None else action.mask[self.root_joint])
+        in_place = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T)
+        slot.translations[:, at], slot.rotations[:, at] = in_place[0].T, in_place[1].T
+        return delta, w
 
     def _add_layers(self, times: FloatArray) -> None:
         """Add the weighted additive actions into :attr:`pose_buffer`, in creation order (numpy jobs, both backends)."""
