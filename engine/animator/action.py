@@ -198,6 +198,7 @@ class Action:
         self._mask = self._animator._check_mask(mask)
         if self.additive:
             self._animator._compact_additive(self)
+        self._animator._mask_changed(self)
         return self
 
     def set_effective_weight(self, weight: Any, characters: Any = None) -> Action:

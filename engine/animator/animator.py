@@ -7,6 +7,7 @@ only. The math is in :mod:`engine.anim` (see the package docstring for the order
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from engine.anim.blending import REST_THRESHOLD, blend
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time, wrap_raw
 from engine.anim.ik import IKResult, apply_corrections
-from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
+from engine.anim.layout import POSE_WIDTHS, MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import Planar, remove_planar
@@ -29,8 +30,15 @@ from engine.animator.markers import fire_markers
 from engine.animator.root_motion import RootMotion, RootTrack
 from engine.animator.sync import BlendSpace1D, SyncGroup
 from engine.animator.table import ActionTable
+from engine.backend import BACKENDS, ClipBank, FrameState, active_backend, default_threads
+from engine.backend.buffers import BufferFrame
+from engine.backend.select import forced
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray, as_array, trusted
+
+#: Fewest characters for which an Animator picks the fused kernels by itself (``backend=None``
+#: with numba available and ``OSSA_BACKEND`` unset); ``OSSA_BACKEND=numba`` fuses at any count.
+FUSED_MIN_CHARACTERS = 16
 
 
 class Animator:
@@ -49,6 +57,16 @@ class Animator:
         Total weight per joint below which the rest pose fills in (see
         :func:`~engine.anim.blending.blend`); default
         :data:`~engine.anim.blending.REST_THRESHOLD` = 1, the same as ``blend``'s.
+    backend
+        ``"numba"``: sample + blend and local→model + palette run on the fused compiled kernels
+        of :mod:`engine.backend` (:class:`~engine.backend.buffers.BufferFrame`); ``"numpy"``:
+        the batched numpy jobs of :mod:`engine.anim`. ``None`` (default): ``OSSA_BACKEND``
+        decides when it is set; otherwise numba when it is installed and ``num_characters >=``
+        :data:`FUSED_MIN_CHARACTERS`, else numpy. Both give the same results to rounding
+        (1e-12). Fades, warps, sync groups, loop modes, markers, additive layers and IK stages
+        run the same code on both; with root motion the kernels blend every joint and numpy
+        makes the root joint again (in place per layer, then blended), as the numpy path does.
+        The fused calls run on one thread unless ``OSSA_THREADS`` is set.
 
     Attributes
     ----------
@@ -61,6 +79,8 @@ class Animator:
         (:class:`~engine.anim.layout.MatrixBuffer`). Jobs take them as inputs and as ``out=``.
     root_motion
         :class:`RootMotion` of the last update (zeros without a root-motion joint).
+    backend
+        ``"numba"`` (the fused kernels) or ``"numpy"``: see the parameter.
     """
 
     def __init__(
@@ -70,7 +90,10 @@ class Animator:
         *,
         root_motion: str | int | None = None,
         rest_threshold: float = REST_THRESHOLD,
+        backend: str | None = None,
     ) -> None:
+        if backend is not None and backend not in BACKENDS:
+            raise InvalidInputError(f"backend must be one of {BACKENDS} or None, got {backend!r}")
         if int(num_characters) < 1:
             raise InvalidInputError(f"num_characters must be at least 1, got {num_characters}")
         if not rest_threshold > 0.0:
@@ -102,6 +125,11 @@ class Animator:
         """
         self._stale: set[int] | None = set()  # joints whose subtrees need model matrices; None: all
         self._palette_stale = False
+        self.backend = backend or _default_backend(self.num_characters)
+        self._requested = backend  # None: the active backend (resolve's fallback applies)
+        self._blended = np.zeros((0, 1))  # (A, 1): 1 for the blended actions, 0 for the additive ones
+        self._has_blended = False  # whether any action blends (the fused kernels need one clip)
+        self._frame: BufferFrame | None = None  # the fused kernels' state, made when first needed
 
     @property
     def local_pose(self) -> Pose:
@@ -193,6 +221,7 @@ class Animator:
             )
         weights = self._check_mask(mask)
         played = additive_clip(clip, self.skeleton, reference) if additive else clip
+        self._frame = None  # the fused kernels' state is made again with one more layer
         action = Action(self, len(self._actions), played, additive=additive)
         action.set_mask(weights)
         if self.root_joint is not None and not additive:
@@ -201,6 +230,7 @@ class Animator:
         self._actions.append(action)
         self._by_clip[key] = action
         self._layers = None  # re-made for the new action count
+        self._has_blended |= not additive
         return action
 
     def _check_mask(self, mask: Any) -> FloatArray | None:
@@ -318,7 +348,10 @@ class Animator:
         skeleton); after edits reported with :meth:`pose_changed` only their subtrees are (one
         partial recomputation each, root-most first). Nothing is done when it is up to date.
         """
-        if self._stale is None:
+        if self.backend == "numba" and self._stale is None and self._has_blended:
+            self._buffer_frame().finalize(backend=self._requested)  # every joint, and the palette with them
+            self._palette_stale = False
+        elif self._stale is None:
             model_from_pose(self.skeleton, self.pose_buffer, out=self.model_buffer, workspace=self._workspace)
         elif self._stale:
             for joint in _subtree_roots(self.skeleton.parents, self._stale):
@@ -380,9 +413,29 @@ class Animator:
         return self._layers
 
     def _pose(self, times: FloatArray, start: FloatArray, wraps: FloatArray, base: Pose) -> None:
-        layers, ws, local = self._layer_buffer(), self._workspace, self.pose_buffer
         effective = self._table.effective
         active = [a for a in self._actions if not a.additive and effective[a._row].any()]
+        if not active:
+            self.pose_buffer.assign(base)
+            self.root_motion = RootMotion.still(self.num_characters)
+        elif self.backend == "numba" and base is self._rest:  # the kernels fill in the rest pose only
+            self._buffer_frame().sample_blend(
+                times, effective * self._blended, threshold=self.rest_threshold, backend=self._requested
+            )
+            if self.root_joint is None:
+                self.root_motion = RootMotion.still(self.num_characters)
+            else:
+                self._root_in_place(active, times, start, wraps)
+        else:
+            self._sample_blend(active, times, start, wraps, base)
+        self._add_layers(times)
+
+    def _sample_blend(
+        self, active: list[Action], times: FloatArray, start: FloatArray, wraps: FloatArray, base: Pose
+    ) -> None:
+        """The numpy jobs: sample each weighted action (its root in place), blend over ``base``; :attr:`root_motion`."""
+        layers, ws, local = self._layer_buffer(), self._workspace, self.pose_buffer
+        effective = self._table.effective
         root = self.root_joint
         motion = Planar(np.zeros(self.num_characters), np.zeros(self.num_characters, dtype=np.complex128))
         root_weight = np.zeros(self.num_characters)
@@ -390,21 +443,71 @@ class Animator:
             row = action._row
             slot = sample(action._compiled, self._rest, times[row], out=layers.layer(k), workspace=ws)
             if root is not None and action._root is not None:
-                delta = action._root.delta(start[row], times[row], wraps[row], action.duration, action.loop)
-                w = effective[row] * (1.0 if action.mask is None else action.mask[root])
+                delta, w = self._in_place(action, slot, root, start, times, wraps)
                 motion = Planar(motion.yaw + w * delta.yaw, motion.w + w * delta.w)
                 root_weight += w
-                in_place = remove_planar(slot.translations[:, root].T, slot.rotations[:, root].T)
-                slot.translations[:, root], slot.rotations[:, root] = in_place[0].T, in_place[1].T
-        if active:
-            rows = [a._row for a in active]
-            masks = None
-            if any(a.mask is not None for a in active):
-                masks = np.stack([np.ones(self.skeleton.num_joints) if a.mask is None else a.mask for a in active])
-            stacked, threshold = layers.first_layers(len(active)), self.rest_threshold
-            blend(base, stacked, effective[rows], masks, threshold=threshold, out=local, workspace=ws)
-        else:
-            local.assign(base)
+        rows = [a._row for a in active]
+        masks = None
+        if any(a.mask is not None for a in active):
+            masks = np.stack([np.ones(self.skeleton.num_joints) if a.mask is None else a.mask for a in active])
+        stacked, threshold = layers.first_layers(len(active)), self.rest_threshold
+        blend(base, stacked, effective[rows], masks, threshold=threshold, out=local, workspace=ws)
+        norm = np.maximum(root_weight, self.rest_threshold)
+        self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
+
+    def _root_in_place(self, active: list[Action], times: FloatArray, start: FloatArray, wraps: FloatArray) -> None:
+        """After the fused blend: the root joint made again as :meth:`_sample_blend` makes it; :attr:`root_motion`.
+
+        The kernels blend the root as sampled; the numpy path blends it in place (planar motion
+        removed per layer). Blending is per joint, so only the root differs: each weighted
+        action's root track (the root alone) is sampled, made in place and blended here, and
+        replaces the kernels' root.
+        """
+        root, ws, count = self.root_joint, self._workspace, self.num_characters
+        assert root is not None
+        effective = self._table.effective
+        motion = Planar(np.zeros(count), np.zeros(count, dtype=np.complex128))
+        root_weight = np.zeros(count)
+        masks = None
+        if any(a.mask is not None for a in active):
+            masks = np.array([[1.0 if a.mask is None else a.mask[root]] for a in active])
+        with ws.scope():
+            t, r, sc = (ws.empty((len(active), width, 1, count)) for width in POSE_WIDTHS)
+            stacked = PoseBuffer(t, r, sc, (count,))
+            for k, action in enumerate(active):  # loop over weighted layers
+                track = action._root
+                assert track is not None
+                slot = sample(track.compiled, track.rest, times[action._row], out=stacked.layer(k), workspace=ws)
+                delta, w = self._in_place(action, slot, 0, start, times, wraps)
+                motion = Planar(motion.yaw + w * delta.yaw, motion.w + w * delta.w)
+                root_weight += w
+            rows, rest = [a._row for a in active], self._rest.joints([root])
+            blended = PoseBuffer.scratch(ws, (count,), 1)
+            blend(rest, stacked, effective[rows], masks, threshold=self.rest_threshold, out=blended, workspace=ws)
+            for mine, theirs in zip(self.pose_buffer.arrays(), blended.arrays(), strict=True):
+                mine[:, root] = theirs[:, 0]
+        norm = np.maximum(root_weight, self.rest_threshold)
+        self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
+
+    def _in_place(
+        self, action: Action, slot: PoseBuffer, at: int, start: FloatArray, times: FloatArray, wraps: FloatArray
+    ) -> tuple[Planar, FloatArray]:
+        """Remove the planar motion of joint ``at`` of ``action``'s sampled ``slot`` (the root); its travel and weight.
+
+        Returns the root's planar delta of this frame ``(C,)`` and the action's weight on the root.
+        """
+        assert action._root is not None
+        assert self.root_joint is not None
+        row = action._row
+        delta = action._root.delta(start[row], times[row], wraps[row], action.duration, action.loop)
+        w = self._table.effective[row] * (1.0 if action.mask is None else action.mask[self.root_joint])
+        in_place = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T)
+        slot.translations[:, at], slot.rotations[:, at] = in_place[0].T, in_place[1].T
+        return delta, w
+
+    def _add_layers(self, times: FloatArray) -> None:
+        """Add the weighted additive actions into :attr:`pose_buffer`, in creation order (numpy jobs, both backends)."""
+        ws, local, effective = self._workspace, self.pose_buffer, self._table.effective
         for action in self._actions:  # additive layers, in creation order
             row = action._row
             if action.additive and action._joints is not None and action._joints.size and effective[row].any():
@@ -418,8 +521,48 @@ class Animator:
                     moved = add_into((t, r, s), delta_pose.arrays(), np.broadcast_to(weight, r.shape[1:]), axis=0)
                     for array, values in zip(local.arrays(), moved, strict=True):
                         array[:, joints] = values
-        norm = np.maximum(root_weight, self.rest_threshold)
-        self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
+
+    def _buffer_frame(self) -> BufferFrame:
+        """The fused kernels' state over :attr:`pose_buffer`, :attr:`model_buffer`, :attr:`palette_buffer`.
+
+        One layer per action, playing that action's clip; additive actions' layers keep weight 0
+        (their deltas are added afterwards, as on the numpy path). Made again when actions are added.
+        """
+        if self._frame is None:
+            blended = [a for a in self._actions if not a.additive]
+            bank = ClipBank(self.skeleton, [a._compiled for a in blended])
+            state = FrameState(bank, layers=len(self._actions), characters=self.num_characters, threads=_threads())
+            for k, action in enumerate(blended):
+                state.play(action._row, k)
+            for action in self._actions:
+                state.set_mask(action._row, action.mask)
+            self._blended = np.array([[0.0] if a.additive else [1.0] for a in self._actions])
+            self._frame = BufferFrame(state, self.pose_buffer, self.model_buffer, self.palette_buffer)
+        return self._frame
+
+    def _mask_changed(self, action: Action) -> None:
+        """Keep the fused kernels' masks in step with ``action``'s."""
+        if self._frame is not None:
+            self._frame.state.set_mask(action._row, action.mask)
+
+
+def _threads() -> int:
+    """Threads of the Animator's fused calls: ``OSSA_THREADS`` when set, else 1.
+
+    Not every CPU by default, unlike a crowd's :class:`~engine.backend.FrameState`: the Animator's
+    two calls a frame sit between numpy work, and with the other cores busy (a game's render and
+    audio threads, other processes) each parallel call waits for a descheduled worker; measured
+    on a shared 2-core machine, 2 threads made a 100-character update 10× slower than 1.
+    """
+    return default_threads() if os.environ.get("OSSA_THREADS") else 1
+
+
+def _default_backend(count: int) -> str:
+    """The backend for ``backend=None``: ``OSSA_BACKEND``'s, else numba from :data:`FUSED_MIN_CHARACTERS` up."""
+    name = active_backend()
+    if name == "numba" and not forced() and count < FUSED_MIN_CHARACTERS:
+        return "numpy"
+    return name
 
 
 def _subtree_roots(parents: IntArray, joints: set[int]) -> list[int]:

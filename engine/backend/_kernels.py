@@ -43,7 +43,7 @@ _COSINE = np.array([(-1.0) ** k / math.factorial(2 * k) for k in range(32)])
 
 _POLY, _SLERP, _REST = range(3)  # group kinds of engine.backend.bank
 # Unsigned offsets: numba wraps negative signed indices around (a select per access), unsigned ones not.
-_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15 = (np.uint64(i) for i in range(1, 16))
+_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12 = (np.uint64(i) for i in range(13))
 
 #: A character's scratch: ``SCRATCH_ROWS`` rows of ``J`` float64, then its model matrices.
 _ACC = 0  # blended t (3), q (4), s (3); total weight; reference rotation (4); "has a reference" flag
@@ -117,6 +117,10 @@ def _character(
     the model matrices and the palette (and ``model_out`` when it has rows) are written; without
     it the local pose is written to ``local``. Returns 1 (nothing written) when a time is not
     finite or a weight negative or not finite, else 0.
+
+    ``local`` (three ``(C, J, width)`` arrays), ``palette`` ``(C, J, 4, 4)`` (``palette[c, j, k]``
+    is column ``k`` of the matrix: column-major) and ``model_out`` ``(C, J, 4, 4)`` may be strided
+    views: the crowd passes C-ordered arrays, the Animator its batch-innermost buffers transposed.
 
     Flat indices into the table are unsigned on purpose: numba wraps negative signed indices
     around (a select per access), which keeps these loops from vectorising.
@@ -341,28 +345,28 @@ def _character(
         model[o + _4], model[o + _5], model[o + _6], model[o + _7] = m10, m11, m12, m13
         model[o + _8], model[o + _9], model[o + _10], model[o + _11] = m20, m21, m22, m23
         b = np.uint64(16 * j)  # inverse_bind[j] in the flat inverse binds: row i at b + 4 i
-        out = np.uint64((c * n + j) * 16)  # palette[c, j] in the flat palette: column k at out + 4 k
+        uc, uj = np.uint64(c), np.uint64(j)  # palette[c, j, k] is column k of the matrix (column-major)
         if affine:  # inverse binds with last row 0 0 0 1 (the usual case): 36 products, not 48
             for k in range(3):
-                column, bk = out + np.uint64(4 * k), b + np.uint64(k)
+                uk, bk = np.uint64(k), b + np.uint64(k)
                 b0, b1, b2 = inverse_bind[bk], inverse_bind[bk + _4], inverse_bind[bk + _8]
-                palette[column] = m00 * b0 + m01 * b1 + m02 * b2
-                palette[column + _1] = m10 * b0 + m11 * b1 + m12 * b2
-                palette[column + _2] = m20 * b0 + m21 * b1 + m22 * b2
-                palette[column + _3] = 0.0
+                palette[uc, uj, uk, _0] = m00 * b0 + m01 * b1 + m02 * b2
+                palette[uc, uj, uk, _1] = m10 * b0 + m11 * b1 + m12 * b2
+                palette[uc, uj, uk, _2] = m20 * b0 + m21 * b1 + m22 * b2
+                palette[uc, uj, uk, _3] = 0.0
             b0, b1, b2 = inverse_bind[b + _3], inverse_bind[b + _7], inverse_bind[b + _11]
-            palette[out + _12] = m00 * b0 + m01 * b1 + m02 * b2 + m03
-            palette[out + _13] = m10 * b0 + m11 * b1 + m12 * b2 + m13
-            palette[out + _14] = m20 * b0 + m21 * b1 + m22 * b2 + m23
-            palette[out + _15] = 1.0
+            palette[uc, uj, _3, _0] = m00 * b0 + m01 * b1 + m02 * b2 + m03
+            palette[uc, uj, _3, _1] = m10 * b0 + m11 * b1 + m12 * b2 + m13
+            palette[uc, uj, _3, _2] = m20 * b0 + m21 * b1 + m22 * b2 + m23
+            palette[uc, uj, _3, _3] = 1.0
         else:
             for k in range(4):
-                column, bk = out + np.uint64(4 * k), b + np.uint64(k)
+                uk, bk = np.uint64(k), b + np.uint64(k)
                 b0, b1, b2, b3 = inverse_bind[bk], inverse_bind[bk + _4], inverse_bind[bk + _8], inverse_bind[bk + _12]
-                palette[column] = m00 * b0 + m01 * b1 + m02 * b2 + m03 * b3
-                palette[column + _1] = m10 * b0 + m11 * b1 + m12 * b2 + m13 * b3
-                palette[column + _2] = m20 * b0 + m21 * b1 + m22 * b2 + m23 * b3
-                palette[column + _3] = b3
+                palette[uc, uj, uk, _0] = m00 * b0 + m01 * b1 + m02 * b2 + m03 * b3
+                palette[uc, uj, uk, _1] = m10 * b0 + m11 * b1 + m12 * b2 + m13 * b3
+                palette[uc, uj, uk, _2] = m20 * b0 + m21 * b1 + m22 * b2 + m23 * b3
+                palette[uc, uj, uk, _3] = b3
         if model_out.shape[0]:
             model_out[c, j, 0, 0], model_out[c, j, 0, 1], model_out[c, j, 0, 2], model_out[c, j, 0, 3] = (
                 m00,
@@ -414,11 +418,10 @@ def run_serial(
     ``B`` blocks; the serial driver uses block 0.
     """
     work, model = scratch[0][0], scratch[1][0]
-    flat = palette.reshape(-1)
     skipped = 0
     for i in range(characters.size):
         skipped += _character(
-            characters[i], layers, masks, threshold, bank, work, model, local, flat, model_out, blend, compose
+            characters[i], layers, masks, threshold, bank, work, model, local, palette, model_out, blend, compose
         )
     return skipped
 
@@ -440,13 +443,12 @@ def run_parallel(
     """:func:`run_serial` with one contiguous block of characters per scratch block, blocks in parallel."""
     blocks = scratch[0].shape[0]
     count = characters.size
-    flat = palette.reshape(-1)
     skipped = 0
     for b in prange(blocks):
         work, model = scratch[0][b], scratch[1][b]
         for i in range(b * count // blocks, (b + 1) * count // blocks):
             skipped += _character(
-                characters[i], layers, masks, threshold, bank, work, model, local, flat, model_out, blend, compose
+                characters[i], layers, masks, threshold, bank, work, model, local, palette, model_out, blend, compose
             )
     return skipped
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from engine.anim.blending import blend
+from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.sampling import sample
@@ -99,3 +100,11 @@ def model_and_palette(bank: ClipBank, local: Pose, workspace: dict[str, Any]) ->
         model_from_pose(bank.skeleton, local, out=model)
         skinning_palette(bank.skeleton, model, out=palette)
     return model, palette
+
+
+def buffer_matrices(
+    bank: ClipBank, local: PoseBuffer, model: MatrixBuffer, palette: MatrixBuffer, workspace: Workspace
+) -> None:
+    """Model matrices and skinning palette of a pose buffer, into the given buffers (the Animator's jobs)."""
+    model_from_pose(bank.skeleton, local, out=model, workspace=workspace)
+    skinning_palette(bank.skeleton, model, out=palette, workspace=workspace)

@@ -138,6 +138,8 @@ class ClipBank:
         target_count = 0
         for one in packed:
             for group in one.groups:
+                if group.path not in COMPONENT:  # morph weights: pose sampling ignores them, as sample() does
+                    continue
                 joints_of_group = np.arange(joints)[group.targets]
                 arcs = group.angle_rows.start if group.angle_rows is not None else 0
                 kind = SLERP if group.kind == "slerp" else POLY

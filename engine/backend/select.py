@@ -44,6 +44,11 @@ def active_backend() -> str:
     return str(_state["name"])
 
 
+def forced() -> bool:
+    """Whether ``OSSA_BACKEND`` names the backend (``numba`` or ``numpy``, not unset or ``auto``)."""
+    return bool(_state["forced"])
+
+
 def check_backend(backend: str | None) -> str:
     """``backend`` validated, or the active backend when ``None``."""
     if backend is None:

@@ -75,11 +75,11 @@ def test_a_frame_allocates_nothing(mannequin_bank, threads):
     state = FrameState(mannequin_bank, 2, count, threads=threads).play(1, "run")
     palette = state.new_palette()
     times, weights = np.zeros((2, count)), np.full((2, count), 0.5)
-    evaluate_frame(state, times, weights, out=palette)
+    evaluate_frame(state, times, weights, out=palette, backend="numba")
     tracemalloc.start()
     for _ in range(5):
         times += 1 / 60
-        evaluate_frame(state, times, weights, out=palette)
+        evaluate_frame(state, times, weights, out=palette, backend="numba")
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 4_000  # a palette is 1.6 MB, one (2, C) float array 16 kB
