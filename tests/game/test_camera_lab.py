@@ -35,6 +35,7 @@ from game.camera_lab.lab import CameraLab, build_parser, main
 from tests.conftest import ROOT, require_or_skip
 from tests.game.characters import cached_model
 from tests.game.isolation import in_fresh_process
+from tests.game.programs import run_recorded
 
 SIZE = "480x270"
 SCRIPT = """
@@ -258,17 +259,8 @@ def run_lab(directory: Path, script: str, *options: str) -> SimpleNamespace:
     """``main`` with ``script`` as input, in ``directory``; the exit code and the recorded steps."""
     path = directory / "input.txt"
     path.write_text(script)
-    made: list[Recorder] = []
-
-    def factory(args: argparse.Namespace) -> Recorder:
-        made.append(Recorder(args))
-        return made[-1]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(directory)
-        patch.setattr(app, "load_model", cached_model)
-        patch.setattr(lab_module, "CameraLab", factory)
-        code = main(["--script", str(path), "--size", SIZE, *options])
+    argv = ["--script", str(path), "--size", SIZE, *options]
+    code, made = run_recorded(main, lab_module, "CameraLab", Recorder, directory, argv, cached_model)
     steps = made[0].steps if made else []
     return SimpleNamespace(code=code, directory=directory, steps=steps)
 

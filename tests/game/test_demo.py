@@ -39,6 +39,7 @@ from game.model import load_model
 from tests.conftest import ROOT, require_or_skip
 from tests.game.characters import cached_model
 from tests.game.isolation import in_fresh_process
+from tests.game.programs import run_recorded
 
 cached_load = cached_model
 STEP = 1.0 / 60.0
@@ -76,17 +77,8 @@ def run_demo(directory: Path, script: str, *options: str) -> SimpleNamespace:
     """``main`` with ``script`` as input, in ``directory``, at 320x180; the exit code and the recorded game."""
     path = directory / "input.txt"
     path.write_text(script)
-    made: list[Recorder] = []
-
-    def factory(args: argparse.Namespace) -> Recorder:
-        made.append(Recorder(args))
-        return made[-1]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(directory)
-        patch.setattr(app, "load_model", cached_load)
-        patch.setattr(demo_game, "DemoGame", factory)
-        code = main(["--script", str(path), "--size", "320x180", *options])
+    argv = ["--script", str(path), "--size", "320x180", *options]
+    code, made = run_recorded(main, demo_game, "DemoGame", Recorder, directory, argv, cached_load)
     game = made[0]
     return SimpleNamespace(
         code=code, game=game, directory=directory, positions=np.array(game.positions), views=np.array(game.views)

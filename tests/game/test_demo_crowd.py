@@ -7,7 +7,6 @@ skin's inverse binds); the LOD against the same crowd evaluated in full every fr
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,12 +24,12 @@ from engine.anim.skinning import skin_vertices
 from engine.backend import evaluate_frame
 from engine.errors import GLContextError, InvalidInputError, SkeletonMismatchError
 from engine.render import PaletteBuffer, create_context, pack_palette, release_context
-from game import app
 from game.demo import game as demo_game
 from game.demo.crowd import LOD_LIMITS, MAX_CROWD, Crowd, CrowdDemo
 from game.model import Model
 from tests.conftest import require_or_skip
 from tests.game.characters import cached_model
+from tests.game.programs import run_recorded
 from tests.game.scenes import GENERATED, generated_path
 
 STEP = 1.0 / 60.0
@@ -53,17 +52,8 @@ def egl() -> None:
 
 def run_crowd(directory: Path, *options: str) -> SimpleNamespace:
     """``main --crowd ...`` headless at 160x90 in ``directory``; the exit code, the program and the screenshot."""
-    made: list[CrowdDemo] = []
-
-    def factory(args: argparse.Namespace) -> CrowdDemo:
-        made.append(CrowdDemo(args))
-        return made[-1]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(directory)
-        patch.setattr(app, "load_model", cached_model)
-        patch.setattr(demo_game, "CrowdDemo", factory)
-        code = demo_game.main(["--headless", "--size", "160x90", "--screenshot", "shot.png", *options])
+    argv = ["--headless", "--size", "160x90", "--screenshot", "shot.png", *options]
+    code, made = run_recorded(demo_game.main, demo_game, "CrowdDemo", CrowdDemo, directory, argv, cached_model)
     with Image.open(directory / "shot.png") as image:
         pixels = np.asarray(image, dtype=float)
     return SimpleNamespace(code=code, program=made[0], pixels=pixels)

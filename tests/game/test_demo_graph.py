@@ -22,7 +22,6 @@ from engine.anim import sample
 from engine.errors import GLContextError
 from engine.math import quat_rotate, transform_points
 from engine.render import create_context
-from game import app
 from game.app import Controls
 from game.demo import game as demo_game
 from game.demo.game import DemoGame, main
@@ -32,6 +31,7 @@ from game.demo.world import Terrain
 from game.model import load_model
 from tests.conftest import require_or_skip
 from tests.game.characters import cached_model
+from tests.game.programs import run_recorded
 from tests.game.test_placement import FlatTerrain
 
 STEP = 1.0 / 60.0
@@ -69,17 +69,8 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     context.__exit__(None, None, None)
     context.release()
     directory = tmp_path_factory.mktemp("demo_graph")
-    made: list[Recorder] = []
-
-    def factory(args: argparse.Namespace) -> Recorder:
-        made.append(Recorder(args))
-        return made[-1]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(directory)
-        patch.setattr(app, "load_model", cached_model)
-        patch.setattr(demo_game, "DemoGame", factory)
-        code = main(["--script", str(SCRIPT), "--size", "320x180", "--headless", "--frames", str(FRAMES)])
+    argv = ["--script", str(SCRIPT), "--size", "320x180", "--headless", "--frames", str(FRAMES)]
+    code, made = run_recorded(main, demo_game, "DemoGame", Recorder, directory, argv, cached_model)
     game = made[0]
     return SimpleNamespace(
         code=code,
