@@ -5,6 +5,9 @@ an ``Xvfb`` server started here for the session (``-displayfd`` lets the server 
 number, so parallel sessions do not collide) and stopped at the end. Without Xvfb the tests skip,
 or fail under ``OSSA_REQUIRE_GL=1`` (CI installs it).
 
+``egl`` (module scope) checks once that a headless OpenGL 4.3 context can be made, skipping (or
+failing under ``OSSA_REQUIRE_GL=1``) otherwise, and leaves no context bound.
+
 Before each window test it also unbinds any EGL context still current on this thread: a headless
 context left current (``create_context(standalone=True)`` makes it current, ``release()`` does not
 unbind it) makes the window's ``glXMakeCurrent`` fail with ``BadAccess``, and Xlib then ends the
@@ -23,6 +26,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from engine.errors import GLContextError
+from engine.render import create_context
 from tests.conftest import require_or_skip
 
 XVFB_START_SECONDS = 20.0
@@ -96,3 +101,14 @@ def x_display() -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def egl() -> None:
+    """A headless OpenGL 4.3 context can be made here (skip, or fail under ``OSSA_REQUIRE_GL=1``, if not)."""
+    try:
+        context = create_context(standalone=True)
+    except GLContextError as exc:
+        require_or_skip(f"no OpenGL 4.3 context for the headless runs: {exc}", "OSSA_REQUIRE_GL")
+    context.__exit__(None, None, None)  # unbind it: a context left current would block a window's
+    context.release()

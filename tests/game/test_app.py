@@ -19,15 +19,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.errors import GLContextError, InvalidInputError
-from engine.render import create_context
+from engine.errors import InvalidInputError
 from game import app
 from game.app import HEADLESS_FRAMES, frame_limit, key_name, parse_args, parse_size, read_script
 from game.blend_testbed import testbed as testbed_module
 from game.blend_testbed.report import WEIGHTS_FILE
 from game.camera_lab import lab as lab_module
 from game.demo import game as demo_module
-from tests.conftest import ROOT, require_or_skip
+from tests.conftest import ROOT
 from tests.game.characters import cached_models
 
 PROGRAMS: dict[str, Callable[[list[str] | None], int]] = {
@@ -42,16 +41,6 @@ PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
 }
 LINE = re.compile(r"^python -m game\.(demo|blend_testbed|camera_lab|contact_sheet): (error|warning|note): \S.*$")
 """How every message line a program prints looks."""
-
-
-@pytest.fixture(scope="module")
-def egl() -> None:
-    try:
-        context = create_context(standalone=True)
-    except GLContextError as exc:
-        require_or_skip(f"no OpenGL 4.3 context for the headless runs: {exc}", "OSSA_REQUIRE_GL")
-    context.__exit__(None, None, None)
-    context.release()
 
 
 def errors_of(program: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:

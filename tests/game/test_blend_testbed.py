@@ -23,16 +23,14 @@ import pytest
 from PIL import Image
 
 from engine.anim import Pose, Skeleton, blend
-from engine.errors import GLContextError, InvalidInputError
+from engine.errors import InvalidInputError
 from engine.math import quat_angle, quat_from_axis_angle
-from engine.render import create_context
 from game import app
 from game.app import FIXED_DT, Controls, read_script
 from game.blend_testbed import BlendTestbed, build_parser, main
 from game.blend_testbed.methods import angular_errors, blend_three_ways, flip_layer, naive_blend
 from game.blend_testbed.report import ERRORS_FILE, PLOT_FILE, WEIGHTS_FILE
 from game.blend_testbed.testbed import body_masks
-from tests.conftest import require_or_skip
 from tests.game.characters import cached_model
 from tests.helpers import assert_quat_allclose
 
@@ -86,14 +84,6 @@ def run_scripted(directory: Path, script: str, *options: str) -> SimpleNamespace
         code = main(argv)
     header, rows = read_csv(report / WEIGHTS_FILE) if code == 0 else ([], np.zeros((0, 0)))
     return SimpleNamespace(code=code, directory=directory, report=report, header=header, rows=rows)
-
-
-@pytest.fixture(scope="module")
-def egl() -> None:
-    try:
-        create_context(standalone=True).release()
-    except GLContextError as exc:
-        require_or_skip(f"no OpenGL 4.3 context for the headless runs: {exc}", "OSSA_REQUIRE_GL")
 
 
 @pytest.fixture(scope="module")

@@ -23,16 +23,14 @@ import pytest
 from PIL import Image
 
 from engine.camera import camera_axes, look_at
-from engine.errors import GLContextError
 from engine.math import quat_angle
-from engine.render import create_context
 from game import app
 from game.app import FIXED_DT, Controls, read_script
 from game.camera_lab import experiments as ex
 from game.camera_lab import lab as lab_module
 from game.camera_lab import report
 from game.camera_lab.lab import CameraLab, build_parser, main
-from tests.conftest import ROOT, require_or_skip
+from tests.conftest import ROOT
 from tests.game.characters import cached_model
 from tests.game.isolation import in_fresh_process
 from tests.game.programs import run_recorded
@@ -268,16 +266,6 @@ def run_lab(directory: Path, script: str, *options: str) -> SimpleNamespace:
 def screenshot(directory: Path, frame: int) -> np.ndarray:
     with Image.open(directory / "screenshots" / f"{CameraLab.title}-{frame:05d}.png") as image:
         return np.asarray(image, dtype=float)
-
-
-@pytest.fixture(scope="module")
-def egl() -> None:
-    try:
-        context = create_context(standalone=True)
-    except GLContextError as exc:
-        require_or_skip(f"no OpenGL 4.3 context for the headless runs: {exc}", "OSSA_REQUIRE_GL")
-    context.__exit__(None, None, None)  # unbind it: a context left current would block a window's
-    context.release()
 
 
 @pytest.fixture(scope="module")

@@ -11,24 +11,11 @@ from PIL import Image
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.sampling import sample
 from engine.anim.skinning import skin_vertices, skinning_palette
-from engine.errors import GLContextError
 from engine.io import load_character
-from engine.render import create_context
 from game import contact_sheet
 from game.contact_sheet import CONTACT, LABEL_HEIGHT, TILE, contact_pose, default_sources, main
 from game.model import DEFAULT_MODEL
-from tests.conftest import require_or_skip
 from tests.game.characters import cached_model
-
-
-@pytest.fixture(scope="module")
-def egl() -> None:
-    try:
-        context = create_context(standalone=True)
-    except GLContextError as exc:
-        require_or_skip(f"no OpenGL 4.3 context for the headless runs: {exc}", "OSSA_REQUIRE_GL")
-    context.__exit__(None, None, None)
-    context.release()
 
 
 def test_default_sources_are_the_mannequin_then_one_file_per_name(

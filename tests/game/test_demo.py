@@ -24,11 +24,10 @@ import pytest
 from PIL import Image
 
 from engine.anim.local_to_model import model_from_pose
-from engine.errors import GLContextError, InvalidInputError
+from engine.errors import InvalidInputError
 from engine.io.gltf_writer import save_gltf
 from engine.math import quat_from_axis_angle, quat_rotate, transform_points
 from engine.procedural.mannequin import ANKLE_HEIGHT, build_mannequin
-from engine.render import create_context
 from game import app
 from game.app import Controls, read_script
 from game.demo import game as demo_game
@@ -36,7 +35,7 @@ from game.demo.game import CONE_LIMIT, DemoGame, main, make_parser
 from game.demo.player import LOOK_YAW_LIMIT, Player, find_head, find_legs
 from game.demo.world import ITEM_HOVER, Collectibles, Terrain
 from game.model import load_model
-from tests.conftest import ROOT, require_or_skip
+from tests.conftest import ROOT
 from tests.game.characters import cached_model
 from tests.game.isolation import in_fresh_process
 from tests.game.programs import run_recorded
@@ -98,16 +97,6 @@ def heading(vector: np.ndarray) -> float:
 def angle_between(a: np.ndarray, b: np.ndarray) -> float:
     a, b = a * [1, 0, 1], b * [1, 0, 1]
     return float(np.arccos(np.clip(a @ b / np.linalg.norm(a) / np.linalg.norm(b), -1.0, 1.0)))
-
-
-@pytest.fixture(scope="module")
-def egl() -> None:
-    try:
-        context = create_context(standalone=True)
-    except GLContextError as exc:
-        require_or_skip(f"no OpenGL 4.3 context for the headless runs: {exc}", "OSSA_REQUIRE_GL")
-    context.__exit__(None, None, None)  # unbind it: a context left current would block a window's
-    context.release()
 
 
 @pytest.fixture(scope="module")

@@ -40,16 +40,6 @@ def mannequin() -> Model:
     return cached_model()
 
 
-@pytest.fixture(scope="module")
-def egl() -> None:
-    try:
-        context = create_context(standalone=True)
-    except GLContextError as exc:
-        require_or_skip(f"no OpenGL 4.3 context for the headless runs: {exc}", "OSSA_REQUIRE_GL")
-    context.__exit__(None, None, None)  # unbind it: a context left current would block a window's
-    context.release()
-
-
 def run_crowd(directory: Path, *options: str) -> SimpleNamespace:
     """``main --crowd ...`` headless at 160x90 in ``directory``; the exit code, the program and the screenshot."""
     argv = ["--headless", "--size", "160x90", "--screenshot", "shot.png", *options]
