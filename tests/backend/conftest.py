@@ -14,7 +14,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from engine.anim import Channel, Clip, Skeleton
-from engine.backend import ClipBank
+from engine.backend import ClipBank, FrameState
 from engine.errors import OssaWarning
 from engine.io import load_character, load_gltf
 from engine.procedural.mannequin import build_mannequin
@@ -36,6 +36,20 @@ def probe_times(bank: ClipBank, clip: int, count: int, rng: np.random.Generator)
     chosen = rng.choice(special, size=min(count, special.size), replace=False)
     random[: chosen.size] = chosen
     return rng.permutation(random)
+
+
+def crowd(bank: ClipBank, layers: int, count: int, rng: np.random.Generator) -> tuple[FrameState, np.ndarray]:
+    """A state whose layers play random clips per character, and probing times for them."""
+    state = FrameState(bank, layers, count)
+    times = np.empty((layers, count))
+    for layer in range(layers):
+        clips = rng.integers(0, bank.num_clips, count)
+        for k in range(bank.num_clips):
+            chosen = np.flatnonzero(clips == k)
+            if chosen.size:
+                state.play(layer, k, chosen)
+                times[layer, chosen] = probe_times(bank, k, chosen.size, rng)
+    return state, times
 
 
 @pytest.fixture(scope="session")

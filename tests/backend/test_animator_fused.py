@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.anim import Channel, Clip, Skeleton
+from engine.anim import Channel, Clip, Skeleton, sample
 from engine.anim.blending import subtree_mask
 from engine.anim.ik import two_bone_ik
 from engine.animator import Animator, Loop
@@ -285,3 +285,20 @@ def test_rest_threshold(mannequin: Rig, threshold: float) -> None:
         results.append((animator.local_pose.rotations, animator.local_pose.translations, animator.palette))
     for fused, numpy in zip(*results, strict=True):
         np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
+
+
+def test_a_base_pose_other_than_rest_takes_the_numpy_path_and_agrees(mannequin: Rig) -> None:
+    """``advance(base=)`` (the demo's graph pose under a masked layer) fills in below the threshold on both paths."""
+    base = sample(mannequin.clips["run"], mannequin.skeleton.rest_pose, np.linspace(0.0, 0.6, 6))
+    results = []
+    for backend in ("numba", "numpy"):
+        animator = Animator(mannequin.skeleton, 6, backend=backend)
+        mask = subtree_mask(mannequin.skeleton, mannequin.upper)
+        animator.action(mannequin.clips["walk"], mask=mask).play().set_effective_weight(np.linspace(0.0, 1.0, 6))
+        animator.advance(0.37, base=base)
+        animator.finalize()
+        results.append((animator.local_pose.rotations, animator.local_pose.translations, animator.palette))
+    for fused, numpy in zip(*results, strict=True):
+        np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
+    lower = np.flatnonzero(subtree_mask(mannequin.skeleton, mannequin.upper) == 0.0)
+    np.testing.assert_allclose(results[0][0][:, lower], base.rotations[:, lower], rtol=0.0, atol=1e-12)

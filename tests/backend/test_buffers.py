@@ -10,7 +10,7 @@ from engine.anim.layout import MatrixBuffer, PoseBuffer
 from engine.backend import ClipBank, FrameState, finalize, sample_blend
 from engine.backend.buffers import BufferFrame
 from engine.errors import InvalidInputError
-from tests.backend.conftest import probe_times
+from tests.backend.conftest import crowd
 
 BACKENDS = ("numba", "numpy")
 
@@ -18,15 +18,8 @@ BACKENDS = ("numba", "numpy")
 def frame_for(bank: ClipBank, count: int, seed: int) -> tuple[BufferFrame, np.ndarray, np.ndarray]:
     """Three layers playing random clips per character with masks, probing times and random weights."""
     rng = np.random.default_rng(seed)
-    state = FrameState(bank, 3, count)
-    times = np.empty((3, count))
+    state, times = crowd(bank, 3, count, rng)
     for layer in range(3):
-        clips = rng.integers(0, bank.num_clips, count)
-        for k in range(bank.num_clips):
-            chosen = np.flatnonzero(clips == k)
-            if chosen.size:
-                state.play(layer, k, chosen)
-                times[layer, chosen] = probe_times(bank, k, chosen.size, rng)
         state.set_mask(layer, rng.uniform(0.0, 1.0, bank.num_joints))
     weights = rng.uniform(0.0, 1.0, (3, count))
     weights[rng.random((3, count)) < 0.3] = 0.0

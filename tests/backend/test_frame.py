@@ -18,25 +18,11 @@ from engine.anim.blending import REST_THRESHOLD
 from engine.backend import ClipBank, FrameState, evaluate_frame, finalize, sample_blend
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math import gl_pack
-from tests.backend.conftest import probe_times, synthetic_rig
+from tests.backend.conftest import crowd, probe_times, synthetic_rig
 from tests.helpers import assert_quat_allclose
 from tests.reference import interpolate_gltf, local_to_model_recursive, trs_matrix
 
 BACKENDS = ("numba", "numpy")
-
-
-def crowd(bank: ClipBank, layers: int, count: int, rng: np.random.Generator) -> tuple[FrameState, np.ndarray]:
-    """A state whose layers play random clips per character, and probing times for them."""
-    state = FrameState(bank, layers, count)
-    times = np.empty((layers, count))
-    for layer in range(layers):
-        clips = rng.integers(0, bank.num_clips, count)
-        for k in range(bank.num_clips):
-            chosen = np.flatnonzero(clips == k)
-            if chosen.size:
-                state.play(layer, k, chosen)
-                times[layer, chosen] = probe_times(bank, k, chosen.size, rng)
-    return state, times
 
 
 def random_weights(layers: int, count: int, rng: np.random.Generator) -> np.ndarray:
