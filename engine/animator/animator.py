@@ -21,7 +21,7 @@ from engine.anim.ik import IKResult, apply_corrections
 from engine.anim.layout import POSE_WIDTHS, MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
-from engine.anim.rootmotion import Planar, remove_planar
+from engine.anim.rootmotion import UP, Planar, parent_up, remove_planar
 from engine.anim.sampling import compile_clip, sample
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skinning_palette
@@ -102,6 +102,7 @@ class Animator:
         self.num_characters = int(num_characters)
         self.rest_threshold = float(rest_threshold)
         self.root_joint = None if root_motion is None else self._joint_index(root_motion)
+        self._root_up = UP if self.root_joint is None else tuple(parent_up(skeleton, self.root_joint))
         self.clock = np.zeros(self.num_characters)
         self._table = ActionTable.empty(self.num_characters)
         self._actions: list[Action] = []
@@ -225,7 +226,7 @@ class Animator:
         action = Action(self, len(self._actions), played, additive=additive)
         action.set_mask(weights)
         if self.root_joint is not None and not additive:
-            action._root = RootTrack.of(played, self._rest, self.root_joint)
+            action._root = RootTrack.of(played, self._rest, self.root_joint, self._root_up)
         self._table.grow(action.loop, action.duration)
         self._actions.append(action)
         self._by_clip[key] = action
@@ -453,7 +454,8 @@ class Animator:
         stacked, threshold = layers.first_layers(len(active)), self.rest_threshold
         blend(base, stacked, effective[rows], masks, threshold=threshold, out=local, workspace=ws)
         norm = np.maximum(root_weight, self.rest_threshold)
-        self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
+        travel = Planar(motion.yaw / norm, motion.w / norm)
+        self.root_motion = RootMotion(travel.translation_in(self._root_up), travel.yaw)
 
     def _root_in_place(self, active: list[Action], times: FloatArray, start: FloatArray, wraps: FloatArray) -> None:
         """After the fused blend: the root joint made again as :meth:`_sample_blend` makes it; :attr:`root_motion`.
@@ -487,7 +489,8 @@ class Animator:
             for mine, theirs in zip(self.pose_buffer.arrays(), blended.arrays(), strict=True):
                 mine[:, root] = theirs[:, 0]
         norm = np.maximum(root_weight, self.rest_threshold)
-        self.root_motion = RootMotion(Planar(motion.yaw / norm, motion.w / norm).translation, motion.yaw / norm)
+        travel = Planar(motion.yaw / norm, motion.w / norm)
+        self.root_motion = RootMotion(travel.translation_in(self._root_up), travel.yaw)
 
     def _in_place(
         self, action: Action, slot: PoseBuffer, at: int, start: FloatArray, times: FloatArray, wraps: FloatArray
@@ -501,7 +504,7 @@ class Animator:
         row = action._row
         delta = action._root.delta(start[row], times[row], wraps[row], action.duration, action.loop)
         w = self._table.effective[row] * (1.0 if action.mask is None else action.mask[self.root_joint])
-        in_place = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T)
+        in_place = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T, self._root_up)
         slot.translations[:, at], slot.rotations[:, at] = in_place[0].T, in_place[1].T
         return delta, w
 

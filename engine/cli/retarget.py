@@ -5,8 +5,10 @@ SOURCE is a ``.bvh`` take or a clip of a glTF character (``--clip``). The joint 
 ``--map MAP.json`` gives one (``{"source joint": "target joint"}``); ``--save-map`` writes the map
 used, to edit and pass back. The output is TARGET itself, every node, mesh, skin, material and
 texture kept, with the retargeted clip as its one animation
-(:func:`~engine.io.gltf_writer.save_gltf_with_clips`). For example, the mocap pirouette on the
-project's mannequin::
+(:func:`~engine.io.gltf_writer.save_gltf_with_clips`). The last line says which joint carries the
+travel over the ground (the target's root joint when its hips hang below one, as the programs
+and game engines move a character by it) and which detached feet were placed on the legs. For
+example, the mocap pirouette on the project's mannequin::
 
     ossa retarget ../shared/assets/pirouette_bvh/pirouette.bvh assets/mannequin.glb --out pirouette.glb
 """
@@ -125,9 +127,19 @@ def run(args: argparse.Namespace) -> int:
             args.target, args.out, [clip_on_nodes(moved, character.skin, character.asset.node_count)]
         )
     print(explain_joint_map(source, target, plan.joint_map, source_up=source_up, target_up=target_up))
+    names = target.names
+    travel = (
+        f"travel on the root joint {names[plan.travel_root]!r} (the ground position of {names[plan.target_root]!r})"
+        if plan.travel_root != plan.target_root
+        else f"travel on {names[plan.target_root]!r}"
+    )
     print(
         f"wrote {path}: clip {moved.name!r} ({moved.duration:g} s) on {target.num_joints} joints, "
-        f"{len(plan.joint_map)} mapped, root scale {plan.root_scale:.3f}"
+        f"{len(plan.joint_map)} mapped, root scale {plan.root_scale:.3f}, {travel}"
         + (f", feet grounded ({len(plan.target_feet)} joints)" if plan.target_feet.size else "")
+        + "".join(
+            f", {names[d]!r} placed on {names[a]!r}"
+            for d, a in zip(plan.detached_joints, plan.detached_anchors, strict=True)
+        )
     )
     return 0

@@ -81,7 +81,7 @@ from engine.anim import (
     sample,
     subtree_mask,
 )
-from engine.anim.rootmotion import remove_planar
+from engine.anim.rootmotion import parent_up, remove_planar
 from engine.anim.scene import SceneFrame
 from engine.animator import Action, Animator
 from engine.camera import Camera, camera_axes, orbit_orientation
@@ -409,7 +409,7 @@ class BlendTestbed:
         root = self.animator.root_joint
         if root is not None and rows:
             layers.translations[:, root], layers.rotations[:, root] = remove_planar(
-                layers.translations[:, root], layers.rotations[:, root]
+                layers.translations[:, root], layers.rotations[:, root], parent_up(self.skeleton, root)
             )
         if self.flip and rows:
             layers = flip_layer(layers, len(rows) - 1)

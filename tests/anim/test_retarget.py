@@ -22,6 +22,7 @@ from engine.anim.retarget import (
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.io import load_character
 from engine.io.bvh import load_bvh
+from engine.math import quat_rotate
 from engine.procedural.mannequin import build_skeleton
 from tests.anim.rigs import rig as scheme_rig
 from tests.helpers import assert_quat_allclose
@@ -187,7 +188,7 @@ def test_unmapped_target_joints_keep_their_rest_local_pose(pirouette, source_pos
     unmapped = [j for j, n in enumerate(mannequin.names) if n not in joint_map.values()]
     assert [mannequin.names[j] for j in unmapped] == ["root", "spine", "fingers_l", "fingers_r"]
     assert_quat_allclose(out.rotations[:, unmapped], np.broadcast_to(mannequin.rest_rotations[unmapped], (7, 4, 4)))
-    moved = [j for j in range(mannequin.num_joints) if j != mannequin.index("hips")]
+    moved = [j for j in range(mannequin.num_joints) if mannequin.names[j] not in ("hips", "root")]
     np.testing.assert_array_equal(
         out.translations[:, moved], np.broadcast_to(mannequin.rest_translations[moved], (7, len(moved), 3))
     )
@@ -220,7 +221,8 @@ def test_retarget_clip_keys_match_retarget_pose(pirouette, mannequin: Skeleton) 
     assert clip.num_targets == mannequin.num_joints
     assert clip.duration == pytest.approx(pirouette.clip.duration)
     assert clip.markers == {"spin": (1.0,)}
-    assert len(clip.channels) == len(plan.target_joints) + 1
+    assert plan.travel_root == mannequin.index("root") != plan.target_root
+    assert len(clip.channels) == len(plan.target_joints) + 2  # rotations; hips and root translations
     times = FRAMES * pirouette.frame_time
     expected = retarget_pose(plan, sample(pirouette.clip, pirouette.skeleton.rest_pose, times))
     got = sample(clip, mannequin.rest_pose, times)
@@ -229,6 +231,82 @@ def test_retarget_clip_keys_match_retarget_pose(pirouette, mannequin: Skeleton) 
     rotations = clip.channel(mannequin.index("upper_arm_l"), "rotation")
     assert rotations is not None
     assert np.all(np.sum(rotations.values[1:] * rotations.values[:-1], axis=-1) > 0)  # unflipped
+
+
+# --- the travel on the target's root joint; detached feet ---------------------------------------------
+
+
+def hips_as_root(skeleton: Skeleton) -> Skeleton:
+    """``skeleton`` (a root joint above ``hips``) without the root: the hips are the root, same rest model pose."""
+    rest = model_from_pose(skeleton, skeleton.rest_pose)
+    keep = [j for j in range(skeleton.num_joints) if skeleton.parents[j] >= 0]
+    new = {old: k for k, old in enumerate(keep)}
+    parents = [new[int(skeleton.parents[j])] if skeleton.parents[int(skeleton.parents[j])] >= 0 else -1 for j in keep]
+    translations = np.array(skeleton.rest_translations)[keep]
+    rotations = np.array(skeleton.rest_rotations)[keep]
+    for k, j in enumerate(keep):
+        if parents[k] < 0:
+            translations[k] = rest[j, :3, 3]
+            rotations[k] = Rotation.from_matrix(rest[j, :3, :3]).as_quat()
+    return Skeleton([skeleton.names[j] for j in keep], parents, translations, rotations)
+
+
+@pytest.mark.assets
+@pytest.mark.parametrize("turn", [Rotation.identity(), Rotation.from_rotvec([np.pi / 2, 0.0, 0.0])])
+def test_the_root_joint_carries_the_ground_travel(pirouette, source_pose: Pose, turn: Rotation) -> None:
+    """The mannequin's ``root`` takes the hips' ground position; every joint ends where it would without a root.
+
+    The reference is the mannequin without its ``root`` (the hips its root joint): every joint's
+    model position and rotation must agree. ``root`` moves across up only (none along up, no turn),
+    also when the whole rig is turned so that its model space is Z-up (``turn``).
+    """
+    rng = np.random.default_rng(7)
+    mannequin = reoriented_copy(build_skeleton(), 1.0, rng, turn)
+    bare = hips_as_root(mannequin)
+    up = turn.apply([0.0, 1.0, 0.0])
+    planned = [
+        plan_retarget(pirouette.skeleton, skeleton, propose_joint_map(pirouette.skeleton, skeleton, target_up=up),
+                      target_up=up)
+        for skeleton in (mannequin, bare)
+    ]  # fmt: skip
+    with_root, without = (retarget_pose(plan, source_pose) for plan in planned)
+    assert planned[0].travel_root == mannequin.index("root")
+    assert planned[1].travel_root == bare.index("hips")
+    a, b = model_from_pose(mannequin, with_root), model_from_pose(bare, without)
+    index = [mannequin.index(name) for name in bare.names]
+    np.testing.assert_allclose(a[:, index], b, atol=1e-12)
+    root = mannequin.index("root")
+    travel = with_root.translations[:, root] - mannequin.rest_translations[root]
+    np.testing.assert_allclose(travel @ up, 0.0, atol=1e-12)  # across up only
+    assert np.ptp(np.linalg.norm(travel, axis=-1)) > 0.1  # it does travel
+    assert_quat_allclose(with_root.rotations[:, root], np.broadcast_to(mannequin.rest_rotations[root], (7, 4)))
+    hips = a[:, mannequin.index("hips"), :3, 3] - a[:, root, :3, 3]
+    np.testing.assert_allclose(hips - (hips @ up)[:, None] * up, 0.0, atol=1e-12)  # the root is under the hips
+
+
+def test_detached_feet_are_placed_on_the_legs() -> None:
+    """RobotExpressive's ``Foot.L`` under ``Bone`` goes where the leg's ``LowerLeg.L_end`` goes, turned with it."""
+    source = scheme_rig("cmu")
+    robot = scheme_rig("robot_expressive").skeleton
+    pose = source.skeleton.rest_pose.broadcast_to((5,)).copy()
+    knee = source.skeleton.index("LeftLeg")
+    pose.rotations[:, knee] = Rotation.from_rotvec(np.outer(np.linspace(0.2, 1.2, 5), [1.0, 0.0, 0.0])).as_quat()
+    ground = -rest_model(source.skeleton)[1][:, 1].min()  # the rig's hips are at its origin: stand it up
+    pose.translations[:, 0] += np.outer(np.arange(5.0), [0.5, 0.0, 2.0]) + np.array([0.0, ground, 0.0])  # walking
+    plan = plan_retarget(source.skeleton, robot, propose_joint_map(source.skeleton, robot))
+    assert [robot.names[j] for j in plan.detached_joints] == ["Foot.L", "Foot.R"]
+    assert [robot.names[j] for j in plan.detached_anchors] == ["LowerLeg.L_end", "LowerLeg.R_end"]
+    assert robot.names[plan.travel_root] == "Bone"
+    out = model_from_pose(robot, retarget_pose(plan, pose))
+    rest = model_from_pose(robot, robot.rest_pose)
+    for foot, end in (("Foot.L", "LowerLeg.L_end"), ("Foot.R", "LowerLeg.R_end")):
+        f, e = robot.index(foot), robot.index(end)
+        offset = np.linalg.inv(rest[e]) @ rest[f]
+        np.testing.assert_allclose(out[:, f], out[:, e] @ offset, atol=1e-12)
+    travel = out[-1, plan.travel_root, :3, 3] - out[0, plan.travel_root, :3, 3]
+    np.testing.assert_allclose(travel, plan.root_scale * quat_rotate(plan.alignment, [2.0, 0.0, 8.0]), atol=1e-12)
+    moved = out[:, robot.index("Foot.L"), :3, 3]
+    assert np.linalg.norm(moved[-1] - moved[0]) > 0.5 * np.linalg.norm(travel)  # not welded where the rest pose was
 
 
 # --- real characters: CesiumMan (no joint names, Z-up) and the Fox (a quadruped) ------------------
