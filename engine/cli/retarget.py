@@ -1,6 +1,7 @@
 """``ossa retarget SOURCE TARGET --out OUT.glb``: play SOURCE's motion on the glTF character TARGET.
 
-SOURCE is a ``.bvh`` take or a clip of a glTF character (``--clip``). The joint map is proposed
+SOURCE is a ``.bvh`` take (from its first captured frame: a converter's calibration T-pose is
+left out, and a line says so) or a clip of a glTF character (``--clip``). The joint map is proposed
 (:func:`~engine.anim.retarget.propose_joint_map`, printed with the reason for every pair) unless
 ``--map MAP.json`` gives one (``{"source joint": "target joint"}``); ``--save-map`` writes the map
 used, to edit and pass back. The output is TARGET itself, every node, mesh, skin, material and
@@ -72,7 +73,9 @@ def _source(args: argparse.Namespace) -> tuple[Skeleton, Clip, FloatArray]:
         if args.clip is not None:
             raise InvalidInputError(f"--clip {args.clip!r}: a .bvh SOURCE has one clip; leave --clip out")
         anim = load_bvh(args.source, scale=args.scale)
-        return anim.skeleton, anim.clip, np.array([0.0, 1.0, 0.0])
+        if anim.calibration_note:
+            print(f"source note: {anim.calibration_note}")
+        return anim.skeleton, anim.captured_clip, np.array([0.0, 1.0, 0.0])
     refuse_scale_for_gltf(args, args.source)
     character = _character(args.source, "SOURCE")
     if not character.clips:

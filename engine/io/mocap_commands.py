@@ -30,6 +30,7 @@ def summarize_bvh(anim: BvhAnimation, path: Path) -> str:
         f"{anim.motion.shape[1]} channels, {anim.num_frames} frames every {anim.frame_time:g} s "
         f"({anim.clip.duration:g} s)",
         f"lengths in metres: file units × {anim.scale:.6g}, {anim.unit}",
+        *([f"note: {anim.calibration_note}"] if anim.calibration_note else []),
         "",
         "joints (depth-first; [index] channels):",
     ]
