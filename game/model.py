@@ -72,7 +72,8 @@ from engine.anim.units import UNITS, unit_for_height
 from engine.animator import Action
 from engine.errors import AssetError, InvalidInputError
 from engine.io import load_gltf
-from engine.io.bvh_character import load_bvh_character
+from engine.io.bvh import UnitWarning, load_bvh
+from engine.io.bvh_character import bvh_as_character
 from engine.math import matrix_from_trs, quat_from_axis_angle, transform_points
 from engine.math._checks import FloatArray
 from game.bounds import Bounds, ClipMotion, clip_motion, sample_poses, scene_frames
@@ -250,6 +251,11 @@ class Model:
         One line per adjustment made (source, units, facing), for the programs' overlays.
     warnings
         Text of the loader's warnings (the programs show them instead of failing).
+    standing
+        Without an idle clip: each gait clip (walk, run, a lone clip that travels) → the clip time
+        at which its lowest point is lowest (:func:`lowest_time`), where a program starts it and
+        stands on it (the lowest point over the clip, on ``y = 0``, is then on the ground).
+        Empty when the model has an idle clip.
     """
 
     path: Path
@@ -268,6 +274,7 @@ class Model:
     gaits: dict[str, Gait]
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+    standing: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def name(self) -> str:
@@ -388,14 +395,15 @@ def body_weights(actions: Iterable[Action], character: int = 0, root: int | None
 
 @dataclass(frozen=True)
 class _Source:
-    """What a file holds, before measuring."""
+    """What a file holds, before measuring; ``unit`` (name, metres per file unit) when the BVH reader read it."""
 
     scene: Scene
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+    unit: tuple[str, float] | None = None
 
 
-def _read(path: Path) -> _Source:
+def _read(path: Path, scale: float | None) -> _Source:
     """Read a ``.gltf``/``.glb`` scene or convert a ``.bvh`` take in memory (see the module docstring)."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
@@ -405,14 +413,19 @@ def _read(path: Path) -> _Source:
         raise AssetError(f"model file not found{hint}", file=str(path))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        warnings.simplefilter("ignore", UnitWarning)  # said as a note below
         if suffix == ".bvh":
-            scene = load_bvh_character(path, scale=1.0).scene  # file units: the unit is read from the motion below
+            anim = load_bvh(path, scale=scale)  # ossa's rule for the unit: the one BVH reader decides
+            scene = bvh_as_character(anim).scene
+            unit = "--scale" if scale is not None else next(name for name in UNITS if anim.unit.startswith(name))
             notes: tuple[str, ...] = (
                 f"a BVH take, converted in memory ({scene.skins[0].num_joints} joints, bone mesh)",
+                *([f"lengths read as {anim.unit} (--scale to change)"] if scale is None else []),
+                *([anim.calibration_note] if anim.calibration_note else []),
             )
-        else:
-            scene = load_gltf(path).scene
-            notes = () if scene.instances else ("the scene draws no mesh: nothing to see but the skeleton (F1/B)",)
+            return _Source(scene, notes, tuple(str(w.message) for w in caught), (unit, anim.scale))
+        scene = load_gltf(path).scene
+        notes = () if scene.instances else ("the scene draws no mesh: nothing to see but the skeleton (F1/B)",)
     return _Source(scene, notes, tuple(str(w.message) for w in caught))
 
 
@@ -502,18 +515,18 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
     path = Path(path) if path is not None else DEFAULT_MODEL
     if scale is not None and not (np.isfinite(scale) and scale > 0.0):
         raise InvalidInputError(f"--scale must be a positive number of metres per unit, got {scale}")
-    source = _read(path)
+    source = _read(path, scale)
     scene = source.scene
     skeleton = scene.hierarchy
     clips = MappingProxyType({name: playable_clip(clip) for name, clip in scene.clips.items()})
     root = root_joint(scene)
     notes = list(source.notes)
     roles = clip_roles(list(clips))
-    first = next(iter(clips), None)
-    reference = roles.idle or roles.walk or roles.run or first
+    first = next((n for n, c in clips.items() if c.duration > 0.0), next(iter(clips), None))  # not Godot's RESET
+    measured = roles.idle or roles.walk or roles.run or first
     # 1. facing, from the gait's direction of travel, in file units (the thresholds scale with the height)
     identity = np.eye(4)
-    raw = clip_motion(scene, clips[reference] if reference else None, identity, root=root)
+    raw = clip_motion(scene, clips[measured] if measured else None, identity, root=root)
     probe = roles.walk or roles.run or first
     yaw = 0.0
     if probe is not None and root is not None:
@@ -522,16 +535,21 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
     if yaw != 0.0:
         notes.append(f"'{probe}' travels {np.degrees(yaw):+.0f}° from +Z: turned to face +Z")
     facing = matrix_from_trs(np.zeros(3), quat_from_axis_angle([0.0, 1.0, 0.0], -yaw), np.ones(3))
-    # 2. units, from the animated height and whether the figure stands upright (taller than deep)
+    # 2. units: as the BVH reader read them (a take is in metres already), else from the animated height and
+    # whether the figure stands upright (taller than deep)
     faced = raw.transformed(facing)
     depth = float(np.median(faced.highs[:, 2] - faced.lows[:, 2]))
-    unit = "--scale"
-    if scale is None:
+    if source.unit is not None:
+        (unit, scale), factor = source.unit, 1.0
+    elif scale is None:
         scale, unit, assumed = guess_unit(raw.height, raw.height >= UPRIGHT_RATIO * depth, root is not None)
+        factor = scale
         if assumed:
             notes.append(f"{assumed}" + (f", scaled by {scale:g}" if scale != 1.0 else "") + " (--scale to change)")
-    base = facing @ np.diag([scale, scale, scale, 1.0])
-    height = raw.height * scale
+    else:
+        unit, factor = "--scale", scale
+    base = facing @ np.diag([factor, factor, factor, 1.0])
+    height = raw.height * factor
     # 3. gaits, then every clip's bounds as the programs play it, and the offset that grounds the reference
     gaits = {
         name: analyze_gait(skeleton, clips[name], base, height, root) if root is not None else Gait(0.0)
@@ -542,6 +560,15 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
         name: clip_motion(scene, clips[name] if name else None, base, root=root, in_place=root_motion)
         for name in (None, *clips)
     }
+    # 4. standing still without an idle clip: each gait at the phase of its lowest point
+    standing = {} if roles.idle else {name: lowest_time(motions[name]) for name, g in gaits.items() if g.moves}
+    if standing:
+        notes.append(
+            "no idle clip: standing still on "
+            + ", ".join(f"'{name}' at {time:.2f} s" for name, time in standing.items())
+            + " (the lowest point of each)"
+        )
+    reference = roles.idle or roles.walk or roles.run or first
     shown = motions[reference]
     centre = shown.roots.mean(axis=0)
     offset = np.array([-centre[0], -float(shown.lows[:, 1].min()), -centre[2]])
@@ -563,4 +590,10 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
         gaits=gaits,
         notes=tuple(notes),
         warnings=source.warnings,
+        standing=MappingProxyType(standing),
     )
+
+
+def lowest_time(motion: ClipMotion) -> float:
+    """The clip time at which the figure's lowest point is lowest (the first such sample)."""
+    return float(motion.times[int(np.argmin(motion.lows[:, 1]))])

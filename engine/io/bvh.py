@@ -22,7 +22,7 @@ What this reader decides (see ``docs/conventions.md`` for the target conventions
   1.5–2 m person; crown and soles lie outside the joints), and the unit among :data:`UNITS` that
   comes closest is chosen: centimetres for most files, CMU's ``inches / 0.45`` (about 0.0564 m)
   for the CMU database's BVH conversions, inches, millimetres, feet or metres for others. A
-  choice other than centimetres warns (:class:`~engine.errors.OssaWarning`) naming the unit and
+  choice other than centimetres warns (:class:`UnitWarning`, an OssaWarning) naming the unit and
   the height it gives; a skeleton that is not a humanoid is read in centimetres.
 - Keys: frame ``k`` is at ``k · frame_time`` seconds; the clip's duration is
   ``(frames − 1) · frame_time``. Rotation keys are sign-unflipped along time so that linear
@@ -79,6 +79,10 @@ PLAUSIBLE_HEIGHTS = (1.0, 2.5)
 CALIBRATION_JUMP = 10.0
 #: Frames after the first that :func:`calibration_frames` compares the first jump with.
 CALIBRATION_WINDOW = 600
+
+
+class UnitWarning(OssaWarning):
+    """A BVH file's lengths were read in a unit other than centimetres (the message names it and the height)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,7 +241,7 @@ def _choose_scale(joints: list[Joint], conversion: FloatArray, file: str | None)
         warnings.warn(
             f"{file or 'BVH'}: lengths read as {name} (× {scale:.6g} m): the figure's joints then span {height:.2f} "
             f"m{doubt}; pass scale (ossa: --scale) if that is wrong",
-            OssaWarning,
+            UnitWarning,
             stacklevel=4,
         )
     return scale, how

@@ -165,8 +165,8 @@ class Locomotion:
             else:
                 self.notes.append("no idle clip: the walk slows to a stop")
             moving = [walk] + ([roles.run] if roles.run and gaits[roles.run].speed > 1.1 * gaits[walk].speed else [])
-            for name in moving:
-                action = animator.action(clips[name])
+            for name in moving:  # without an idle clip they start (and stand) at their lowest point
+                action = animator.action(clips[name]).set_time(model.standing.get(name, 0.0))
                 self.gaits[action] = gaits[name]
                 points.append((gaits[name].speed, action))
             self.space = animator.blend_space_1d(points, sync=list(self.gaits) if len(self.gaits) > 1 else False)
@@ -181,8 +181,8 @@ class Locomotion:
             self.walk_speed, self.run_speed = GLIDE_SPEEDS
             self.notes.append("no clips: the rest pose glides")
         else:
-            name = next(iter(clips))
-            action = animator.action(clips[name]).play()
+            name = model.reference or next(iter(clips))  # the first clip that plays (not a zero-length RESET)
+            action = animator.action(clips[name]).set_time(model.standing.get(name, 0.0)).play()
             gait = gaits[name]
             self.actions, self.has_idle = (action,), False
             if gait.moves:
