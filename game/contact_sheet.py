@@ -42,7 +42,7 @@ from engine.errors import GLContextError, OssaError
 from engine.math import matrix_from_trs, perspective
 from engine.render import DebugDraw, SceneRenderer, SkinnedMesh, create_context
 from engine.render.context import release_context
-from game.app import say
+from game.app import Progress, check_output, say
 from game.bounds import Bounds, clip_motion, fit_distance, frame_boxes, framing_position
 from game.demo.world import disc, single_joint_mesh
 from game.model import DEFAULT_MODEL, ROOT, SUFFIXES, Model, load_model
@@ -230,6 +230,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Render the sheet; the exit status is 0, or 2 when no GL context or no character could be had."""
     args = build_parser().parse_args(argv)
+    try:
+        check_output(args.out, "--out")
+    except OssaError as exc:
+        say(PROG, "error", str(exc))
+        return 2
     sources = list(args.models) or default_sources()
     models = [model for model in map(_load, sources) if model is not None]
     if not models:
@@ -242,10 +247,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         renderer = Renderer(ctx, (TILE[0], TILE[1] - LABEL_HEIGHT))
-        shots = [renderer.shoot(model) for model in models]
+        progress = Progress(PROG, len(models), "character")
+        shots = []
+        for model in models:
+            shots.append(renderer.shoot(model))
+            progress.step(len(shots))
     finally:
         release_context(ctx)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     pygame.image.save(compose(shots, args.columns), str(args.out))
     print(f"wrote {args.out}: {len(shots)} characters ({', '.join(s.path.name for s in shots)})")
     return 0

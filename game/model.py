@@ -116,14 +116,23 @@ class ClipRoles:
 def clip_roles(names: list[str] | tuple[str, ...]) -> ClipRoles:
     """Give clips roles by their names (:data:`ROLE_KEYWORDS`, case-insensitive, first match wins).
 
+    A name with the words of one role only wins over one with another role's words too: KayKit's
+    ``Jump_Idle`` is a jump, its ``Idle`` the idle, whatever their order.
+
     >>> clip_roles(["Survey", "Walk", "Run"])
     ClipRoles(idle='Survey', walk='Walk', run='Run', jump=None, wave=None)
+    >>> clip_roles(["Rig|Jump_Idle", "Rig|Jump_Land", "Rig|Idle_A"]).idle
+    'Rig|Idle_A'
     """
+
+    def roles_of(name: str) -> int:
+        return sum(any(k in name.lower() for k in keywords) for keywords in ROLE_KEYWORDS.values())
+
     found: dict[str, str] = {}
     for role, keywords in ROLE_KEYWORDS.items():
-        match = next((n for n in names if any(k in n.lower() for k in keywords) and n not in found.values()), None)
-        if match is not None:
-            found[role] = match
+        matches = [n for n in names if any(k in n.lower() for k in keywords) and n not in found.values()]
+        if matches:
+            found[role] = min(matches, key=roles_of)  # the first of the fewest roles
     return ClipRoles(**found)
 
 
