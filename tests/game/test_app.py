@@ -124,7 +124,7 @@ def test_a_headless_run_without_frames_ends(
 def test_loader_warnings_and_notes_look_alike_in_every_program(
     program: str, shared_assets: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """CesiumMan: a loader warning (weights not summing to 1) and a note (turned to face +Z), as one line each."""
+    """CesiumMan: a loader warning (weights not summing to 1) and notes (faced to +Z, where it stands), a line each."""
     args = parse_args(PARSERS[program](), ["--model", str(shared_assets / "khronos" / "cesium_man.gltf")])
     factory = {"game.demo": demo_module.DemoGame, "game.blend_testbed": testbed_module.BlendTestbed}
     with cached_models():
@@ -133,9 +133,11 @@ def test_loader_warnings_and_notes_look_alike_in_every_program(
     prefix = f"python -m {program}: "
     assert lines == [
         prefix + "note: cesium_man.gltf: 'animation0' travels +90° from +Z: turned to face +Z",
-        prefix + "warning: " + lines[1].split(": warning: ", 1)[1],
+        prefix
+        + "note: cesium_man.gltf: no idle clip: standing still on 'animation0' at 0.88 s (the lowest point of each)",
+        prefix + "warning: " + lines[2].split(": warning: ", 1)[1],
     ]
-    assert "WEIGHTS_0: 210 of 3273 vertices have weights not summing to 1" in lines[1]
+    assert "WEIGHTS_0: 210 of 3273 vertices have weights not summing to 1" in lines[2]
     assert all(LINE.match(line) for line in lines)
 
 
@@ -144,10 +146,13 @@ def test_a_bvh_take_says_what_was_assumed(shared_assets: Path, capsys: pytest.Ca
     args = parse_args(demo_module.make_parser(), ["--model", str(shared_assets / "pirouette_bvh" / "pirouette.bvh")])
     with cached_models():
         demo_module.DemoGame(args)
+    """The unit as ``ossa`` reads it (one rule for both), and the calibration frame left out."""
     assert capsys.readouterr().err.splitlines() == [
         "python -m game.demo: note: pirouette.bvh: a BVH take, converted in memory (57 joints, bone mesh)",
-        "python -m game.demo: note: pirouette.bvh: 175 units tall, upright: read as centimetres, a 1.75 m human, "
-        "scaled by 0.01 (--scale to change)",
+        "python -m game.demo: note: pirouette.bvh: lengths read as centimetres (detected: the figure's joints span "
+        "1.53 m) (--scale to change)",
+        "python -m game.demo: note: pirouette.bvh: frame 0 is the converter's calibration pose (a T-pose), not "
+        "capture: the take plays from frame 1",
     ]
 
 

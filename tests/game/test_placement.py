@@ -196,9 +196,9 @@ def test_a_character_of_rigid_parts_is_measured_whole_not_by_its_skinned_hands()
     assert rigid.skeleton.names[rigid.root] == "root"
     assert (rigid.unit, rigid.root_motion, rigid.notes) == ("metres", True, ())
     assert rigid.height == pytest.approx(skinned.height, abs=1e-6)
-    for name, bounds in skinned.bounds.items():
-        np.testing.assert_allclose(rigid.bounds[name].low, bounds.low, atol=0.02, err_msg=name)
-        np.testing.assert_allclose(rigid.bounds[name].high, bounds.high, atol=0.02, err_msg=name)
+    for name, bounds in rigid.bounds.items():  # the mannequin's clips (the file has its strafe gaits too)
+        np.testing.assert_allclose(bounds.low, skinned.bounds[name].low, atol=0.02, err_msg=name)
+        np.testing.assert_allclose(bounds.high, skinned.bounds[name].high, atol=0.02, err_msg=name)
 
 
 def test_sample_times_hold_every_key_and_at_least_30_per_second() -> None:
@@ -367,9 +367,9 @@ def test_a_gltf_character_in_other_units_is_the_same_figure_in_metres(
     assert model.unit == unit
     assert model.scale == pytest.approx(1.0 / units_per_metre)
     assert model.height == pytest.approx(reference.height, rel=1e-5)
-    for name, bounds in reference.bounds.items():
-        np.testing.assert_allclose(model.bounds[name].low, bounds.low, atol=1e-4)
-        np.testing.assert_allclose(model.bounds[name].high, bounds.high, atol=1e-4)
+    for name, bounds in model.bounds.items():  # the mannequin's clips (the file has its strafe gaits too)
+        np.testing.assert_allclose(bounds.low, reference.bounds[name].low, atol=1e-4)
+        np.testing.assert_allclose(bounds.high, reference.bounds[name].high, atol=1e-4)
     assert f"read as {unit}, a {reference.height:.2f} m human" in model.notes[0]
 
 
