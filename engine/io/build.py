@@ -44,9 +44,11 @@ from engine.anim.scene import MeshInstance, Scene, SceneClip, SceneSkin
 from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError
 from engine.io.animations import RawAnimation, bind_clip, read_animations
+from engine.io.extensions import ExtensionUse, extension_report
 from engine.io.gltf import GltfDocument
 from engine.io.meshes import MeshNode, mesh_target_counts, node_target_counts, read_mesh_nodes
 from engine.io.nodes import read_default_scene, read_nodes, skeleton_over
+from engine.io.reporting import warn_at_caller
 from engine.io.skins import SkinData, read_skin
 from engine.math._checks import FloatArray, IntArray, readonly_copy
 
@@ -88,6 +90,8 @@ class GltfAsset:
         Number of scenes and of nodes in the file.
     warnings
         Text of every :class:`~engine.errors.OssaWarning` emitted while loading.
+    extensions
+        Every extension the file declares or uses, with what Ossa did with it.
     """
 
     path: Path
@@ -102,6 +106,7 @@ class GltfAsset:
     scene_count: int
     node_count: int
     warnings: tuple[str, ...]
+    extensions: tuple[ExtensionUse, ...] = ()
 
     def hierarchy_index(self, gltf_node: int) -> int:
         """Hierarchy index of glTF node ``gltf_node``; raises if the node is not in the scene."""
@@ -156,6 +161,9 @@ def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
     skins = tuple(read_skin(doc, i, nodes, animations) for i in range(doc.count("skins")))
     mesh_nodes = read_mesh_nodes(doc, order, skins, mesh_targets, textures=textures)
     scene = _scene(doc, hierarchy, position, skins, mesh_nodes, animations, clips)
+    extensions = extension_report(doc)
+    for text in doc.warnings:
+        warn_at_caller(f"{doc.file}: {text}")
     return GltfAsset(
         path=doc.path,
         hierarchy=hierarchy,
@@ -169,6 +177,7 @@ def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
         scene_count=doc.count("scenes"),
         node_count=nodes.count,
         warnings=tuple(doc.warnings),
+        extensions=extensions,
     )
 
 

@@ -23,7 +23,7 @@ from urllib.parse import unquote
 import numpy as np
 import pygltflib
 
-from engine.errors import AssetError, OssaWarning
+from engine.errors import AssetError
 from engine.io.accessors import (
     COMPONENT_DTYPES,
     ELEMENT_SHAPES,
@@ -32,11 +32,10 @@ from engine.io.accessors import (
     element_layout,
     read_elements,
 )
+from engine.io.extensions import check_required, extension_object
 from engine.io.gltf_schema import check_types
+from engine.io.meshopt import MESHOPT, decode_view
 from engine.math._checks import FloatArray
-
-#: Extensions that may appear in ``extensionsRequired``: Ossa decodes what they require.
-SUPPORTED_REQUIRED_EXTENSIONS = frozenset({"KHR_mesh_quantization"})
 
 #: Accessors without a buffer view are zero-filled; refuse to allocate more bytes than this (64 MiB).
 MAX_ZERO_FILLED_BYTES = 1 << 26
@@ -85,14 +84,19 @@ class GltfDocument:
     file
         ``str(path)``, used in every error and warning.
     warnings
-        Messages of the :class:`~engine.errors.OssaWarning` s emitted while reading, in order.
+        Messages of the :class:`~engine.errors.OssaWarning` s found while reading, in order (the
+        public loaders emit them when they return: :mod:`engine.io.reporting`).
+    extension_notes
+        Extension name → what the stages did with it (:mod:`engine.io.extensions`).
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.file = str(self.path)
         self.warnings: list[str] = []
+        self.extension_notes: dict[str, str] = {}
         self._buffers: dict[int, bytes] = {}
+        self._views: dict[int, bytes] = {}
         self._accessors: dict[int, np.ndarray] = {}
         try:
             raw = self.path.read_bytes()
@@ -130,10 +134,14 @@ class GltfDocument:
         return AssetError(message, file=self.file, where=where)
 
     def warn(self, message: str, where: str | None = None) -> None:
-        """Emit an :class:`OssaWarning` about this file and remember its text."""
+        """Record a warning about this file (at JSON path ``where``); a repeated one is recorded once."""
         text = f"{where}: {message}" if where else message
-        self.warnings.append(text)
-        warnings.warn(f"{self.file}: {text}", OssaWarning, stacklevel=3)
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def note_extension(self, name: str, did: str) -> None:
+        """Record what a stage did with extension ``name`` (``ossa inspect`` lists it)."""
+        self.extension_notes[name] = did
 
     def index(self, value: Any, count: int, where: str, what: str) -> int:
         """``value`` checked to be an integer index into an array of ``count`` ``what``."""
@@ -224,14 +232,7 @@ class GltfDocument:
         version = getattr(asset, "version", None) if asset is not None else None
         if not isinstance(version, str) or not version.startswith("2."):
             raise self.error(f"expected a glTF 2.x asset, got asset.version = {version!r}", "asset.version")
-        required = _items(self.gltf.extensionsRequired)
-        unsupported = sorted(set(required) - SUPPORTED_REQUIRED_EXTENSIONS)
-        if unsupported:
-            raise self.error(
-                f"requires extensions Ossa does not support: {unsupported} "
-                f"(supported: {sorted(SUPPORTED_REQUIRED_EXTENSIONS)})",
-                "extensionsRequired",
-            )
+        check_required(self)
 
     # ----------------------------------------------------------------------------------------
     # URIs and buffers
@@ -283,6 +284,10 @@ class GltfDocument:
         length = buffer.byteLength
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
             raise self.error(f"byteLength must be a positive integer, got {length!r}", f"{where}.byteLength")
+        if buffer.uri is None and self.is_fallback(index):
+            raise self.error(
+                f"is a {MESHOPT} fallback buffer without data; only compressed buffer views may refer to it", where
+            )
         if buffer.uri is None:
             if index != 0 or self._glb_blob is None:
                 raise self.error("a buffer without uri must be buffer 0 of a GLB file with a BIN chunk", where)
@@ -296,12 +301,23 @@ class GltfDocument:
         self._buffers[index] = data[:length]
         return self._buffers[index]
 
+    def is_fallback(self, index: int) -> bool:
+        """Whether buffer ``index`` is marked as an ``EXT_meshopt_compression`` fallback (never read)."""
+        where = f"buffers[{index}]"
+        meshopt = extension_object(self, self.json["buffers"][index], MESHOPT, where)
+        return meshopt is not None and meshopt.get("fallback") is True
+
     def buffer_view(self, index: Any, where: str) -> tuple[memoryview, int | None]:
-        """Bytes of buffer view ``index`` and its ``byteStride`` (``None`` when absent)."""
+        """Bytes of buffer view ``index`` (decompressed if need be) and its ``byteStride`` (``None`` when absent)."""
         index = self.index(index, self.count("bufferViews"), where, "bufferViews")
         view_where = f"bufferViews[{index}]"
         view = self.gltf.bufferViews[index]
         buffer_index = self.index(view.buffer, self.count("buffers"), f"{view_where}.buffer", "buffers")
+        compressed = extension_object(self, self.json["bufferViews"][index], MESHOPT, view_where)
+        if compressed is not None:
+            if index not in self._views:
+                self._views[index] = decode_view(self, index, compressed)
+            return memoryview(self._views[index]), view.byteStride
         data = self.buffer(buffer_index)
         offset = view.byteOffset or 0
         length = view.byteLength
