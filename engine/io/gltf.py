@@ -14,7 +14,6 @@ import base64
 import binascii
 import json
 import posixpath
-import struct
 import warnings
 from pathlib import Path
 from typing import Any
@@ -33,16 +32,13 @@ from engine.io.accessors import (
     read_elements,
 )
 from engine.io.extensions import check_required, extension_object
+from engine.io.glb import GLB_MAGIC, glb_chunks
 from engine.io.gltf_schema import check_types
 from engine.io.meshopt import MESHOPT, decode_view
 from engine.math._checks import FloatArray
 
 #: Accessors without a buffer view are zero-filled; refuse to allocate more bytes than this (64 MiB).
 MAX_ZERO_FILLED_BYTES = 1 << 26
-
-_GLB_MAGIC = b"glTF"
-_CHUNK_JSON = 0x4E4F534A
-_CHUNK_BIN = 0x004E4942
 
 
 class UnreadableFileError(AssetError):
@@ -103,8 +99,8 @@ class GltfDocument:
         except OSError as exc:
             raise AssetError(f"cannot read the file: {exc.strerror or exc}", file=self.file) from None
         self._glb_blob: bytes | None = None
-        if raw[:4] == _GLB_MAGIC:
-            json_chunk, self._glb_blob = self._glb_chunks(raw)
+        if raw[:4] == GLB_MAGIC:
+            json_chunk, self._glb_blob = glb_chunks(raw, self.error)
             try:
                 text = json_chunk.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -179,53 +175,6 @@ class GltfDocument:
                 return parse()
         except Exception as exc:  # pygltflib reports what it cannot convert with whatever it hits
             raise AssetError(f"not a valid glTF document: {type(exc).__name__}: {exc}", file=self.file) from None
-
-    def _glb_chunks(self, raw: bytes) -> tuple[bytes, bytes | None]:
-        """The JSON chunk and the BIN chunk (if any) of a GLB file, header and chunk bounds checked.
-
-        pygltflib trusts the lengths, and a second JSON or BIN chunk silently replaces the first.
-        """
-        header = "GLB header"
-        if len(raw) < 20:
-            raise self.error(f"GLB file is truncated: {len(raw)} bytes, expected at least 20", header)
-        version, length = struct.unpack_from("<II", raw, 4)
-        if version != 2:
-            raise self.error(f"GLB version must be 2, got {version}", header)
-        if length > len(raw):
-            raise self.error(f"GLB header claims {length} bytes but the file has {len(raw)}", header)
-        if length < 20:
-            raise self.error(f"GLB header length {length} is less than the 20 bytes of a header and a chunk", header)
-        json_chunk: bytes | None = None
-        bin_chunk: bytes | None = None
-        offset, k = 12, 0
-        while offset < length:
-            where = f"GLB chunk {k}"
-            if offset + 8 > length:
-                raise self.error(f"GLB chunk header at byte {offset} runs past the end ({length} bytes)", where)
-            chunk_length, chunk_type = struct.unpack_from("<II", raw, offset)
-            if offset + 8 + chunk_length > length:
-                raise self.error(
-                    f"GLB chunk at byte {offset} claims {chunk_length} bytes but only "
-                    f"{length - offset - 8} remain in the file",
-                    where,
-                )
-            data = raw[offset + 8 : offset + 8 + chunk_length]
-            if k == 0 and chunk_type != _CHUNK_JSON:
-                raise self.error(
-                    f"the first GLB chunk must be JSON (0x{_CHUNK_JSON:08X}), got 0x{chunk_type:08X}", where
-                )
-            if chunk_type == _CHUNK_JSON:
-                if json_chunk is not None:
-                    raise self.error("a GLB file holds one JSON chunk; this is a second JSON chunk", where)
-                json_chunk = data
-            elif chunk_type == _CHUNK_BIN:
-                if bin_chunk is not None:
-                    raise self.error("a GLB file holds at most one BIN chunk; this is a second BIN chunk", where)
-                bin_chunk = data
-            offset += 8 + chunk_length
-            k += 1
-        assert json_chunk is not None  # the first chunk is JSON and length >= 20 means there is one
-        return json_chunk, bin_chunk
 
     def _check_asset(self) -> None:
         asset = self.gltf.asset
@@ -468,6 +417,40 @@ class GltfDocument:
                 where,
             )
         return read_elements(data, offset, count, component_type, accessor_type)
+
+    def provide_accessor(self, index: int, values: np.ndarray, where: str) -> None:
+        """Make accessor ``index`` read as ``values`` (decoded by an extension: ``KHR_draco_mesh_compression``).
+
+        ``values`` must hold ``count`` elements of the accessor's type; they are cast to its
+        component type, which must be of the same kind (integer or float).
+        """
+        accessor = self.accessor_meta(index, where)
+        shape = (accessor.count, *ELEMENT_SHAPES[accessor.type])
+        dtype = COMPONENT_DTYPES[accessor.componentType]
+        if values.size != int(np.prod(shape)) or values.shape[0] != accessor.count:
+            raise self.error(
+                f"decodes to {values.shape[0]} elements of {values.size // max(values.shape[0], 1)} "
+                f"components, but the accessor holds {accessor.count} {accessor.type}",
+                where,
+            )
+        if (values.dtype.kind == "f") != (dtype.kind == "f"):
+            raise self.error(
+                f"decodes to {values.dtype} values, but the accessor's componentType {accessor.componentType} is "
+                f"{dtype.name}",
+                where,
+            )
+        limits = None if dtype.kind == "f" else np.iinfo(dtype)
+        if limits is not None and values.size and (values.min() < limits.min or values.max() > limits.max):
+            raise self.error(
+                f"decodes to values in [{values.min()}, {values.max()}], beyond the accessor's {dtype.name}", where
+            )
+        provided = values.reshape(shape).astype(dtype.newbyteorder("="))
+        provided.flags.writeable = False
+        self._accessors[int(index)] = provided
+
+    def has_accessor(self, index: int) -> bool:
+        """Whether accessor ``index`` is decoded already (or was provided)."""
+        return int(index) in self._accessors
 
     def floats(self, index: Any, where: str) -> FloatArray:
         """Accessor ``index`` as float64, normalised integers decoded by the spec's formulas."""

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from engine.anim.mesh import MeshData
+from engine.io.draco import decode_draco
 from engine.io.fields import numbers
 from engine.io.gltf import GltfDocument, _items
 from engine.io.materials import Materials
@@ -180,6 +181,7 @@ def _primitive(
     mode = 4 if primitive.mode is None else primitive.mode
     if mode not in MODE_NAMES:
         raise doc.error(f"mode must be one of {sorted(MODE_NAMES)}, got {mode!r}", f"{where}.mode")
+    decode_draco(doc, doc.json["meshes"][m]["primitives"][p], mode, where)
     raw = primitive.attributes  # pygltflib leaves an empty object as a dict
     attributes = {k: v for k, v in (raw if isinstance(raw, dict) else vars(raw)).items() if v is not None}
     if "POSITION" not in attributes:
