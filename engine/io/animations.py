@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.anim.clip import INTERPOLATIONS, PATH_WIDTHS, WEIGHTS_PATH, Channel, Clip
+from engine.io.accessors import quantization_step
 from engine.io.fields import unique_names, unit_quaternions
 from engine.io.gltf import GltfDocument, _items
 from engine.io.pointers import PointerTarget, report_pointers, resolve_pointer
@@ -181,10 +182,11 @@ def _sampler(doc: GltfDocument, a: int, s: int, path: str, width: int) -> tuple[
         k = int(np.argwhere(~np.isfinite(values))[0][0])
         raise doc.error(f"value {k} is not finite: {values[k].tolist()}", owhere)
     if path == "rotation":
+        step = quantization_step(output.componentType, bool(output.normalized))
         if per_key == 1:
-            values = unit_quaternions(doc, values, owhere)
+            values = unit_quaternions(doc, values, owhere, step)
         else:
-            unit_quaternions(doc, values[1::3], owhere)  # zero check only: the spline normalises its result
+            unit_quaternions(doc, values[1::3], owhere, step)  # zero check only: the spline normalises its result
     return interpolation, times, values.reshape(keys, 3, width) if per_key == 3 else values
 
 
