@@ -14,7 +14,8 @@ The result, a :class:`GltfAsset`, holds:
 
 - ``hierarchy``: a :class:`~engine.anim.skeleton.Skeleton` over **every node of the default
   scene** in depth-first order (non-joint nodes matter: CesiumMan's joints sit under a rotated
-  node), with the glTF index and name of each entry;
+  node), then the trees of joints its skins use outside it, with the glTF index and name of
+  each entry;
 - ``clips``: one :class:`~engine.anim.clip.Clip` per animation, translation/rotation/scale
   channels bound to hierarchy indices once, here (never by name at run time);
 - ``skins``: per skin a joint :class:`Skeleton` (depth-first, inverse bind matrices), the map
@@ -47,7 +48,7 @@ from engine.io.animations import RawAnimation, bind_clip, read_animations
 from engine.io.extensions import ExtensionUse, extension_report
 from engine.io.gltf import GltfDocument
 from engine.io.meshes import MeshNode, mesh_target_counts, node_target_counts, read_mesh_nodes
-from engine.io.nodes import read_default_scene, read_nodes, skeleton_over
+from engine.io.nodes import joint_trees, read_default_scene, read_nodes, skeleton_over
 from engine.io.reporting import warn_at_caller
 from engine.io.skins import SkinData, read_skin
 from engine.math._checks import FloatArray, IntArray, readonly_copy
@@ -64,8 +65,9 @@ class GltfAsset:
     path
         The file read.
     hierarchy
-        Every node of the default scene as one :class:`Skeleton` in depth-first order; its rest
-        pose is the nodes' TRS (matrices decomposed). World matrices are
+        Every node of the default scene as one :class:`Skeleton` in depth-first order, then the
+        trees outside it that hold joints of its skins (further roots, no mesh of theirs drawn);
+        its rest pose is the nodes' TRS (matrices decomposed). World matrices are
         ``local_to_model(hierarchy, local)`` since scene roots have no parent.
     node_indices
         ``(H,)`` glTF node index of each hierarchy entry.
@@ -153,13 +155,14 @@ def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
     doc = GltfDocument(path)
     mesh_targets = mesh_target_counts(doc)
     nodes = read_nodes(doc)
-    scene_index, order = read_default_scene(doc, nodes)
+    scene_index, scene_nodes = read_default_scene(doc, nodes)
+    order = scene_nodes + joint_trees(doc, nodes, scene_nodes)
     hierarchy = skeleton_over(nodes, order)
     position = {n: h for h, n in enumerate(order)}
     animations = read_animations(doc, node_target_counts(doc, mesh_targets))
     clips = tuple(_hierarchy_clip(doc, animation, position) for animation in animations)
     skins = tuple(read_skin(doc, i, nodes, animations) for i in range(doc.count("skins")))
-    mesh_nodes = read_mesh_nodes(doc, order, skins, mesh_targets, textures=textures)
+    mesh_nodes = read_mesh_nodes(doc, order, len(scene_nodes), skins, mesh_targets, textures=textures)
     scene = _scene(doc, hierarchy, position, skins, mesh_nodes, animations, clips)
     extensions = extension_report(doc)
     for text in doc.warnings:

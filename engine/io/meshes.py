@@ -113,17 +113,21 @@ def node_target_counts(doc: GltfDocument, mesh_targets: Sequence[int]) -> tuple[
 def read_mesh_nodes(
     doc: GltfDocument,
     order: Sequence[int],
+    drawn: int,
     skins: Sequence[SkinData],
     mesh_targets: Sequence[int],
     *,
     textures: bool,
 ) -> tuple[MeshNode, ...]:
-    """The mesh nodes among ``order`` (the scene's nodes, depth-first), their primitives read once per (mesh, skin)."""
-    in_scene = set(order)
+    """The mesh nodes among the first ``drawn`` of ``order`` (the hierarchy: the scene's nodes first).
+
+    Their primitives are read once per (mesh, skin) (:func:`engine.io.nodes.joint_trees` put
+    every joint of their skins in ``order``).
+    """
     materials = Materials(doc, textures)
     result = []
     cache: dict[tuple[int, int | None], tuple[tuple[int, MeshData], ...]] = {}
-    for h, n in enumerate(order):
+    for h, n in enumerate(order[:drawn]):
         node = doc.gltf.nodes[n]
         if node.mesh is None:
             if "weights" in doc.json["nodes"][n]:  # pygltflib drops node.weights
@@ -131,13 +135,6 @@ def read_mesh_nodes(
             continue
         mesh = doc.index(node.mesh, len(mesh_targets), f"nodes[{n}].mesh", "meshes")
         skin = None if node.skin is None else doc.index(node.skin, len(skins), f"nodes[{n}].skin", "skins")
-        if skin is not None:
-            outside = [int(j) for j in skins[skin].joint_nodes if int(j) not in in_scene]
-            if outside:
-                raise doc.error(
-                    f"skin {skin} used by node {n} has joints outside the default scene: nodes {outside}",
-                    f"nodes[{n}].skin",
-                )
         if (mesh, skin) not in cache:
             skin_data = None if skin is None else skins[skin]
             primitives = _items(doc.gltf.meshes[mesh].primitives)

@@ -188,6 +188,29 @@ def read_default_scene(doc: GltfDocument, nodes: Nodes) -> tuple[int | None, tup
     return scene, tuple(depth_first(roots, lambda n: nodes.children[n]))
 
 
+def joint_trees(doc: GltfDocument, nodes: Nodes, order: Sequence[int]) -> tuple[int, ...]:
+    """The trees outside ``order`` (the default scene) that hold joints of skins its mesh nodes use, depth-first.
+
+    The spec asks nothing of where a skin's joints are, and the Asset Generator's
+    Animation_Skin_03 keeps them out of the scene's nodes: their nodes join the hierarchy (after
+    the scene's, as further roots) so the skinned mesh follows them, but draw no mesh of theirs.
+    """
+    in_scene = set(order)
+    roots: list[int] = []
+    for n in order:
+        skin = doc.json["nodes"][n].get("skin")
+        if skin is None or doc.json["nodes"][n].get("mesh") is None:
+            continue
+        skin = doc.index(skin, doc.count("skins"), f"nodes[{n}].skin", "skins")
+        for k, joint in enumerate(doc.json["skins"][skin].get("joints", [])):
+            node = doc.index(joint, nodes.count, f"skins[{skin}].joints[{k}]", "nodes")
+            while nodes.parents[node] >= 0:
+                node = int(nodes.parents[node])
+            if node not in in_scene and node not in roots:
+                roots.append(node)
+    return tuple(depth_first(roots, lambda n: nodes.children[n]))
+
+
 def depth_first(roots: Sequence[int], children: Callable[[int], Iterable[int]]) -> list[int]:
     """``roots`` and their descendants in depth-first pre-order (children in the order given)."""
     order: list[int] = []
