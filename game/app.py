@@ -184,8 +184,16 @@ def common_parser(module: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         type=Path,
-        help="a .gltf/.glb scene (characters, rigid parts, animated objects, morphs) or a .bvh take "
+        help="a .gltf/.glb/.vrm scene (characters, rigid parts, animated objects, morphs) or a .bvh take "
         "(default: assets/mannequin.glb)",
+    )
+    parser.add_argument(
+        "--clips",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="glTF files whose clips to add to --model, bound by node name (an asset pack's animation files)",
     )
     parser.add_argument(
         "--scale", type=float, help="the model's metres per file unit (default: guessed from its height)"
@@ -210,7 +218,7 @@ def say(prog: str, kind: str, text: str) -> None:
 
 def load_program_model(args: argparse.Namespace) -> Model:
     """The ``--model`` (``--scale``) character, its notes and loader warnings said (:func:`say`)."""
-    model = load_model(args.model, scale=args.scale)
+    model = load_model(args.model, scale=args.scale, clips=args.clips)
     for note in model.notes:
         say(args.prog, "note", f"{model.path.name}: {note}")
     for warning in model.warnings:

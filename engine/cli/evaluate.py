@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from engine.anim.clip import Clip
-from engine.cli.options import add_scale, is_bvh, refuse_scale_for_gltf, write_json
+from engine.cli.options import add_clips, add_scale, is_bvh, refuse_clips_for_bvh, refuse_scale_for_gltf, write_json
 from engine.errors import InvalidInputError
 from engine.io.build import GltfAsset, load_gltf
 from engine.io.bvh import load_bvh
@@ -41,6 +41,7 @@ def add_parser(subcommands: Any) -> None:
     )
     parser.add_argument("--out", type=Path, default=None, help="write the JSON here instead of standard output")
     add_scale(parser, "a .bvh MODEL")
+    add_clips(parser, "MODEL (their clips follow MODEL's own in --clip indices)")
     parser.set_defaults(handler=run)
 
 
@@ -69,6 +70,7 @@ def pick_clip(asset: GltfAsset, clip: str | None) -> Clip | None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the JSON for ``args.model`` at ``args.times``."""
+    refuse_clips_for_bvh(args, args.model)
     if is_bvh(args.model):
         anim = load_bvh(args.model, scale=args.scale)
         if args.clip not in (None, "0", anim.clip.name):
@@ -78,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_scale_for_gltf(args, args.model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # printed below, in the command's own words
-        asset = load_gltf(args.model, textures=False)
+        asset = load_gltf(args.model, textures=False, clips=args.clips)
     for warning in asset.warnings:
         print(f"ossa evaluate: warning: {warning}", file=sys.stderr)
     write_json(evaluate(asset, pick_clip(asset, args.clip), args.times), args.out)

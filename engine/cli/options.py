@@ -55,6 +55,24 @@ def add_scale(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def add_clips(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--clips FILE...``: glTF files whose clips bind to ``what`` by node name."""
+    parser.add_argument(
+        "--clips",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help=f"glTF files whose clips to add to {what}, bound by node name (an asset pack's animation files)",
+    )
+
+
+def refuse_clips_for_bvh(args: argparse.Namespace, path: Path) -> None:
+    """``--clips`` binds glTF clips to a glTF file's nodes; a BVH take has its own one clip."""
+    if getattr(args, "clips", None) and is_bvh(path):
+        raise InvalidInputError(f"--clips binds glTF clips to a glTF character; {path.name} is a BVH take")
+
+
 def gltf_path(text: str) -> Path:
     """An output path ending in ``.glb`` or ``.gltf``."""
     path = Path(text)

@@ -34,6 +34,7 @@ that do not sum to 1, non-unit quaternions, repeated key times) emits an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,7 @@ from engine.anim.scene import MeshInstance, Scene, SceneClip, SceneSkin
 from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError
 from engine.io.animations import RawAnimation, bind_clip, read_animations
+from engine.io.clip_files import ClipFile, attach_clips
 from engine.io.extensions import ExtensionUse, extension_report
 from engine.io.gltf import GltfDocument
 from engine.io.meshes import MeshNode, mesh_target_counts, node_target_counts, read_mesh_nodes
@@ -56,7 +58,7 @@ from engine.math._checks import FloatArray, IntArray, readonly_copy
 __all__ = ["GltfAsset", "MeshNode", "SkinData", "load_gltf"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class GltfAsset:
     """Everything Ossa reads from a glTF file, as validated read-only runtime data.
 
@@ -94,6 +96,9 @@ class GltfAsset:
         Text of every :class:`~engine.errors.OssaWarning` emitted while loading.
     extensions
         Every extension the file declares or uses, with what Ossa did with it.
+    clip_files
+        How each clip file given to :func:`load_gltf` (``clips=``) bound (its clips are in
+        :attr:`clips`, the skins' clips and the scene's, after the file's own).
     """
 
     path: Path
@@ -109,6 +114,14 @@ class GltfAsset:
     node_count: int
     warnings: tuple[str, ...]
     extensions: tuple[ExtensionUse, ...] = ()
+    clip_files: tuple[ClipFile, ...] = ()
+
+    def __repr__(self) -> str:
+        """One line: ``GltfAsset('Fox.glb', 24 nodes, 1 skins, 1 mesh nodes, 3 clips)``."""
+        return (
+            f"GltfAsset({self.path.name!r}, {self.hierarchy.num_joints} nodes, {len(self.skins)} skins, "
+            f"{len(self.mesh_nodes)} mesh nodes, {len(self.clips)} clips)"
+        )
 
     def hierarchy_index(self, gltf_node: int) -> int:
         """Hierarchy index of glTF node ``gltf_node``; raises if the node is not in the scene."""
@@ -129,7 +142,7 @@ class GltfAsset:
         raise AssetError(f"no clip named {name!r}; clips are {[c.name for c in self.clips]}", file=str(self.path))
 
 
-def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
+def load_gltf(path: str | Path, *, textures: bool = True, clips: Sequence[str | Path] = ()) -> GltfAsset:
     """Read a ``.gltf`` or ``.glb`` file into a validated :class:`GltfAsset`.
 
     Parameters
@@ -139,6 +152,9 @@ def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
     textures
         Decode base-colour textures into :attr:`MeshData.texture` (needs Pillow); ``False``
         skips the images (faster when only animation data is wanted).
+    clips
+        glTF files whose clips to add, bound to this file's nodes by name
+        (:mod:`engine.io.clip_files`; :attr:`GltfAsset.clip_files` says what bound).
 
     Raises
     ------
@@ -160,19 +176,19 @@ def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
     hierarchy = skeleton_over(nodes, order)
     position = {n: h for h, n in enumerate(order)}
     animations = read_animations(doc, node_target_counts(doc, mesh_targets))
-    clips = tuple(_hierarchy_clip(doc, animation, position) for animation in animations)
+    own_clips = tuple(_hierarchy_clip(doc, animation, position) for animation in animations)
     skins = tuple(read_skin(doc, i, nodes, animations) for i in range(doc.count("skins")))
     mesh_nodes = read_mesh_nodes(doc, order, len(scene_nodes), skins, mesh_targets, textures=textures)
-    scene = _scene(doc, hierarchy, position, skins, mesh_nodes, animations, clips)
+    scene = _scene(doc, hierarchy, position, skins, mesh_nodes, animations, own_clips)
     extensions = extension_report(doc)
     for text in doc.warnings:
         warn_at_caller(f"{doc.file}: {text}")
-    return GltfAsset(
+    asset = GltfAsset(
         path=doc.path,
         hierarchy=hierarchy,
         node_indices=readonly_copy(np.asarray(order, dtype=np.intp)),
         node_names=tuple(doc.gltf.nodes[n].name for n in order),
-        clips=clips,
+        clips=own_clips,
         skins=skins,
         mesh_nodes=mesh_nodes,
         scene=scene,
@@ -182,6 +198,9 @@ def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
         warnings=tuple(doc.warnings),
         extensions=extensions,
     )
+    if not clips:
+        return asset
+    return attach_clips(asset, [load_gltf(file, textures=False) for file in clips])
 
 
 def _hierarchy_clip(doc: GltfDocument, animation: RawAnimation, position: dict[int, int]) -> Clip:

@@ -32,6 +32,7 @@ from engine.io.accessors import (
     read_elements,
 )
 from engine.io.extensions import check_required, extension_object
+from engine.io.formats import ACCEPTED, foreign_format
 from engine.io.glb import GLB_MAGIC, glb_chunks
 from engine.io.gltf_schema import check_types
 from engine.io.meshopt import MESHOPT, decode_view
@@ -99,6 +100,9 @@ class GltfDocument:
         except OSError as exc:
             raise AssetError(f"cannot read the file: {exc.strerror or exc}", file=self.file) from None
         self._glb_blob: bytes | None = None
+        foreign = None if raw[:4] == GLB_MAGIC else foreign_format(self.path, raw)
+        if foreign is not None:
+            raise AssetError(f"not a glTF file but {foreign}; Ossa reads {ACCEPTED}", file=self.file)
         if raw[:4] == GLB_MAGIC:
             json_chunk, self._glb_blob = glb_chunks(raw, self.error)
             try:
