@@ -107,7 +107,7 @@ def attach_clips(asset: GltfAsset, sources: Sequence[GltfAsset]) -> GltfAsset:
             channels = tuple(_rebound(c, by_name[names[c.target]]) for c in clip.channels if names[c.target] in by_name)
             nodes = Clip(name, channels, hierarchy.num_joints, clip.markers)
             weights = tuple(
-                _weights(file, name, c, by_name[names[c.target]], targets)
+                _weights(file, name, c, names[c.target], by_name[names[c.target]], targets)
                 for c in scene_clip.weights
                 if names[c.target] in by_name
             )
@@ -140,13 +140,13 @@ def _rebound(channel: Channel, target: int) -> Channel:
     return Channel(target, channel.path, channel.interpolation, channel.times, channel.values)
 
 
-def _weights(file: Path, clip: str, channel: Channel, target: int, targets: dict[int, int]) -> Channel:
-    """A morph-weight channel on the character's hierarchy node ``target``, checked against its mesh's target count."""
+def _weights(file: Path, clip: str, channel: Channel, node: str, target: int, targets: dict[int, int]) -> Channel:
+    """A morph-weight channel on the character's node ``node`` (hierarchy index ``target``), checked against its mesh."""
     width = channel.values.shape[-1]
     if targets.get(target) != width:
         has = f"a mesh of {targets[target]} morph targets" if target in targets else "no mesh"
         raise AssetError(
-            f"clip {clip!r} animates {width} morph weights of node {target} of the character, which has {has}",
+            f"clip {clip!r} animates {width} morph weights of {node!r}, but the character's {node!r} has {has}",
             file=str(file),
         )
     return _rebound(channel, target)
