@@ -53,6 +53,7 @@ from engine.io.meshes import MeshNode, mesh_target_counts, node_target_counts, r
 from engine.io.nodes import joint_trees, read_default_scene, read_nodes, skeleton_over
 from engine.io.reporting import warn_at_caller
 from engine.io.skins import SkinData, read_skin
+from engine.io.vrm import read_humanoid
 from engine.math._checks import FloatArray, IntArray, readonly_copy
 
 __all__ = ["GltfAsset", "MeshNode", "SkinData", "load_gltf"]
@@ -173,11 +174,12 @@ def load_gltf(path: str | Path, *, textures: bool = True, clips: Sequence[str | 
     nodes = read_nodes(doc)
     scene_index, scene_nodes = read_default_scene(doc, nodes)
     order = scene_nodes + joint_trees(doc, nodes, scene_nodes)
-    hierarchy = skeleton_over(nodes, order)
+    humanoid = read_humanoid(doc)
+    hierarchy = skeleton_over(nodes, order, humanoid=humanoid)
     position = {n: h for h, n in enumerate(order)}
     animations = read_animations(doc, node_target_counts(doc, mesh_targets))
     own_clips = tuple(_hierarchy_clip(doc, animation, position) for animation in animations)
-    skins = tuple(read_skin(doc, i, nodes, animations) for i in range(doc.count("skins")))
+    skins = tuple(read_skin(doc, i, nodes, animations, humanoid) for i in range(doc.count("skins")))
     mesh_nodes = read_mesh_nodes(doc, order, len(scene_nodes), skins, mesh_targets, textures=textures)
     scene = _scene(doc, hierarchy, position, skins, mesh_nodes, animations, own_clips)
     extensions = extension_report(doc)

@@ -141,7 +141,7 @@ def _rebound(channel: Channel, target: int) -> Channel:
 
 
 def _weights(file: Path, clip: str, channel: Channel, node: str, target: int, targets: dict[int, int]) -> Channel:
-    """A morph-weight channel on the character's node ``node`` (hierarchy index ``target``), checked against its mesh."""
+    """A morph-weight channel on the character's node ``node`` (hierarchy ``target``), checked against its mesh."""
     width = channel.values.shape[-1]
     if targets.get(target) != width:
         has = f"a mesh of {targets[target]} morph targets" if target in targets else "no mesh"

@@ -9,11 +9,12 @@ matrices. :func:`read_default_scene` picks the scene and lists its nodes depth-f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from engine.anim.humanoid import DECLARED_REQUIRED
 from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError
 from engine.io.fields import numbers, unique_names, unit_quaternions
@@ -222,13 +223,19 @@ def depth_first(roots: Sequence[int], children: Callable[[int], Iterable[int]]) 
     return order
 
 
-def skeleton_over(nodes: Nodes, order: Sequence[int], inverse_bind: FloatArray | None = None) -> Skeleton:
+def skeleton_over(
+    nodes: Nodes, order: Sequence[int], inverse_bind: FloatArray | None = None, humanoid: Mapping[int, str] = {}
+) -> Skeleton:
     """A :class:`Skeleton` over glTF nodes ``order`` (parents listed before children).
 
-    Parents outside ``order`` make roots; rest poses are the nodes' rest TRS.
+    Parents outside ``order`` make roots; rest poses are the nodes' rest TRS. ``humanoid`` (glTF
+    node → body role, a VRM bone map) goes with the skeleton when ``order`` holds every node of
+    the roles a bone map must give (:data:`~engine.anim.humanoid.DECLARED_REQUIRED`).
     """
     position = {n: i for i, n in enumerate(order)}
     index = np.asarray(order, dtype=np.intp)
+    roles = {role: nodes.names[n] for n, role in humanoid.items() if n in position}
+    complete = all(role in roles for role in DECLARED_REQUIRED)
     return Skeleton(
         [nodes.names[n] for n in order],
         np.asarray([position.get(int(nodes.parents[n]), -1) for n in order], dtype=np.intp),
@@ -236,4 +243,5 @@ def skeleton_over(nodes: Nodes, order: Sequence[int], inverse_bind: FloatArray |
         nodes.rotations[index],
         nodes.scales[index],
         inverse_bind,
+        roles if complete else None,
     )

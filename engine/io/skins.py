@@ -15,7 +15,7 @@ refers to them; they carry their rest transform and their animation like any joi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,8 +76,14 @@ class SkinData:
     clips: tuple[Clip, ...]
 
 
-def read_skin(doc: GltfDocument, i: int, nodes: Nodes, animations: Sequence[RawAnimation]) -> SkinData:
-    """Read and check ``skins[i]``: joints, their common root, inverse binds, and its clips."""
+def read_skin(
+    doc: GltfDocument, i: int, nodes: Nodes, animations: Sequence[RawAnimation], humanoid: Mapping[int, str] = {}
+) -> SkinData:
+    """Read and check ``skins[i]``: joints, their common root, inverse binds, and its clips.
+
+    ``humanoid`` (glTF node → body role) goes with the skeleton when it covers the skin
+    (:func:`~engine.io.nodes.skeleton_over`).
+    """
     skin, where = doc.gltf.skins[i], f"skins[{i}]"
     joints = [doc.index(j, nodes.count, f"{where}.joints[{k}]", "nodes") for k, j in enumerate(_items(skin.joints))]
     if not joints:
@@ -101,7 +107,7 @@ def read_skin(doc: GltfDocument, i: int, nodes: Nodes, animations: Sequence[RawA
     if inverse_bind is not None:
         skeleton_ibm = np.tile(np.eye(4), (len(order), 1, 1))
         skeleton_ibm[from_gltf] = inverse_bind
-    skeleton = skeleton_over(nodes, order, skeleton_ibm)
+    skeleton = skeleton_over(nodes, order, skeleton_ibm, humanoid)
     clips = tuple(bind_clip(animation, position, len(order))[0] for animation in animations)
     return SkinData(
         index=i,
