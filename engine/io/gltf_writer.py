@@ -8,8 +8,9 @@ array in one binary buffer, each accessor in its own 4-byte-aligned buffer view.
 :func:`save_gltf_with_clips` copies a whole glTF document (every node, mesh, skin, material,
 texture, sampler, camera, extension and extra as it is) and replaces its animations with new
 clips whose channels target the file's nodes: what ``ossa retarget`` writes. Its buffers become
-one (the GLB's BIN chunk, or one ``.bin`` beside a ``.gltf``) and external or ``data:`` images are
-embedded as buffer views, so the result is self-contained.
+one (the GLB's BIN chunk, or one ``.bin`` beside a ``.gltf``), ``EXT_meshopt_compression`` views
+are written decompressed (the extension and its fallback buffer dropped) and external or
+``data:`` images are embedded as buffer views, so the result is self-contained.
 
 Clip markers travel in ``animations[i].extras.markers``.
 """
@@ -28,6 +29,7 @@ from engine.anim.mesh import MeshData
 from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError, InvalidInputError
 from engine.io.gltf import GltfDocument
+from engine.io.meshopt import MESHOPT
 
 _ARRAY_BUFFER = 34962
 _ELEMENT_ARRAY_BUFFER = 34963
@@ -242,10 +244,21 @@ def save_gltf_with_clips(source: str | Path, path: str | Path, clips: Sequence[C
     doc = GltfDocument(source)
     gltf = copy.deepcopy(doc.gltf)
     buffers = _BufferBuilder(gltf)
-    starts = [buffers.append(doc.buffer(i)) for i in range(doc.count("buffers"))]
-    for view in gltf.bufferViews or []:
-        view.byteOffset = starts[view.buffer] + (view.byteOffset or 0)
+    compressed = {k for k, view in enumerate(doc.json.get("bufferViews", [])) if MESHOPT in view.get("extensions", {})}
+    read = {view.buffer for k, view in enumerate(gltf.bufferViews or []) if k not in compressed}
+    read |= {doc.json["bufferViews"][k]["extensions"][MESHOPT].get("buffer") for k in compressed}
+    starts = {i: buffers.append(doc.buffer(i)) for i in range(doc.count("buffers")) if i in read}
+    for k, view in enumerate(gltf.bufferViews or []):
+        if k in compressed:  # written decompressed: the copy needs no decoder and no fallback buffer
+            decoded, _ = doc.buffer_view(k, f"bufferViews[{k}]")
+            view.byteOffset = buffers.append(bytes(decoded))
+            del view.extensions[MESHOPT]
+        else:
+            view.byteOffset = starts[view.buffer] + (view.byteOffset or 0)
         view.buffer = 0
+    if compressed:
+        gltf.extensionsUsed = [name for name in gltf.extensionsUsed or [] if name != MESHOPT]
+        gltf.extensionsRequired = [name for name in gltf.extensionsRequired or [] if name != MESHOPT]
     for i, image in enumerate(gltf.images or []):
         if image.uri is not None:
             data, _ = doc.image_bytes(i)

@@ -18,6 +18,7 @@ from engine.errors import AssetError
 from engine.io import load_gltf
 from engine.io.commands import evaluate
 from engine.io.gltf import GltfDocument
+from engine.io.gltf_writer import save_gltf_with_clips
 from engine.io.meshopt import MAX_DECODED_BYTES
 from tests.io.gltf_builder import DocBuilder, scene_document
 from tests.io.gltf_compress import MESHOPT, compress_views, encode_filter
@@ -321,3 +322,17 @@ def test_a_plain_view_on_the_fallback_buffer_is_refused(tmp_path: Path) -> None:
 def test_the_small_file_itself_loads(tmp_path: Path) -> None:
     positions = load_gltf(small(tmp_path, lambda b, e: None)).mesh_nodes[0].primitives[0].positions
     np.testing.assert_array_equal(positions, [[0, 0, 0], [1, 0, 0], [0, 1, 0]])
+
+
+def test_a_file_written_with_new_clips_is_decompressed(tmp_path: Path) -> None:
+    """``ossa retarget`` onto a meshopt file writes its views decoded: no decoder or fallback buffer needed."""
+    plain, compressed, _ = compressed_scene(tmp_path)
+    source = load_gltf(compressed)
+    written = load_gltf(save_gltf_with_clips(compressed, tmp_path / "out.glb", [source.clips[0]]))
+    assert written.extensions == ()
+    assert GltfDocument(tmp_path / "out.glb").count("buffers") == 1
+    times = np.array([0.0, 0.9])
+    ours = evaluate(written, written.clips[0], times)["meshes"]
+    reference = load_gltf(plain)
+    theirs = evaluate(reference, reference.clips[0], times)["meshes"]
+    assert ours == theirs
