@@ -1,4 +1,4 @@
-"""The GLB container: a 12-byte header, a JSON chunk and an optional BIN chunk (glTF 2.0 §4.4)."""
+"""The GLB container: a 12-byte header, a JSON chunk and an optional BIN chunk (glTF 2.0 §4.4), read and written."""
 
 from __future__ import annotations
 
@@ -56,3 +56,14 @@ def glb_chunks(raw: bytes, error: Callable[[str, str], Exception]) -> tuple[byte
         k += 1
     assert json_chunk is not None  # the first chunk is JSON and length >= 20 means there is one
     return json_chunk, bin_chunk
+
+
+def glb_bytes(json_text: str, blob: bytes) -> bytes:
+    """A GLB file of the JSON document ``json_text`` (padded with spaces) and the BIN chunk ``blob`` (with zeros)."""
+    text = json_text.encode("utf-8")
+    text += b" " * (-len(text) % 4)
+    chunks = struct.pack("<II", len(text), _CHUNK_JSON) + text
+    if blob:
+        data = blob + b"\0" * (-len(blob) % 4)
+        chunks += struct.pack("<II", len(data), _CHUNK_BIN) + data
+    return struct.pack("<4sII", GLB_MAGIC, 2, 12 + len(chunks)) + chunks
