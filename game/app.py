@@ -41,6 +41,7 @@ import moderngl
 import numpy as np
 import pygame
 
+from engine.cli.options import add_clips
 from engine.errors import GLContextError, InvalidInputError, OssaError
 from engine.render.context import create_context, release_context
 from game.model import Model, load_model
@@ -187,14 +188,7 @@ def common_parser(module: str, description: str) -> argparse.ArgumentParser:
         help="a .gltf/.glb/.vrm scene (characters, rigid parts, animated objects, morphs) or a .bvh take "
         "(default: assets/mannequin.glb)",
     )
-    parser.add_argument(
-        "--clips",
-        type=Path,
-        nargs="+",
-        default=[],
-        metavar="FILE",
-        help="glTF files whose clips to add to --model, bound by node name (an asset pack's animation files)",
-    )
+    add_clips(parser, "--model")
     parser.add_argument(
         "--scale", type=float, help="the model's metres per file unit (default: guessed from its height)"
     )

@@ -73,6 +73,7 @@ from engine.animator import Action
 from engine.errors import AssetError, InvalidInputError
 from engine.io import load_gltf
 from engine.io.bvh_character import load_bvh_character
+from engine.io.clip_files import refuse_clips_for_bvh
 from engine.math import matrix_from_trs, quat_from_axis_angle, transform_points
 from engine.math._checks import FloatArray
 from game.bounds import Bounds, ClipMotion, clip_motion, sample_poses, scene_frames
@@ -402,8 +403,7 @@ def _read(path: Path, clips: Sequence[Path]) -> _Source:
         raise InvalidInputError(
             f"--model {path}: expected a .gltf, .glb, .vrm or .bvh file, got {suffix or 'no suffix'!r}"
         )
-    if clips and suffix == ".bvh":
-        raise InvalidInputError(f"--clips binds glTF clips to a glTF character; {path.name} is a BVH take")
+    refuse_clips_for_bvh(path, clips)
     if not path.is_file():
         hint = " (run `ossa make-mannequin` to write it)" if path == DEFAULT_MODEL else ""
         raise AssetError(f"model file not found{hint}", file=str(path))

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from engine.anim.clip import Clip
-from engine.cli.options import add_clips, add_scale, is_bvh, refuse_clips_for_bvh, refuse_scale_for_gltf, write_json
+from engine.cli.options import add_clips, add_scale, is_bvh, refuse_scale_for_gltf, write_json
 from engine.errors import InvalidInputError
 from engine.io.build import GltfAsset, load_gltf
 from engine.io.bvh import load_bvh
+from engine.io.clip_files import refuse_clips_for_bvh
 from engine.io.commands import evaluate
 from engine.io.mocap_commands import evaluate_bvh
 from engine.math._checks import FloatArray
@@ -70,7 +71,7 @@ def pick_clip(asset: GltfAsset, clip: str | None) -> Clip | None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the JSON for ``args.model`` at ``args.times``."""
-    refuse_clips_for_bvh(args, args.model)
+    refuse_clips_for_bvh(args.model, args.clips)
     if is_bvh(args.model):
         anim = load_bvh(args.model, scale=args.scale)
         if args.clip not in (None, "0", anim.clip.name):

@@ -7,9 +7,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from engine.cli.options import add_clips, add_scale, is_bvh, refuse_clips_for_bvh, refuse_scale_for_gltf
+from engine.cli.options import add_clips, add_scale, is_bvh, refuse_scale_for_gltf
 from engine.io.build import load_gltf
 from engine.io.bvh import load_bvh
+from engine.io.clip_files import refuse_clips_for_bvh
 from engine.io.commands import summarize
 from engine.io.mocap_commands import summarize_bvh
 
@@ -28,7 +29,7 @@ def add_parser(subcommands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the summary of ``args.model``."""
-    refuse_clips_for_bvh(args, args.model)
+    refuse_clips_for_bvh(args.model, args.clips)
     if is_bvh(args.model):
         print(summarize_bvh(load_bvh(args.model, scale=args.scale), args.model))
         return 0

@@ -67,12 +67,6 @@ def add_clips(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def refuse_clips_for_bvh(args: argparse.Namespace, path: Path) -> None:
-    """``--clips`` binds glTF clips to a glTF file's nodes; a BVH take has its own one clip."""
-    if getattr(args, "clips", None) and is_bvh(path):
-        raise InvalidInputError(f"--clips binds glTF clips to a glTF character; {path.name} is a BVH take")
-
-
 def gltf_path(text: str) -> Path:
     """An output path ending in ``.glb`` or ``.gltf``."""
     path = Path(text)

@@ -130,14 +130,13 @@ def load_character(
     for clip_file in asset.clip_files:
         if clip_file.not_animated:
             warn_at_caller(f"{path}: clips from {clip_file.report()}")
-    moving = _moving_above(asset, data)
+    moving, nodes = _moving_above(asset, data)
     if moving:
-        names = ", ".join(repr(name) for name in moving[:4]) + (
-            f" and {len(moving) - 4} more" if len(moving) > 4 else ""
-        )
+        names = ", ".join(repr(name) for name in moving[:4])
+        names += f" and {len(moving) - 4} more" if len(moving) > 4 else ""
         warn_at_caller(
-            f"{path}: clip(s) {names} move nodes above the skeleton of skin {skin}; the character keeps their "
-            "rest transform"
+            f"{path}: clip(s) {names} move nodes {nodes} above the skeleton of skin {skin}; the character keeps "
+            "their rest transform"
         )
     meshes: list[MeshData] = []
     transforms: list[FloatArray] = []
@@ -163,8 +162,8 @@ def load_character(
 REST_TOLERANCE = 1e-6
 
 
-def _moving_above(asset: GltfAsset, skin: SkinData) -> list[str]:
-    """Names of the clips that move a node above ``skin``'s skeleton away from its rest transform."""
+def _moving_above(asset: GltfAsset, skin: SkinData) -> tuple[list[str], list[int]]:
+    """The clips that move a node above ``skin``'s skeleton away from its rest transform, and those glTF nodes."""
     position = {int(n): h for h, n in enumerate(asset.node_indices)}
     ancestors: set[int] = set()
     h = position.get(skin.root_parent, -1)
@@ -172,7 +171,8 @@ def _moving_above(asset: GltfAsset, skin: SkinData) -> list[str]:
         ancestors.add(h)
         h = int(asset.hierarchy.parents[h])
     rest = asset.hierarchy.rest_pose
-    moving = []
+    moving: list[str] = []
+    nodes: set[int] = set()
     for clip in asset.clips:
         for channel in clip.channels:
             if channel.target not in ancestors:
@@ -184,6 +184,7 @@ def _moving_above(asset: GltfAsset, skin: SkinData) -> list[str]:
                 value = (rest.translations if channel.path == "translation" else rest.scales)[channel.target]
                 away = np.linalg.norm(keys - value, axis=-1) / max(1.0, float(np.linalg.norm(value)))
             if away.max() > REST_TOLERANCE:
-                moving.append(clip.name)
-                break
-    return moving
+                nodes.add(int(asset.node_indices[channel.target]))
+                if clip.name not in moving:
+                    moving.append(clip.name)
+    return moving, sorted(nodes)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from engine.anim.clip import Channel, Clip
 from engine.anim.scene import Scene, SceneClip
-from engine.errors import AssetError
+from engine.errors import AssetError, InvalidInputError
 
 if TYPE_CHECKING:
     from engine.io.build import GltfAsset
@@ -62,6 +62,12 @@ class ClipFile:
         if self.not_animated:
             text += f"; joints its clips do not animate (rest pose): {', '.join(self.not_animated)}"
         return text
+
+
+def refuse_clips_for_bvh(path: Path, clips: Sequence[object]) -> None:
+    """Clip files bind glTF clips to a glTF character's nodes; a BVH take (``path``) has its one clip."""
+    if clips and path.suffix.lower() == ".bvh":
+        raise InvalidInputError(f"--clips binds glTF clips to a glTF character; {path.name} is a BVH take")
 
 
 def attach_clips(asset: GltfAsset, sources: Sequence[GltfAsset]) -> GltfAsset:

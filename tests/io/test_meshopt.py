@@ -8,19 +8,23 @@ decoded byte in the wrong place, a filter not applied or a stride mix-up shows.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import struct
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from engine.anim.scene import scene_vertices
+from engine.anim.scene import instance_vertices, scene_vertices
 from engine.errors import AssetError
 from engine.io import load_gltf
 from engine.io.commands import evaluate
 from engine.io.gltf import GltfDocument
 from engine.io.gltf_writer import save_gltf_with_clips
 from engine.io.meshopt import MAX_DECODED_BYTES
-from tests.io.gltf_builder import DocBuilder, scene_document
+from tests.io.gltf_builder import DocBuilder, glb_bytes, scene_document
 from tests.io.gltf_compress import MESHOPT, compress_views, encode_filter
 
 # ---------------------------------------------------------------------------------------------
@@ -227,6 +231,44 @@ def test_the_valid_human_decodes_as_its_readme_measures(human: Path) -> None:
     vertices = scene_vertices(asset.scene, asset.scene.rest_frame(()))
     np.testing.assert_allclose(vertices.min(0), [-0.8693, 0.0, -0.095], atol=6e-5)
     np.testing.assert_allclose(vertices.max(0), [0.8693, 1.8123, 0.2582], atol=6e-5)
+
+
+@pytest.mark.skipif(
+    os.environ.get("OSSA_THREEJS") is None or shutil.which("node") is None,
+    reason="optional: set OSSA_THREEJS to use three.js",
+)
+def test_the_valid_human_agrees_with_threejs(human: Path, tmp_path: Path) -> None:
+    """three.js decodes the meshopt views with its own decoder (JS/wasm) and skins the quantized vertices itself.
+
+    Its loader cannot decode images under node, so the copy it reads has no textures.
+    """
+    raw = human.read_bytes()
+    length = struct.unpack_from("<I", raw, 12)[0]
+    doc = json.loads(raw[20 : 20 + length])
+    blob = raw[28 + length : 28 + length + struct.unpack_from("<I", raw, 20 + length)[0]]
+    for key in ("images", "textures"):
+        doc.pop(key)
+    for material in doc["materials"]:
+        material.pop("normalTexture", None)
+        material["pbrMetallicRoughness"].pop("baseColorTexture", None)
+    for key in ("extensionsUsed", "extensionsRequired"):
+        doc[key] = [name for name in doc[key] if name != "EXT_texture_webp"]
+    untextured = tmp_path / "human.glb"
+    untextured.write_bytes(glb_bytes(doc, blob))
+    script = Path(__file__).with_name("threejs_rest_oracle.mjs")
+    run = subprocess.run(
+        ["node", str(script), os.environ["OSSA_THREEJS"], str(untextured)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    three = json.loads(run.stdout)
+    asset = load_gltf(human, textures=False)
+    frame = asset.scene.rest_frame(())
+    for i, instance in enumerate(asset.scene.instances):
+        ours = instance_vertices(asset.scene, frame, i, 0)[0]
+        np.testing.assert_allclose(ours, three[instance.name], atol=5e-7)  # float32 in three.js, 1.8 m tall
 
 
 # ---------------------------------------------------------------------------------------------
