@@ -212,7 +212,7 @@ def say(prog: str, kind: str, text: str) -> None:
 
 def load_program_model(args: argparse.Namespace) -> Model:
     """The ``--model`` (``--scale``) character, its notes and loader warnings said (:func:`say`)."""
-    model = load_model(args.model, scale=args.scale, clips=args.clips)
+    model = load_model(args.model, scale=args.scale, clips=tuple(args.clips))
     for note in model.notes:
         say(args.prog, "note", f"{model.path.name}: {note}")
     for warning in model.warnings:

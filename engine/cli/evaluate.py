@@ -30,7 +30,7 @@ def add_parser(subcommands: Any) -> None:
     parser = subcommands.add_parser(
         "evaluate", help="world matrices, joint matrices and skinned positions of a clip at given times (JSON)"
     )
-    parser.add_argument("model", type=Path, help="a .gltf, .glb or .bvh file")
+    parser.add_argument("model", type=Path, help="a .gltf, .glb, .vrm or .bvh file")
     parser.add_argument(
         "--clip", default=None, help="clip index or name (default: 0; the rest pose for a file without clips)"
     )
