@@ -36,7 +36,7 @@ class ClipFile:
         The clip file.
     clips
         The names its clips were added under (a name the character has already gets the file's
-        stem in front: ``Med_General/T-Pose``).
+        stem in front: ``Med_General/T-Pose``, and ``#2``, ``#3``… after that if need be).
     bound
         Names of the nodes its clips animate that the character has.
     not_in_character
@@ -88,7 +88,13 @@ def attach_clips(asset: GltfAsset, sources: Sequence[GltfAsset]) -> GltfAsset:
     skin_clips = [list(skin.clips) for skin in asset.skins]
     skin_slots = [_slots(asset, s) for s in range(len(asset.skins))]
     targets = {instance.node: instance.num_targets for instance in asset.scene.instances}
-    joints = {hierarchy.names[int(h)] for skin in asset.scene.skins for h in skin.joints}
+    position = {int(n): h for h, n in enumerate(asset.node_indices)}
+    joints = {
+        hierarchy.names[position[int(n)]]
+        for skin in asset.skins
+        for n in skin.joint_nodes[skin.is_joint]
+        if int(n) in position
+    }
     taken = set(scene_clips)
     reports = []
     for source in sources:
@@ -108,6 +114,9 @@ def attach_clips(asset: GltfAsset, sources: Sequence[GltfAsset]) -> GltfAsset:
         added = []
         for clip, scene_clip in zip(source.clips, source.scene.clips.values(), strict=True):
             name = clip.name if clip.name not in taken else f"{file.stem}/{clip.name}"
+            repeat = 2
+            while name in taken:  # two clip files of the same name
+                name, repeat = f"{file.stem}/{clip.name}#{repeat}", repeat + 1
             taken.add(name)
             added.append(name)
             channels = tuple(_rebound(c, by_name[names[c.target]]) for c in clip.channels if names[c.target] in by_name)

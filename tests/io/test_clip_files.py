@@ -224,3 +224,14 @@ def test_rest_rotation_keys_of_either_sign_do_not_warn(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_character(b.write(tmp_path / "sign.gltf"))
+
+
+def test_clip_names_taken_get_the_files_stem(tmp_path: Path) -> None:
+    body = skinned_document()
+    del body.doc["animations"][1]  # the body keeps its own 'wave'
+    clips = skinned_document()
+    del clips.doc["animations"][1]
+    wave = clips.write(tmp_path / "wave.gltf")
+    with pytest.warns(OssaWarning, match=r"joints its clips do not animate \(rest pose\): head"):
+        character = load_character(body.write(tmp_path / "body.gltf"), clips=[wave, wave, wave])
+    assert list(character.clips) == ["wave", "wave/wave", "wave/wave#2", "wave/wave#3"]
