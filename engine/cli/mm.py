@@ -41,7 +41,7 @@ def _weights(text: str) -> dict[str, float]:
 
 def _horizons(text: str) -> tuple[int, ...]:
     try:
-        return check_horizons(int(h) for h in text.split(","))
+        return check_horizons([int(h) for h in text.split(",")])
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected ascending frame counts such as 20,40,60, got {text!r}") from None
 

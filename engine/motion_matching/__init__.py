@@ -33,7 +33,7 @@ feature groups ['trajectory_directions'] are constant over every frame: they can
 (4, 'walk (mirrored)', ('walk', 'run'))
 >>> result = search(database, database.normalized[[5, 70]], include=["run"])
 >>> [database.range_names[r] for r in database.frame_range(result.frames)]
-['run', 'run']
+['run', 'run (mirrored)']
 """
 
 from engine.motion_matching.build import BuildOptions, build_database

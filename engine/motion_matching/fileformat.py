@@ -130,6 +130,11 @@ def load_database(path: str | Path) -> Database:
     except (ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise DatabaseError(f"not an Ossa motion-matching database (.npz): {exc}", file=str(path)) from None
     try:
+        strays = sorted(name for name, value in data.items() if not isinstance(value, np.ndarray))
+        if strays or "header" not in data:
+            raise DatabaseError(
+                f"not an Ossa motion-matching database: {f'{strays} are not numpy arrays' if strays else 'no header'}"
+            )
         header = json.loads(str(data["header"][()]))
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise DatabaseError(f"not an Ossa motion-matching database: the header's format is not {FORMAT!r}")

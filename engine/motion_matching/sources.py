@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ import numpy as np
 
 from engine.anim.clip import Clip
 from engine.anim.skeleton import Skeleton
-from engine.errors import AssetError, InvalidInputError
+from engine.errors import AssetError, InvalidInputError, OssaWarning
 from engine.io import load_bvh, load_character
 
 if sys.version_info >= (3, 11):
@@ -197,8 +198,8 @@ def load_sources(
     paths
         ``.bvh``, ``.gltf`` or ``.glb`` files.
     tags_file
-        A sidecar (``.toml`` or ``.json``) with tags and time ranges per source name; every name
-        it lists must be a source.
+        A sidecar (``.toml`` or ``.json``) with tags and time ranges per source name (names it
+        lists that are not sources are warned about: one sidecar may serve several builds).
     scale
         Metres per BVH file unit (default: detected, :func:`engine.io.load_bvh`).
 
@@ -206,7 +207,7 @@ def load_sources(
     ------
     AssetError
         A file that cannot be read or parsed, an unknown suffix, a bad sidecar, two sources of
-        one name, a sidecar naming a source that is not there.
+        one name.
     """
     sources: list[ClipSource] = []
     for raw in paths:
@@ -237,5 +238,5 @@ def load_sources(
     entries: Mapping[str, Any] = _read_sidecar(Path(tags_file))
     unknown = sorted(set(entries) - set(names))
     if unknown:
-        raise AssetError(f"the tags file names clips that are not given: {unknown}; the clips are {names}", file=file)
+        warnings.warn(f"{file}: the tags file names clips that are not given: {unknown}", OssaWarning, stacklevel=2)
     return [_apply_sidecar(s, entries[s.name], file) if s.name in entries else s for s in sources]

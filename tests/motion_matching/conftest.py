@@ -46,7 +46,9 @@ def turning_walk(mannequin: Mannequin, seconds: float = 3.0, turn: float = 0.9, 
     yaw = turn / 0.8 * (1.0 - np.cos(0.8 * times))
     heading = Rotation.from_rotvec(np.outer(yaw, [0.0, 1.0, 0.0]))
     forward = heading.apply([0.0, 0.0, 1.0]) * np.gradient(root[:, 2], times)[:, None]
-    path = np.concatenate((np.zeros((1, 3)), np.cumsum(0.5 * (forward[1:] + forward[:-1]) * np.diff(times)[:, None], 0)))
+    path = np.concatenate(
+        (np.zeros((1, 3)), np.cumsum(0.5 * (forward[1:] + forward[:-1]) * np.diff(times)[:, None], 0))
+    )
     sway = root * [1.0, 1.0, 0.0]
     translations = path + heading.apply(sway)
     rotations = (heading * Rotation.from_quat(pose.rotations[:, 0])).as_quat()
@@ -82,7 +84,7 @@ def cmu_sources(shared_assets: Path) -> list[ClipSource]:
 
 @pytest.fixture(scope="session")
 def cmu_database(cmu_sources: list[ClipSource], mannequin: Mannequin) -> Database:
-    """The CMU locomotion set retargeted onto the mannequin (16_01, whose skeleton is not found a humanoid, left out)."""
+    """The CMU locomotion set retargeted onto the mannequin (16_01 left out: its skeleton is not found a humanoid)."""
     usable = [s for s in cmu_sources if s.name != "16_01"]
     return build_database(usable, mannequin.skeleton)
 

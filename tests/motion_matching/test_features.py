@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation, Slerp
 
-from engine.anim.velocity import sample_with_velocity
+from engine.anim.velocity import PoseVelocity, sample_with_velocity
 from engine.errors import InvalidInputError
 from engine.motion_matching import BuildOptions, build_database
 from engine.motion_matching.features import pose_features, trajectory_features
@@ -53,7 +53,10 @@ def _smooth(values: list[np.ndarray], sigma: float) -> list[np.ndarray]:
             return 2 * values[last] - values[2 * last - i]
         return values[i]
 
-    return [sum(w * at(k + o) for w, o in zip(weights, range(-half, half + 1), strict=True)) / total for k in range(last + 1)]
+    return [
+        sum(w * at(k + o) for w, o in zip(weights, range(-half, half + 1), strict=True)) / total
+        for k in range(last + 1)
+    ]
 
 
 class Oracle:
@@ -66,7 +69,7 @@ class Oracle:
         self.hips, self.feet = names.index("hips"), (names.index("foot_l"), names.index("foot_r"))
         clip = source.clip
         keys = clip.channel(0, "rotation").times
-        frames = int(round(keys[-1] * FPS)) + 1
+        frames = round(keys[-1] * FPS) + 1
         self.frames = frames
         translations = np.broadcast_to(skeleton.rest_translations, (frames, len(names), 3)).copy()
         rotations = np.broadcast_to(skeleton.rest_rotations, (frames, len(names), 4)).copy()
@@ -109,8 +112,10 @@ class Oracle:
         yaw = (1 - s) * self.yaws[a] + s * self.yaws[b]
         t = (1 - s) * self.local_t[a] + s * self.local_t[b]
         q = np.stack(
-            [Slerp([0.0, 1.0], Rotation.from_quat([self.local_q[a, j], self.local_q[b, j]]))([s]).as_quat()[0]
-             for j in range(len(self.parents))]  # fmt: skip
+            [
+                Slerp([0.0, 1.0], Rotation.from_quat([self.local_q[a, j], self.local_q[b, j]]))([s]).as_quat()[0]
+                for j in range(len(self.parents))
+            ]
         )
         return root + Rotation.from_rotvec([0.0, yaw, 0.0]).apply(_world(self.parents, t, q)[joint][:3, 3])
 
@@ -192,8 +197,14 @@ def test_the_query_from_a_played_frame_equals_its_stored_features(turning_databa
         times = db.frame_time(frames)
         pose, velocity = sample_with_velocity(clip, db.skeleton, times)
         _, leaving = sample_with_velocity(clip, db.skeleton, times[:1], side="right")
-        velocity.linear[0], velocity.angular[0], velocity.scaling[0] = leaving.linear[0], leaving.angular[0], leaving.scaling[0]
-        found = pose_features(db.layout, db.skeleton, pose, velocity, db.root_velocities[frames], db.root_yaw_rates[frames])
+        velocity.linear[0], velocity.angular[0], velocity.scaling[0] = (
+            leaving.linear[0],
+            leaving.angular[0],
+            leaving.scaling[0],
+        )
+        found = pose_features(
+            db.layout, db.skeleton, pose, velocity, db.root_velocities[frames], db.root_yaw_rates[frames]
+        )
         np.testing.assert_allclose(found, db.features[frames, :width], atol=1e-9)
 
 
@@ -212,8 +223,6 @@ def test_trajectory_features_of_roots_straight_ahead() -> None:
 def test_feature_functions_refuse_mismatched_shapes(turning_database) -> None:
     db = turning_database
     pose = db.poses(np.arange(3))
-    from engine.anim.velocity import PoseVelocity
-
     still = PoseVelocity(np.zeros((3, 25, 3)), np.zeros((3, 25, 3)), np.zeros((3, 25, 3)))
     with pytest.raises(InvalidInputError, match="root_velocity must be"):
         pose_features(db.layout, db.skeleton, pose, still, np.zeros((2, 3)), np.zeros(3))

@@ -80,7 +80,9 @@ def test_root_track_of_hips_walking_a_straight_line_with_sway() -> None:
     inner = slice(60, 180)  # a second from either end: the smoothing is symmetric there
     np.testing.assert_allclose(track.positions[inner, 0], t[inner], atol=1e-9)
     assert np.max(np.abs(track.positions[inner, 2])) < 0.03 * np.exp(-0.5 * (2 * np.pi * 0.2) ** 2) * 1.05
-    assert np.max(np.abs(track.yaws[inner] - np.pi / 2)) < np.radians(8.0) * np.exp(-0.5 * (2 * np.pi * 0.3) ** 2) * 1.05
+    assert (
+        np.max(np.abs(track.yaws[inner] - np.pi / 2)) < np.radians(8.0) * np.exp(-0.5 * (2 * np.pi * 0.3) ** 2) * 1.05
+    )
 
 
 def test_root_track_refuses_hips_facing_straight_up() -> None:

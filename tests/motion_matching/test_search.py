@@ -72,7 +72,15 @@ def test_continuing_frame_bias_and_tag_filters_equal_brute_force(seed, frames, b
     include = rng.integers(0, 8, count).astype(np.uint64)
     exclude = rng.integers(0, 8, count).astype(np.uint64) & ~include
     result = search(
-        db, queries, current=current, bias=bias, include=include, exclude=exclude, method=method, backend=backend, threads=threads
+        db,
+        queries,
+        current=current,
+        bias=bias,
+        include=include,
+        exclude=exclude,
+        method=method,
+        backend=backend,
+        threads=threads,
     )
     costs, expected = oracle(db, queries, current, np.full(count, bias), include, exclude)
     assert_same(result, costs, expected, queries, db)
@@ -90,7 +98,9 @@ def test_real_queries_on_the_cmu_database_equal_brute_force(cmu_database, rng, b
     queries = db.normalize(raw)
     current = np.minimum(frames + 1, db.num_frames - 1)
     walk = db.tag_mask(["walk"])
-    result = search(db, queries, current=current, bias=0.05, include=["walk"], method=method, backend=backend, threads=threads)
+    result = search(
+        db, queries, current=current, bias=0.05, include=["walk"], method=method, backend=backend, threads=threads
+    )
     costs, expected = oracle(db, queries, current, np.full(96, 0.05), walk)
     assert_same(result, costs, expected, queries, db)
     assert np.all(db.frame_tags[result.frames] & walk)
@@ -102,7 +112,8 @@ def test_the_bias_boundary_to_the_last_bit() -> None:
     db = random_database(rng, 60, ranges=1, end_margin=0, integers=True)  # exact costs
     query = db.normalized[10] + 0.0  # frame 10 costs 0
     cost_current = float(((db.normalized[20] - query) ** 2).sum())
-    assert cost_current > 0 and cost_current == round(cost_current)
+    assert cost_current > 0
+    assert cost_current == round(cost_current)
     for backend, method, threads in RUNS:
         kw = {"current": np.array([20]), "method": method, "backend": backend, "threads": threads}
         at = search(db, query[None], bias=cost_current, **kw)  # threshold exactly 0: nothing is below it
@@ -114,7 +125,8 @@ def test_the_bias_boundary_to_the_last_bit() -> None:
 def test_the_end_margin_boundary() -> None:
     rng = np.random.default_rng(2)
     db = random_database(rng, 50, ranges=1, end_margin=5)
-    assert db.searchable[44] and not db.searchable[45]
+    assert db.searchable[44]
+    assert not db.searchable[45]
     for backend, method, threads in RUNS:
         kw = {"method": method, "backend": backend, "threads": threads}
         assert search(db, db.normalized[[44]], **kw).frames[0] == 44
@@ -127,14 +139,19 @@ def test_no_allowed_frame_gives_minus_one() -> None:
     rng = np.random.default_rng(3)
     db = random_database(rng, 40, ranges=1, tags=2)
     for backend, method, threads in RUNS:
-        result = search(db, db.normalized[:2], include=["t0"], exclude=["t0"], method=method, backend=backend, threads=threads)
-        assert np.all(result.frames == -1) and np.all(np.isinf(result.costs))
+        result = search(
+            db, db.normalized[:2], include=["t0"], exclude=["t0"], method=method, backend=backend, threads=threads
+        )
+        assert np.all(result.frames == -1)
+        assert np.all(np.isinf(result.costs))
 
 
 def test_batch_shapes_follow_the_queries(rng) -> None:
     db = random_database(rng, 100)
     one = search(db, db.normalized[7])
-    assert one.frames.shape == () and int(one.frames) == 7 and float(one.costs) == 0.0
+    assert one.frames.shape == ()
+    assert int(one.frames) == 7
+    assert float(one.costs) == 0.0
     grid = search(db, db.normalized[:12].reshape(3, 4, -1), current=np.zeros((3, 4), dtype=int))
     assert grid.frames.shape == (3, 4)
 
@@ -147,14 +164,16 @@ def test_the_kdtree_bounds_every_frame_it_holds(rng) -> None:
     rotated = tree.rotate(points)
     for node, (start, stop) in enumerate(tree.spans):
         inside = rotated[start:stop]
-        assert np.all(inside >= tree.lo[node] - 1e-12) and np.all(inside <= tree.hi[node] + 1e-12)
+        assert np.all(inside >= tree.lo[node] - 1e-12)
+        assert np.all(inside <= tree.hi[node] + 1e-12)
         assert tree.bits[node, 0] == np.bitwise_or.reduce(tags[start:stop])
         assert tree.bits[node, 1] == np.bitwise_and.reduce(tags[start:stop])
         left, right = tree.children[node]
         if left < 0:
             assert stop - start <= LEAF_SIZE
         else:
-            assert tree.spans[left, 0] == start and tree.spans[right, 1] == stop
+            assert tree.spans[left, 0] == start
+            assert tree.spans[right, 1] == stop
     np.testing.assert_allclose(tree.axes.T @ tree.axes, np.eye(db.layout.width), atol=1e-12)
 
 
