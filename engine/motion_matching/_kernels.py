@@ -1,20 +1,27 @@
 """Compiled search kernels (numba): the only module of :mod:`engine.motion_matching` that imports numba.
 
-One character at a time, the nearest searchable frame to its query whose squared distance is
-below the character's threshold (the continuing frame's cost minus the bias, or infinity):
+One character at a time, the nearest allowed frame to its query whose squared distance is below
+the character's threshold (the continuing frame's cost minus the bias, or infinity). Frames are
+stored in *blocks* of ``B`` (:data:`~engine.motion_matching.structures.SMALL_BLOCK`) laid out
+column-major, ``(blocks, D, B)``: a block's ``B`` distances are summed together, one column at a
+time (SIMD across frames), and the block is abandoned as soon as all ``B`` partial sums have
+reached the best cost so far (checked every :data:`CHECK_EVERY` columns). Padding frames are
+``+inf`` and never win.
 
-- ``BRUTE``: every frame, each distance summed column by column and abandoned once it reaches
-  the best so far (Holden's early-out);
-- ``BOXES``: the frames in blocks of 64 and of 16 (consecutive in the index), each block with
-  its per-column bounds; a block whose lower bound ``Σ (q − clamp(q, lo, hi))²`` reaches the
-  best so far is skipped whole (Holden's bounding boxes), then frames as ``BRUTE``;
-- ``TREE``: a k-d tree (:mod:`engine.motion_matching.kdtree`) over PCA-rotated features, its
-  nodes' bounds in the rotated space (distances are the same there), visited nearest child first.
+- ``BRUTE``: every block;
+- ``BOXES``: Holden's bounding boxes: the blocks grouped by 4 (64 frames) with per-column
+  bounds; every group's lower bound ``Σ (q − clamp(q, lo, hi))²`` first (vectorised over the
+  groups), then the groups nearest first, each block of a group only if its own bound is below
+  the best, and the search ends at the first group whose bound is not;
+- ``TREE``: a k-d tree (:mod:`engine.motion_matching.structures`) over PCA-rotated features, its
+  nodes' bounds in the rotated space (a rotation keeps distances), visited nearest child first,
+  its leaves blocks of their own.
 
 Blocks and nodes also carry the OR and AND of their frames' tag bits, so a tag filter skips a
 block none of whose frames it allows. Frames are always compared in the original space, with
-the same arithmetic in every method, so every method returns the same frame; a bound prunes only
-when it exceeds the best by more than a relative ``1e-12`` (rounding of the rotation).
+the same arithmetic in every method (each distance summed column by column, in the index's
+column order), so every method returns the same frame; a bound prunes only when it exceeds the
+best by more than a relative :data:`SLACK` (rounding of the rotation).
 
 Everything compiled lives in this one module (numba's cache follows one file); every kernel is
 ``nogil`` and cached on disk.
@@ -30,21 +37,19 @@ from numba import config, get_num_threads, njit, prange, set_num_threads
 BRUTE, BOXES, TREE = 0, 1, 2
 #: Relative slack of a bound before it prunes (rounding of the PCA rotation).
 SLACK = 1e-12
+#: Columns summed between two checks of a block's early out.
+CHECK_EVERY = 8
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _allowed(bits: Any, include: Any, exclude: Any) -> Any:
-    return (include == 0 or (bits & include) != 0) and (bits & exclude) == 0
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _block_open(bits_or: Any, bits_and: Any, include: Any, exclude: Any) -> Any:
+def _open(bits_or: Any, bits_and: Any, include: Any, exclude: Any) -> Any:
+    """Whether a block with these OR/AND tag bits may hold an allowed frame (a frame: OR = AND = its bits)."""
     return (include == 0 or (bits_or & include) != 0) and (bits_and & exclude) == 0
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _bound(q: Any, lo: Any, hi: Any, best: Any) -> Any:
-    """Lower bound of the squared distance from ``q`` to the box ``[lo, hi]``, abandoned at ``best``."""
+    """Lower bound of the squared distance from ``q`` to the box ``[lo, hi]``, abandoned past ``best``."""
     total = 0.0
     for d in range(q.size):
         v = q[d]
@@ -60,75 +65,81 @@ def _bound(q: Any, lo: Any, hi: Any, best: Any) -> Any:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _scan(points: Any, tags: Any, first: Any, stop: Any, q: Any, include: Any, exclude: Any, state: Any) -> None:
-    """Frames ``[first, stop)`` against ``q``; ``state`` = (best cost, best index) updated in place."""
+def _block(block: Any, tags: Any, rows: Any, q: Any, include: Any, exclude: Any, acc: Any, state: Any) -> None:
+    """One block ``(D, B)`` against ``q``; ``state`` = (best cost, best row) updated in place."""
+    width = acc.size
+    for i in range(width):
+        acc[i] = 0.0
     dims = q.size
-    for i in range(first, stop):
-        if not _allowed(tags[i], include, exclude):
-            continue
-        best = state[0]
-        total = 0.0
-        row = points[i]
-        for d in range(dims):
-            e = row[d] - q[d]
-            total += e * e
-            if total >= best:
-                break
-        if total < best:
-            state[0] = total
-            state[1] = i
+    for d in range(dims):
+        qd = q[d]
+        column = block[d]
+        for i in range(width):
+            e = column[i] - qd
+            acc[i] += e * e
+        if (d + 1) % CHECK_EVERY == 0 and d + 1 < dims:
+            smallest = acc[0]
+            for i in range(1, width):
+                smallest = min(smallest, acc[i])
+            if smallest >= state[0]:
+                return
+    for i in range(width):
+        if acc[i] < state[0] and _open(tags[i], tags[i], include, exclude):
+            state[0] = acc[i]
+            state[1] = rows[i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _search_one(
-    method: Any,
-    points: Any,
-    tags: Any,
-    boxes: Any,
-    tree: Any,
-    query: Any,
-    rotated: Any,
-    include: Any,
-    exclude: Any,
-    state: Any,
+    method: Any, blocks: Any, boxes: Any, tree: Any, query: Any, rotated: Any, include: Any, exclude: Any, state: Any
 ) -> None:
-    """One character's search; ``state`` enters as (threshold, -1) and leaves as (cost, index or -1)."""
-    count = points.shape[0]
+    """One character's search; ``state`` enters as (threshold, -1) and leaves as (cost, row or -1)."""
+    points, tags, rows, bits, small_lo, small_hi = blocks
+    acc = np.empty(points.shape[2])
     if method == BRUTE:
-        _scan(points, tags, 0, count, query, include, exclude, state)
+        for s in range(points.shape[0]):
+            if _open(bits[s, 0], bits[s, 1], include, exclude):
+                _block(points[s], tags[s], rows[s], query, include, exclude, acc, state)
         return
     if method == BOXES:
-        large_lo, large_hi, large_bits, small_lo, small_hi, small_bits, large, small = boxes
-        blocks = large_lo.shape[0]
-        bounds = np.empty(blocks)
-        for b in range(blocks):
-            open_ = _block_open(large_bits[b, 0], large_bits[b, 1], include, exclude)
-            bounds[b] = _bound(query, large_lo[b], large_hi[b], state[0]) if open_ else np.inf
-        for b in np.argsort(bounds):  # nearest blocks first: the first bound past the best ends the search
-            if bounds[b] >= state[0] * (1.0 + SLACK):
+        group_lo, group_hi, group_bits, per_group = boxes  # group bounds column-major: (D, G)
+        groups = group_lo.shape[1]
+        bounds = np.zeros(groups)
+        for d in range(query.size):  # every group's bound at once: SIMD across groups
+            v = query[d]
+            lo, hi = group_lo[d], group_hi[d]
+            for g in range(groups):
+                e = max(lo[g] - v, 0.0, v - hi[g])
+                bounds[g] += e * e
+        for g in range(groups):
+            if not _open(group_bits[g, 0], group_bits[g, 1], include, exclude):
+                bounds[g] = np.inf
+        for g in np.argsort(bounds):  # nearest groups first: the first bound past the best ends the search
+            if bounds[g] >= state[0] * (1.0 + SLACK):
                 break
-            for s in range(b * (large // small), min((b + 1) * (large // small), small_lo.shape[0])):
-                if not _block_open(small_bits[s, 0], small_bits[s, 1], include, exclude):
+            for s in range(g * per_group, min((g + 1) * per_group, points.shape[0])):
+                if not _open(bits[s, 0], bits[s, 1], include, exclude):
                     continue
                 if _bound(query, small_lo[s], small_hi[s], state[0]) >= state[0] * (1.0 + SLACK):
                     continue
-                _scan(points, tags, s * small, min((s + 1) * small, count), query, include, exclude, state)
+                _block(points[s], tags[s], rows[s], query, include, exclude, acc, state)
         return
-    lo, hi, bits, children, spans = tree
+    lo, hi, node_bits, children, leaves, leaf_points, leaf_tags, leaf_rows = tree
     stack = np.empty(128, dtype=np.int64)
     stack[0] = 0
     top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        if not _block_open(bits[node, 0], bits[node, 1], include, exclude):
+        if not _open(node_bits[node, 0], node_bits[node, 1], include, exclude):
             continue
         if _bound(rotated, lo[node], hi[node], state[0]) >= state[0] * (1.0 + SLACK):
             continue
-        left, right = children[node, 0], children[node, 1]
-        if left < 0:
-            _scan(points, tags, spans[node, 0], spans[node, 1], query, include, exclude, state)
+        leaf = leaves[node]
+        if leaf >= 0:
+            _block(leaf_points[leaf], leaf_tags[leaf], leaf_rows[leaf], query, include, exclude, acc, state)
             continue
+        left, right = children[node, 0], children[node, 1]
         near_left = _bound(rotated, lo[left], hi[left], np.inf) <= _bound(rotated, lo[right], hi[right], np.inf)
         stack[top] = right if near_left else left  # the farther child waits below the nearer one
         stack[top + 1] = left if near_left else right
@@ -137,39 +148,30 @@ def _search_one(
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def search_serial(
-    method: Any, points: Any, tags: Any, boxes: Any, tree: Any, queries: Any, rotated: Any, masks: Any, state: Any
+    method: Any, blocks: Any, boxes: Any, tree: Any, queries: Any, rotated: Any, masks: Any, state: Any
 ) -> None:
     """:func:`_search_one` for every character; ``masks`` ``(C, 2)`` uint64 include/exclude, ``state`` ``(C, 2)``."""
     for c in range(queries.shape[0]):
-        _search_one(method, points, tags, boxes, tree, queries[c], rotated[c], masks[c, 0], masks[c, 1], state[c])
+        _search_one(method, blocks, boxes, tree, queries[c], rotated[c], masks[c, 0], masks[c, 1], state[c])
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
 def search_parallel(
-    method: Any, points: Any, tags: Any, boxes: Any, tree: Any, queries: Any, rotated: Any, masks: Any, state: Any
+    method: Any, blocks: Any, boxes: Any, tree: Any, queries: Any, rotated: Any, masks: Any, state: Any
 ) -> None:
     """:func:`search_serial` with the characters in parallel."""
     for c in prange(queries.shape[0]):
-        _search_one(method, points, tags, boxes, tree, queries[c], rotated[c], masks[c, 0], masks[c, 1], state[c])
+        _search_one(method, blocks, boxes, tree, queries[c], rotated[c], masks[c, 0], masks[c, 1], state[c])
 
 
 def run(
-    method: int,
-    points: Any,
-    tags: Any,
-    boxes: Any,
-    tree: Any,
-    queries: Any,
-    rotated: Any,
-    masks: Any,
-    state: Any,
-    threads: int,
+    method: int, blocks: Any, boxes: Any, tree: Any, queries: Any, rotated: Any, masks: Any, state: Any, threads: int
 ) -> None:
     """The serial driver, or the parallel one on ``threads`` threads."""
     threads = min(threads, int(config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     if threads <= 1:
-        search_serial(method, points, tags, boxes, tree, queries, rotated, masks, state)
+        search_serial(method, blocks, boxes, tree, queries, rotated, masks, state)
         return
     if get_num_threads() != threads:
         set_num_threads(threads)
-    search_parallel(method, points, tags, boxes, tree, queries, rotated, masks, state)
+    search_parallel(method, blocks, boxes, tree, queries, rotated, masks, state)

@@ -10,7 +10,7 @@ filters let through: ``include`` (a frame needs at least one of these tags) and 
 
 Methods (one result, different speed): ``"brute"`` compares every frame, ``"boxes"`` skips
 blocks of 64 and 16 frames by their bounds, ``"kdtree"`` descends a k-d tree over PCA-rotated
-features (:mod:`engine.motion_matching.kdtree`). They run compiled with numba
+features (:mod:`engine.motion_matching.structures`). They run compiled with numba
 (:mod:`engine.motion_matching._kernels`, imported on the first search) on the ``numba`` backend;
 the ``numpy`` backend compares every frame with array operations whatever the method (its
 result is the same). The backend follows ``OSSA_BACKEND`` as :mod:`engine.backend.select`
@@ -29,7 +29,7 @@ from engine.backend.select import default_threads, resolve
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array
 from engine.motion_matching.database import Database
-from engine.motion_matching.kdtree import LARGE_BLOCK, SMALL_BLOCK, Blocks, KdTree, build_kdtree, make_blocks
+from engine.motion_matching.structures import Blocks, Groups, KdTree, build_kdtree, make_blocks, make_groups
 
 METHODS = ("brute", "boxes", "kdtree")
 #: Floats a chunk of the numpy backend's distance array may hold.
@@ -62,29 +62,29 @@ class SearchIndex:
         ``(M,)`` the database frame of each row.
     columns
         ``(D,)`` the feature columns in the order the kernels sum them: widest spread first, so
-        that a distance passes the best so far (and is abandoned) after as few columns as possible.
+        that a block's distances pass the best so far (and the block is abandoned) after as few
+        columns as possible.
     points
-        ``(M, D)`` their normalised features, columns in that order, C-contiguous.
+        ``(M, D)`` the rows' normalised features, columns in that order.
     tags
         ``(M,)`` their tag bits.
-    large, small
-        Blocks of :data:`~engine.motion_matching.kdtree.LARGE_BLOCK` and
-        :data:`~engine.motion_matching.kdtree.SMALL_BLOCK` rows.
+    blocks, groups
+        :class:`~engine.motion_matching.structures.Blocks` and
+        :class:`~engine.motion_matching.structures.Groups` of consecutive rows.
     """
 
     frames: IntArray
     columns: IntArray
     points: FloatArray
     tags: np.ndarray
-    large: Blocks
-    small: Blocks
-    _tree: list[tuple[KdTree, FloatArray, np.ndarray]]
+    blocks: Blocks
+    groups: Groups
+    _tree: list[KdTree]
 
-    def tree(self) -> tuple[KdTree, FloatArray, np.ndarray]:
-        """The k-d tree with its reordered points and tags (built on first use)."""
+    def tree(self) -> KdTree:
+        """The k-d tree over the rows (built on first use)."""
         if not self._tree:
-            tree = build_kdtree(self.points, self.tags)
-            self._tree.append((tree, np.ascontiguousarray(self.points[tree.order]), self.tags[tree.order]))
+            self._tree.append(build_kdtree(self.points, self.tags))
         return self._tree[0]
 
 
@@ -98,15 +98,8 @@ def search_index(database: Database) -> SearchIndex:
         columns = np.argsort(-database.normalized[frames].var(axis=0), kind="stable")
         points = np.ascontiguousarray(database.normalized[frames][:, columns])
         tags = np.ascontiguousarray(database.frame_tags[frames])
-        found = SearchIndex(
-            frames,
-            columns,
-            points,
-            tags,
-            make_blocks(points, tags, LARGE_BLOCK),
-            make_blocks(points, tags, SMALL_BLOCK),
-            [],
-        )
+        blocks = make_blocks(points, tags, np.arange(frames.size))
+        found = SearchIndex(frames, columns, points, tags, blocks, make_groups(points, tags), [])
         database._cache["search_index"] = found
     index: SearchIndex = found
     return index
@@ -235,35 +228,34 @@ def _compiled(
     k = kernels_module()
     state = np.stack((threshold, np.full(threshold.shape, -1.0)), axis=-1)
     masks = np.ascontiguousarray(np.stack((include, exclude), axis=-1))
-    large, small = index.large, index.small
-    boxes = (large.lo, large.hi, large.bits, small.lo, small.hi, small.bits, large.size, small.size)
+    b, g = index.blocks, index.groups
+    blocks = (b.points, b.tags, b.rows, b.bits, b.lo, b.hi)
+    groups = (g.lo, g.hi, g.bits, g.blocks_per_group)
     if method == "kdtree":
-        tree, points, tags = index.tree()
-        nodes = (tree.lo, tree.hi, tree.bits, tree.children, tree.spans)
-        rows = tree.order
+        tree = index.tree()
+        leaves = tree.blocks
+        nodes = (tree.lo, tree.hi, tree.bits, tree.children, tree.leaves, leaves.points, leaves.tags, leaves.rows)
         rotated = tree.rotate(queries)
         kind = k.TREE
     else:
-        points, tags, rows = index.points, index.tags, np.arange(index.frames.size)
-        empty = np.zeros((1, queries.shape[1]))
-        pairs = np.zeros((1, 2), dtype=np.int64)
-        nodes = (empty, empty, np.zeros((1, 2), dtype=np.uint64), pairs, pairs)
+        empty = np.zeros((1, 1))
+        nodes = (
+            empty,
+            empty,
+            b.bits[:1],
+            np.zeros((1, 2), dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+            b.points[:1],
+            b.tags[:1],
+            b.rows[:1],
+        )
         rotated = queries
         kind = k.BOXES if method == "boxes" else k.BRUTE
     k.run(
-        kind,
-        points,
-        tags,
-        boxes,
-        nodes,
-        queries,
-        rotated,
-        masks,
-        state,
-        default_threads() if threads is None else threads,
+        kind, blocks, groups, nodes, queries, rotated, masks, state, default_threads() if threads is None else threads
     )
     found = state[:, 1].astype(np.intp)
-    return np.where(found >= 0, index.frames[rows[np.maximum(found, 0)]], -1)
+    return np.where(found >= 0, index.frames[np.maximum(found, 0)], -1)
 
 
 def kernels_module() -> Any:

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from engine.errors import InvalidInputError
 from engine.motion_matching import search
-from engine.motion_matching.kdtree import LEAF_SIZE
 from engine.motion_matching.search import search_index
+from engine.motion_matching.structures import LEAF_SIZE
 from tests.motion_matching.conftest import random_database
 
 METHODS = ("brute", "boxes", "kdtree")
@@ -159,22 +159,43 @@ def test_batch_shapes_follow_the_queries(rng) -> None:
 def test_the_kdtree_bounds_every_frame_it_holds(rng) -> None:
     db = random_database(rng, 500, tags=3)
     index = search_index(db)
-    tree, points, tags = index.tree()
-    assert sorted(tree.order) == list(range(index.frames.size))
-    rotated = tree.rotate(points)
-    for node, (start, stop) in enumerate(tree.spans):
-        inside = rotated[start:stop]
-        assert np.all(inside >= tree.lo[node] - 1e-12)
-        assert np.all(inside <= tree.hi[node] + 1e-12)
-        assert tree.bits[node, 0] == np.bitwise_or.reduce(tags[start:stop])
-        assert tree.bits[node, 1] == np.bitwise_and.reduce(tags[start:stop])
-        left, right = tree.children[node]
-        if left < 0:
-            assert stop - start <= LEAF_SIZE
-        else:
-            assert tree.spans[left, 0] == start
-            assert tree.spans[right, 1] == stop
+    tree = index.tree()
+    leaf_rows = [r[r >= 0] for r in tree.blocks.rows]
+    assert sorted(np.concatenate(leaf_rows)) == list(range(index.frames.size))
+    assert all(0 < r.size <= LEAF_SIZE for r in leaf_rows)
+
+    def rows_below(node: int) -> np.ndarray:
+        if tree.leaves[node] >= 0:
+            return leaf_rows[tree.leaves[node]]
+        return np.concatenate([rows_below(int(c)) for c in tree.children[node]])
+
+    rotated = tree.rotate(index.points)
+    for node in range(len(tree.leaves)):
+        rows = rows_below(node)
+        assert np.all(rotated[rows] >= tree.lo[node] - 1e-12)
+        assert np.all(rotated[rows] <= tree.hi[node] + 1e-12)
+        assert tree.bits[node, 0] == np.bitwise_or.reduce(index.tags[rows])
+        assert tree.bits[node, 1] == np.bitwise_and.reduce(index.tags[rows])
+    for leaf, rows in enumerate(leaf_rows):
+        np.testing.assert_array_equal(tree.blocks.points[leaf][:, : rows.size].T, index.points[rows])
+        assert np.all(np.isinf(tree.blocks.points[leaf][:, rows.size :]))
     np.testing.assert_allclose(tree.axes.T @ tree.axes, np.eye(db.layout.width), atol=1e-12)
+
+
+def test_blocks_and_groups_bound_their_frames(rng) -> None:
+    db = random_database(rng, 301, tags=3)
+    index = search_index(db)
+    blocks, groups = index.blocks, index.groups
+    for s, rows in enumerate(blocks.rows):
+        kept = rows[rows >= 0]
+        np.testing.assert_array_equal(kept, np.arange(16 * s, min(16 * s + 16, index.frames.size)))
+        np.testing.assert_array_equal(blocks.points[s][:, : kept.size].T, index.points[kept])
+        np.testing.assert_array_equal(blocks.lo[s], index.points[kept].min(axis=0))
+        assert blocks.bits[s, 1] == np.bitwise_and.reduce(index.tags[kept])
+    for g in range(groups.lo.shape[1]):
+        rows = np.arange(64 * g, min(64 * g + 64, index.frames.size))
+        np.testing.assert_array_equal(groups.hi[:, g], index.points[rows].max(axis=0))
+        assert groups.bits[g, 0] == np.bitwise_or.reduce(index.tags[rows])
 
 
 def test_bad_searches_are_refused(rng) -> None:
