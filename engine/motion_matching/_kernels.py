@@ -34,11 +34,15 @@ from typing import Any
 import numpy as np
 from numba import config, get_num_threads, njit, prange, set_num_threads
 
+from engine.motion_matching.structures import LARGE_BLOCK, SMALL_BLOCK
+
 BRUTE, BOXES, TREE = 0, 1, 2
 #: Relative slack of a bound before it prunes (rounding of the PCA rotation).
 SLACK = 1e-12
 #: Columns summed between two checks of a block's early out.
 CHECK_EVERY = 8
+#: Blocks in a group.
+PER_GROUP = LARGE_BLOCK // SMALL_BLOCK
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
@@ -67,7 +71,7 @@ def _bound(q: Any, lo: Any, hi: Any, best: Any) -> Any:
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _block(block: Any, tags: Any, rows: Any, q: Any, include: Any, exclude: Any, acc: Any, state: Any) -> None:
     """One block ``(D, B)`` against ``q``; ``state`` = (best cost, best row) updated in place."""
-    width = acc.size
+    width = SMALL_BLOCK  # a constant: the loops over the block's frames compile to SIMD
     for i in range(width):
         acc[i] = 0.0
     dims = q.size
@@ -94,15 +98,15 @@ def _search_one(
     method: Any, blocks: Any, boxes: Any, tree: Any, query: Any, rotated: Any, include: Any, exclude: Any, state: Any
 ) -> None:
     """One character's search; ``state`` enters as (threshold, -1) and leaves as (cost, row or -1)."""
-    points, tags, rows, bits, small_lo, small_hi = blocks
-    acc = np.empty(points.shape[2])
+    points, tags, rows, bits = blocks
+    acc = np.empty(SMALL_BLOCK)
     if method == BRUTE:
         for s in range(points.shape[0]):
             if _open(bits[s, 0], bits[s, 1], include, exclude):
                 _block(points[s], tags[s], rows[s], query, include, exclude, acc, state)
         return
     if method == BOXES:
-        group_lo, group_hi, group_bits, per_group = boxes  # group bounds column-major: (D, G)
+        group_lo, group_hi, group_bits, block_lo, block_hi = boxes  # (D, G), (D, G), (G, 2), (G, D, 4) twice
         groups = group_lo.shape[1]
         bounds = np.zeros(groups)
         for d in range(query.size):  # every group's bound at once: SIMD across groups
@@ -114,15 +118,26 @@ def _search_one(
         for g in range(groups):
             if not _open(group_bits[g, 0], group_bits[g, 1], include, exclude):
                 bounds[g] = np.inf
-        for g in np.argsort(bounds):  # nearest groups first: the first bound past the best ends the search
-            if bounds[g] >= state[0] * (1.0 + SLACK):
+        near = np.empty(PER_GROUP)
+        while True:  # nearest group first (a selection, not a sort: a search visits a few groups of many)
+            g = 0
+            for k in range(1, groups):
+                if bounds[k] < bounds[g]:
+                    g = k
+            if bounds[g] >= state[0] * (1.0 + SLACK):  # the nearest left cannot beat the best: done
                 break
-            for s in range(g * per_group, min((g + 1) * per_group, points.shape[0])):
-                if not _open(bits[s, 0], bits[s, 1], include, exclude):
-                    continue
-                if _bound(query, small_lo[s], small_hi[s], state[0]) >= state[0] * (1.0 + SLACK):
-                    continue
-                _block(points[s], tags[s], rows[s], query, include, exclude, acc, state)
+            bounds[g] = np.inf
+            near[:] = 0.0
+            for d in range(query.size):  # the group's four block bounds side by side
+                v = query[d]
+                lo, hi = block_lo[g, d], block_hi[g, d]
+                for k in range(PER_GROUP):
+                    e = max(lo[k] - v, 0.0, v - hi[k])
+                    near[k] += e * e
+            for k in range(PER_GROUP):
+                s = g * PER_GROUP + k
+                if near[k] < state[0] * (1.0 + SLACK) and _open(bits[s, 0], bits[s, 1], include, exclude):
+                    _block(points[s], tags[s], rows[s], query, include, exclude, acc, state)
         return
     lo, hi, node_bits, children, leaves, leaf_points, leaf_tags, leaf_rows = tree
     stack = np.empty(128, dtype=np.int64)

@@ -55,7 +55,9 @@ def pose_features(
         ``(..., P)``: positions in root space, velocities in the world expressed in root axes
         (``v_root + ω × p + v_pose``).
     """
-    positions, rates = model_velocities(skeleton, pose, velocity)
+    groups = [g for g in layout.groups if g.name in POSE_GROUPS]
+    joints = sorted({j for g in groups for j in layout.joints[g.name]})
+    positions, rates = model_velocities(skeleton, pose, velocity, joints)
     batch = pose.shape[:-1]
     root_velocity = as_array(root_velocity, "root_velocity", (3,))
     root_yaw_rate = as_array(root_yaw_rate, "root_yaw_rate")
@@ -68,12 +70,10 @@ def pose_features(
     spin[..., 0, 1] = root_yaw_rate
     world_rates = root_velocity[..., None, :] + np.cross(spin, positions) + rates
     columns = []
-    for group in layout.groups:
-        if group.name not in POSE_GROUPS:
-            continue
-        joints = list(layout.joints[group.name])
+    for group in groups:
+        rows = [joints.index(j) for j in layout.joints[group.name]]
         values = positions if group.name.endswith("_positions") else world_rates
-        columns.append(values[..., joints, :].reshape((*batch, 3 * len(joints))))
+        columns.append(values[..., rows, :].reshape((*batch, 3 * len(rows))))
     return np.concatenate(columns, axis=-1) if columns else np.zeros((*batch, 0))
 
 

@@ -13,6 +13,10 @@ for any scales, shear included.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
 from engine.anim.local_to_model import model_from_pose
@@ -21,7 +25,7 @@ from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity
 from engine.errors import SkeletonMismatchError
 from engine.math import matrix_from_quat, quat_multiply, trusted
-from engine.math._checks import FloatArray
+from engine.math._checks import FloatArray, IntArray
 
 
 def _cross_matrix(w: FloatArray) -> FloatArray:
@@ -31,10 +35,44 @@ def _cross_matrix(w: FloatArray) -> FloatArray:
     return np.stack((zero, -z, y, z, zero, -x, -y, x, zero), axis=-1).reshape((*w.shape[:-1], 3, 3))
 
 
+@dataclass(frozen=True)
+class _Chains:
+    """The joints asked for and all their ancestors: ``closure`` (ascending), as a skeleton of their own.
+
+    ``wanted`` holds the positions in ``closure`` of the joints asked for.
+    """
+
+    closure: IntArray
+    skeleton: Skeleton
+    wanted: IntArray
+
+
+@functools.lru_cache(maxsize=64)
+def _chains(skeleton: Skeleton, joints: tuple[int, ...]) -> _Chains:
+    keep = np.zeros(skeleton.num_joints, dtype=bool)
+    for joint in joints:
+        j = joint
+        while j >= 0 and not keep[j]:
+            keep[j] = True
+            j = int(skeleton.parents[j])
+    closure = np.flatnonzero(keep)
+    where = np.full(skeleton.num_joints, -1)
+    where[closure] = np.arange(closure.size)
+    parents = np.where(skeleton.parents[closure] >= 0, where[skeleton.parents[closure]], -1)
+    chains = Skeleton(
+        [skeleton.names[j] for j in closure],
+        parents,
+        skeleton.rest_translations[closure],
+        skeleton.rest_rotations[closure],
+        skeleton.rest_scales[closure],
+    )
+    return _Chains(closure, chains, where[list(joints)])
+
+
 def model_velocities(
-    skeleton: Skeleton, pose: Pose, velocity: PoseVelocity, model: FloatArray | None = None
+    skeleton: Skeleton, pose: Pose, velocity: PoseVelocity, joints: Sequence[int] | None = None
 ) -> tuple[FloatArray, FloatArray]:
-    """Model-space positions and linear velocities of every joint of ``pose`` moving at ``velocity``.
+    """Model-space positions and linear velocities of joints of ``pose`` moving at ``velocity``.
 
     Parameters
     ----------
@@ -44,13 +82,13 @@ def model_velocities(
         Local pose ``(..., J)``.
     velocity
         Its time derivative ``(..., J)`` (as :func:`~engine.anim.velocity.sample_velocity` gives).
-    model
-        ``model_from_pose(skeleton, pose)`` ``(..., J, 4, 4)`` when the caller has it already.
+    joints
+        The joints wanted (``K`` indices), default all; only they and their ancestors are composed.
 
     Returns
     -------
     positions, velocities
-        ``(..., J, 3)`` each: model-space joint positions (m) and their rates (m/s).
+        ``(..., K, 3)`` each: model-space joint positions (m) and their rates (m/s).
     """
     count = skeleton.num_joints
     if pose.num_joints != count or velocity.linear.shape != pose.translations.shape:
@@ -58,18 +96,35 @@ def model_velocities(
             f"pose {pose.shape} and velocity {velocity.linear.shape[:-1]} must both have the skeleton's "
             f"{count} joints and one shape"
         )
-    if model is None:
-        model = model_from_pose(skeleton, pose)
+    if joints is None:
+        return _velocities(skeleton, pose, velocity)
+    chosen = tuple(int(j) for j in joints)
+    if any(not 0 <= j < count for j in chosen):
+        raise SkeletonMismatchError(f"joints {list(chosen)} must be indices below {count}")
+    chains = _chains(skeleton, chosen)
+    kept = chains.closure
+    with trusted():
+        part = PoseVelocity(
+            velocity.linear[..., kept, :], velocity.angular[..., kept, :], velocity.scaling[..., kept, :]
+        )
+    positions, rates = _velocities(chains.skeleton, pose.joints(kept), part)
+    return positions[..., chains.wanted, :], rates[..., chains.wanted, :]
+
+
+def _velocities(skeleton: Skeleton, pose: Pose, velocity: PoseVelocity) -> tuple[FloatArray, FloatArray]:
+    """:func:`model_velocities` of every joint (the module docstring's recursion, level by level)."""
+    model = model_from_pose(skeleton, pose)
     with trusted():
         rotation = matrix_from_quat(pose.rotations)  # (..., J, 3, 3)
     local = rotation * pose.scales[..., None, :]  # R · diag(s)
     local_rate = _cross_matrix(velocity.angular) @ local + rotation * velocity.scaling[..., None, :]
+    offsets, offset_rates = pose.translations[..., None], velocity.linear[..., None]
     linear = model[..., :3, :3]
     linear_rate = np.empty_like(local_rate)
-    rates = np.empty_like(velocity.linear)
+    rates = np.empty_like(offset_rates)
     roots = skeleton.levels[0]
     linear_rate[..., roots, :, :] = local_rate[..., roots, :, :]
-    rates[..., roots, :] = velocity.linear[..., roots, :]
+    rates[..., roots, :, :] = offset_rates[..., roots, :, :]
     for level in skeleton.plan:  # parents before children
         joints, parents = level.joints, level.parents
         parent_linear = linear[..., parents, :, :]
@@ -77,12 +132,12 @@ def model_velocities(
         linear_rate[..., joints, :, :] = (
             parent_rate @ local[..., joints, :, :] + parent_linear @ local_rate[..., joints, :, :]
         )
-        rates[..., joints, :] = (
-            rates[..., parents, :]
-            + (parent_rate @ pose.translations[..., joints, :, None])[..., 0]
-            + (parent_linear @ velocity.linear[..., joints, :, None])[..., 0]
+        rates[..., joints, :, :] = (
+            rates[..., parents, :, :]
+            + parent_rate @ offsets[..., joints, :, :]
+            + parent_linear @ offset_rates[..., joints, :, :]
         )
-    return model[..., :3, 3].copy(), rates
+    return model[..., :3, 3].copy(), rates[..., 0]
 
 
 def model_rotations(skeleton: Skeleton, rotations: FloatArray) -> FloatArray:

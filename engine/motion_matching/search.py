@@ -99,7 +99,7 @@ def search_index(database: Database) -> SearchIndex:
         points = np.ascontiguousarray(database.normalized[frames][:, columns])
         tags = np.ascontiguousarray(database.frame_tags[frames])
         blocks = make_blocks(points, tags, np.arange(frames.size))
-        found = SearchIndex(frames, columns, points, tags, blocks, make_groups(points, tags), [])
+        found = SearchIndex(frames, columns, points, tags, blocks, make_groups(points, tags, blocks), [])
         database._cache["search_index"] = found
     index: SearchIndex = found
     return index
@@ -229,8 +229,8 @@ def _compiled(
     state = np.stack((threshold, np.full(threshold.shape, -1.0)), axis=-1)
     masks = np.ascontiguousarray(np.stack((include, exclude), axis=-1))
     b, g = index.blocks, index.groups
-    blocks = (b.points, b.tags, b.rows, b.bits, b.lo, b.hi)
-    groups = (g.lo, g.hi, g.bits, g.blocks_per_group)
+    blocks = (b.points, b.tags, b.rows, b.bits)
+    groups = (g.lo, g.hi, g.bits, g.block_lo, g.block_hi)
     if method == "kdtree":
         tree = index.tree()
         leaves = tree.blocks

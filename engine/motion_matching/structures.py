@@ -87,22 +87,41 @@ def make_blocks(points: FloatArray, tags: np.ndarray, rows: IntArray) -> Blocks:
 
 @dataclass(frozen=True, eq=False)
 class Groups:
-    """Bounds of :data:`LARGE_BLOCK` consecutive frames: ``lo``, ``hi`` ``(D, G)``, tag bits ``(G, 2)``."""
+    """Bounds of :data:`LARGE_BLOCK` consecutive frames and of their blocks, column-major.
+
+    Attributes
+    ----------
+    lo, hi
+        ``(D, G)`` each group's bounds.
+    bits
+        ``(G, 2)`` OR and AND of each group's tag bits.
+    block_lo, block_hi
+        ``(G, D, 4)`` the bounds of the group's four blocks side by side (``+inf`` for a block past
+        the last one: no frame there).
+    """
 
     lo: FloatArray
     hi: FloatArray
     bits: np.ndarray
-    blocks_per_group: int
+    block_lo: FloatArray
+    block_hi: FloatArray
 
 
-def make_groups(points: FloatArray, tags: np.ndarray) -> Groups:
-    """The groups of ``points`` ``(M, D)`` (the same rows as :func:`make_blocks`' blocks, four to a group)."""
+def make_groups(points: FloatArray, tags: np.ndarray, blocks: Blocks) -> Groups:
+    """The groups of ``points`` ``(M, D)``, four of ``blocks`` (made from the same rows) to a group."""
     starts = np.arange(0, points.shape[0], LARGE_BLOCK)
+    per_group = LARGE_BLOCK // SMALL_BLOCK
+    count = starts.size * per_group
+    block_lo = np.full((count, points.shape[1]), np.inf)
+    block_hi = np.full((count, points.shape[1]), np.inf)
+    block_lo[: blocks.lo.shape[0]] = blocks.lo
+    block_hi[: blocks.hi.shape[0]] = blocks.hi
     return Groups(
         np.ascontiguousarray(np.minimum.reduceat(points, starts, axis=0).T),
         np.ascontiguousarray(np.maximum.reduceat(points, starts, axis=0).T),
         _tag_bounds(tags, starts),
-        LARGE_BLOCK // SMALL_BLOCK,
+        np.ascontiguousarray(block_lo.reshape(starts.size, per_group, -1).transpose(0, 2, 1)),
+        np.ascontiguousarray(block_hi.reshape(starts.size, per_group, -1).transpose(0, 2, 1)),
     )
 
 

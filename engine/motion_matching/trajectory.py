@@ -1,10 +1,12 @@
 """The desired trajectory (critically damped springs) and the query vector a search compares.
 
 **The trajectory model.** Each character's *desired* motion is a point on the ground whose
-velocity follows the velocity the player asks for, and a facing that follows the facing asked
-for, both through the critically damped springs of :mod:`engine.camera.spring` (exact for any
-time step): ``spring_position`` on the velocity (its rate is the acceleration) and
-``spring_rotation`` on the facing. The position is the velocity's exact integral: with
+velocity follows the velocity the player asks for, and a facing (a yaw) that follows the facing
+asked for, both through the critically damped spring of :mod:`engine.camera.spring` (exact for
+any time step): ``spring_position`` on the velocity (its rate is the acceleration) and on the
+yaw (its rate the turning rate; the target is the asked yaw the short way round, ``yaw +
+wrap(asked − yaw)``; for turns about one axis this is ``spring_rotation`` exactly, its log map
+being the angle). The position is the velocity's exact integral: with
 ``e = v − v_desired``, ``j = a + ω·e`` and ``E = exp(−ω·t)`` the spring's closed form
 ``v(t) = v_desired + (e + j·t)·E`` integrates to
 
@@ -28,14 +30,12 @@ from typing import Any
 import numpy as np
 
 from engine.anim.pose import Pose
-from engine.anim.rootmotion import yaw_from_quat
 from engine.anim.velocity import PoseVelocity
-from engine.camera.spring import spring_position, spring_rotation, spring_stiffness_from_half_life
+from engine.camera.spring import spring_position, spring_stiffness_from_half_life
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, as_array
 from engine.motion_matching.database import Database
 from engine.motion_matching.features import feature_vectors, pose_features, trajectory_features
-from engine.motion_matching.root import yaw_quaternions
 
 #: Default half-lives (seconds) of the velocity and facing springs (Holden's simulation: 0.27 s).
 VELOCITY_HALF_LIFE = 0.27
@@ -52,17 +52,32 @@ class Trajectory:
     ----------
     positions, velocities, accelerations
         ``(C, 3)`` world position on the ground (m), velocity (m/s), acceleration (m/s²).
-    facings
-        ``(C, 4)`` yaw quaternions.
-    angular_velocities
-        ``(C, 3)`` world angular velocities (rad/s; about ``+Y``).
+    yaws, yaw_rates
+        ``(C,)`` facing about ``+Y`` (radians, ``0`` facing ``+Z``, not wrapped) and its rate (rad/s).
     """
 
     positions: FloatArray
     velocities: FloatArray
     accelerations: FloatArray
-    facings: FloatArray
-    angular_velocities: FloatArray
+    yaws: FloatArray
+    yaw_rates: FloatArray
+
+    def __post_init__(self) -> None:
+        count = np.shape(self.positions)[0] if np.ndim(self.positions) == 2 else -1
+        for name, tail in (
+            ("positions", (3,)),
+            ("velocities", (3,)),
+            ("accelerations", (3,)),
+            ("yaws", ()),
+            ("yaw_rates", ()),
+        ):
+            value = as_array(getattr(self, name), name, tail)
+            if value.shape != (count, *tail):
+                raise InvalidInputError(
+                    f"a trajectory of {count} characters needs (C, 3) positions, velocities and accelerations and "
+                    f"(C,) yaws and yaw_rates; {name} has shape {value.shape}"
+                )
+            object.__setattr__(self, name, value)
 
     @classmethod
     def at_rest(cls, positions: Any, yaws: Any) -> Trajectory:
@@ -72,12 +87,14 @@ class Trajectory:
         if p.ndim != 2 or y.shape != p.shape[:1]:
             raise InvalidInputError(f"positions must be (C, 3) and yaws (C,), got {p.shape} and {y.shape}")
         zeros = np.zeros_like(p)
-        return cls(p.copy(), zeros, zeros.copy(), yaw_quaternions(y), zeros.copy())
+        return cls(p.copy(), zeros, zeros.copy(), y.copy(), np.zeros_like(y))
 
-    @property
-    def yaws(self) -> FloatArray:
-        """``(C,)`` the facings as yaws in ``(-π, π]``."""
-        return yaw_from_quat(self.facings)
+
+def _angles(values: FloatArray) -> FloatArray:
+    """Angles ``(...)`` as the first components of 3-vectors ``(..., 3)`` (the spring's shape)."""
+    out = np.zeros((*values.shape, 3))
+    out[..., 0] = values
+    return out
 
 
 def _displacement(
@@ -96,6 +113,7 @@ def _displacement(
 
 
 def _request(state: Trajectory, desired_velocity: Any, desired_yaw: Any) -> tuple[FloatArray, FloatArray]:
+    """The request as ``(C, 3)`` ground velocities and ``(C,)`` target yaws, the short way round from ``state``."""
     velocity = as_array(desired_velocity, "desired_velocity", (3,))
     yaw = as_array(desired_yaw, "desired_yaw")
     count = state.positions.shape[0]
@@ -106,7 +124,7 @@ def _request(state: Trajectory, desired_velocity: Any, desired_yaw: Any) -> tupl
         )
     velocity = np.broadcast_to(velocity, (count, 3)).copy()
     velocity[:, 1] = 0.0  # the trajectory stays on the ground
-    return velocity, yaw_quaternions(np.broadcast_to(yaw, (count,)))
+    return velocity, state.yaws + _wrapped(np.broadcast_to(yaw, (count,)) - state.yaws)
 
 
 def advance_trajectory(
@@ -119,7 +137,7 @@ def advance_trajectory(
     facing_half_life: float = FACING_HALF_LIFE,
 ) -> Trajectory:
     """``state`` after ``dt`` seconds, the request held: ``desired_velocity`` ``(C, 3)``, ``desired_yaw`` ``(C,)``."""
-    velocity, facing = _request(state, desired_velocity, desired_yaw)
+    velocity, target = _request(state, desired_velocity, desired_yaw)
     step = as_array(dt, "dt")
     if step.shape != () or step < 0:
         raise InvalidInputError(f"dt must be one number of seconds >= 0, got {dt!r}")
@@ -129,8 +147,10 @@ def advance_trajectory(
     new_velocity, acceleration = spring_position(
         state.velocities, state.accelerations, velocity, step, half_life=velocity_half_life
     )
-    facings, spin = spring_rotation(state.facings, state.angular_velocities, facing, step, half_life=facing_half_life)
-    return Trajectory(moved, new_velocity, acceleration, facings, spin)
+    yaws, yaw_rates = spring_position(
+        _angles(state.yaws), _angles(state.yaw_rates), _angles(target), step, half_life=facing_half_life
+    )
+    return Trajectory(moved, new_velocity, acceleration, yaws[:, 0], yaw_rates[:, 0])
 
 
 def predict_trajectory(
@@ -143,24 +163,22 @@ def predict_trajectory(
     facing_half_life: float = FACING_HALF_LIFE,
 ) -> tuple[FloatArray, FloatArray]:
     """Where the model is after each of ``times`` ``(H,)`` seconds: positions ``(C, H, 3)`` and yaws ``(C, H)``."""
-    velocity, facing = _request(state, desired_velocity, desired_yaw)
+    velocity, target = _request(state, desired_velocity, desired_yaw)
     ahead = as_array(times, "times")
     if ahead.ndim != 1 or np.any(ahead < 0):
         raise InvalidInputError(f"times must be a 1-D array of seconds >= 0, got {ahead!r}")
     count = velocity.shape[0]
     omega = np.broadcast_to(spring_stiffness_from_half_life(velocity_half_life), (count,))
     grid = np.broadcast_to(ahead[:, None], (ahead.size, count))  # (H, C)
-    moved = _displacement(state.velocities, state.accelerations, velocity, omega, grid)  # (H, C, 3)
-    positions = state.positions[None] + moved
-    facings, _ = spring_rotation(
-        np.broadcast_to(state.facings, (ahead.size, count, 4)),
-        np.broadcast_to(state.angular_velocities, (ahead.size, count, 3)),
-        np.broadcast_to(facing, (ahead.size, count, 4)),
+    positions = state.positions[None] + _displacement(state.velocities, state.accelerations, velocity, omega, grid)
+    yaws, _ = spring_position(
+        _angles(np.broadcast_to(state.yaws, grid.shape)),
+        _angles(np.broadcast_to(state.yaw_rates, grid.shape)),
+        _angles(np.broadcast_to(target, grid.shape)),
         grid,
         half_life=facing_half_life,
     )
-    yaws = state.yaws[:, None] + _wrapped(yaw_from_quat(facings).T - state.yaws[:, None])
-    return np.ascontiguousarray(np.swapaxes(positions, 0, 1)), yaws
+    return np.ascontiguousarray(np.swapaxes(positions, 0, 1)), np.ascontiguousarray(yaws[..., 0].T)
 
 
 def _wrapped(angle: FloatArray) -> FloatArray:

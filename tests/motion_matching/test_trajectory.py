@@ -7,10 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
+from scipy.spatial.transform import Rotation
 
 from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity, sample_with_velocity
-from engine.camera.spring import spring_stiffness_from_half_life
+from engine.camera.spring import spring_rotation, spring_stiffness_from_half_life
 from engine.errors import InvalidInputError
 from engine.motion_matching import Trajectory, advance_trajectory, horizon_times, predict_trajectory, query_features
 from engine.motion_matching import search as run_search
@@ -19,13 +20,12 @@ HALF_LIFE = 0.27
 
 
 def _moving(count: int, rng: np.random.Generator) -> Trajectory:
-    start = Trajectory.at_rest(rng.normal(size=(count, 3)) * [1, 0, 1], rng.uniform(-3, 3, count))
     return Trajectory(
-        start.positions,
         rng.normal(size=(count, 3)) * [1, 0, 1],
         rng.normal(size=(count, 3)) * [1, 0, 1],
-        start.facings,
-        rng.normal(size=(count, 3)) * [0, 1, 0],
+        rng.normal(size=(count, 3)) * [1, 0, 1],
+        rng.uniform(-3, 3, count),
+        rng.normal(size=count),
     )
 
 
@@ -65,8 +65,8 @@ def test_any_frame_rate_or_random_steps_reach_the_same_state(fps, seed) -> None:
     np.testing.assert_allclose(stepped.positions, once.positions, atol=1e-10)
     np.testing.assert_allclose(stepped.velocities, once.velocities, atol=1e-10)
     np.testing.assert_allclose(stepped.accelerations, once.accelerations, atol=1e-10)
-    np.testing.assert_allclose(np.abs(np.sum(stepped.facings * once.facings, axis=-1)), 1.0, atol=1e-12)
-    np.testing.assert_allclose(stepped.angular_velocities, once.angular_velocities, atol=1e-9)
+    np.testing.assert_allclose(stepped.yaws, once.yaws, atol=1e-10)
+    np.testing.assert_allclose(stepped.yaw_rates, once.yaw_rates, atol=1e-10)
 
 
 def test_the_prediction_is_where_advancing_would_go(rng) -> None:
@@ -79,21 +79,35 @@ def test_the_prediction_is_where_advancing_would_go(rng) -> None:
     for k, t in enumerate(times):
         later = advance_trajectory(state, desired, yaw, t)
         np.testing.assert_allclose(positions[:, k], later.positions, atol=1e-12)
-        np.testing.assert_allclose(np.cos(yaws[:, k] - later.yaws), 1.0, atol=1e-12)
+        np.testing.assert_allclose(yaws[:, k], later.yaws, atol=1e-12)
 
 
 def test_steady_motion_goes_straight_and_a_turn_settles() -> None:
-    state = Trajectory(
-        np.zeros((1, 3)),
-        np.array([[0.0, 0.0, 1.5]]),
-        np.zeros((1, 3)),
-        np.array([[0.0, 0.0, 0.0, 1.0]]),
-        np.zeros((1, 3)),
-    )
+    state = Trajectory(np.zeros((1, 3)), np.array([[0.0, 0.0, 1.5]]), np.zeros((1, 3)), np.zeros(1), np.zeros(1))
     positions, _ = predict_trajectory(state, [0.0, 0.0, 1.5], 0.0, [0.5, 1.0])
     np.testing.assert_allclose(positions[0], [[0.0, 0.0, 0.75], [0.0, 0.0, 1.5]], atol=1e-14)
     _, turned = predict_trajectory(state, [0.0, 0.0, 1.5], np.pi / 2, [HALF_LIFE, 20.0])
     np.testing.assert_allclose(turned[0], [np.pi / 4, np.pi / 2], atol=1e-9)  # half-way after one half-life
+
+
+def test_the_yaw_spring_is_the_camera_rotation_spring_about_one_axis(rng) -> None:
+    """For turns about +Y, the spring on the yaw equals engine.camera's spring_rotation on yaw quaternions."""
+    state = _moving(6, rng)
+    wanted = rng.uniform(-4, 4, 6)
+    after = advance_trajectory(state, np.zeros(3), wanted, 0.4, facing_half_life=0.3)
+    rotation = Rotation.from_rotvec(np.outer(state.yaws, [0.0, 1.0, 0.0])).as_quat()
+    target = Rotation.from_rotvec(np.outer(wanted, [0.0, 1.0, 0.0])).as_quat()
+    spin = np.outer(state.yaw_rates, [0.0, 1.0, 0.0])
+    q, w = spring_rotation(rotation, spin, target, 0.4, half_life=0.3)
+    expected = Rotation.from_rotvec(np.outer(after.yaws, [0.0, 1.0, 0.0])).as_quat()
+    np.testing.assert_allclose(np.abs(np.sum(q * expected, axis=-1)), 1.0, atol=1e-12)
+    np.testing.assert_allclose(w[:, 1], after.yaw_rates, atol=1e-10)
+
+
+def test_the_facing_turns_the_short_way_round() -> None:
+    state = Trajectory.at_rest(np.zeros((2, 3)), np.array([3.0, 0.0]))
+    _, yaws = predict_trajectory(state, np.zeros(3), np.array([-3.0, 2 * np.pi + 0.5]), [30.0])
+    np.testing.assert_allclose(yaws[:, 0], [2 * np.pi - 3.0, 0.5], atol=1e-9)  # +0.28 rad, not −6 rad; and 0.5
 
 
 def test_desired_velocity_is_kept_on_the_ground() -> None:
@@ -113,6 +127,10 @@ def test_bad_trajectory_input_is_refused() -> None:
         predict_trajectory(state, np.zeros(3), 0.0, [[0.1]])
     with pytest.raises(InvalidInputError, match="positions must be"):
         Trajectory.at_rest(np.zeros(3), np.zeros(1))
+    with pytest.raises(InvalidInputError, match=r"a trajectory of 2 characters needs"):
+        Trajectory(np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(3), np.zeros(2))
+    with pytest.raises(InvalidInputError, match="yaw_rates must be finite"):
+        Trajectory(np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(2), np.array([0.0, np.inf]))
     with pytest.raises(InvalidInputError, match="desired_velocity must be finite"):
         advance_trajectory(state, [np.nan, 0.0, 0.0], 0.0, 0.1)
 
