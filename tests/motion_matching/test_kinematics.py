@@ -84,3 +84,15 @@ def test_model_rotations_equal_the_model_matrices(rng: np.random.Generator) -> N
     expected = Rotation.from_matrix(model_from_pose(skeleton, pose)[..., :3, :3].reshape(-1, 3, 3))
     found = Rotation.from_quat(model_rotations(skeleton, pose.rotations).reshape(-1, 4))
     assert np.all((found.inv() * expected).magnitude() < 1e-12)
+
+
+def test_a_subset_of_joints_equals_the_whole_skeletons_rows(rng: np.random.Generator) -> None:
+    skeleton = _chain_skeleton(rng, 12)
+    pose, velocity = _random_motion(rng, (3,), 12)
+    positions, rates = model_velocities(skeleton, pose, velocity)
+    chosen = [9, 2, 11, 2]
+    some_positions, some_rates = model_velocities(skeleton, pose, velocity, chosen)
+    np.testing.assert_allclose(some_positions, positions[:, chosen], atol=1e-12)
+    np.testing.assert_allclose(some_rates, rates[:, chosen], atol=1e-12)
+    with pytest.raises(SkeletonMismatchError, match="must be indices below 12"):
+        model_velocities(skeleton, pose, velocity, [12])

@@ -196,6 +196,10 @@ def test_blocks_and_groups_bound_their_frames(rng) -> None:
         rows = np.arange(64 * g, min(64 * g + 64, index.frames.size))
         np.testing.assert_array_equal(groups.hi[:, g], index.points[rows].max(axis=0))
         assert groups.bits[g, 0] == np.bitwise_or.reduce(index.tags[rows])
+        for k in range(4):  # the group's blocks side by side, +inf past the last block
+            s = 4 * g + k
+            expected = blocks.lo[s] if s < blocks.lo.shape[0] else np.full(db.layout.width, np.inf)
+            np.testing.assert_array_equal(groups.block_lo[g, :, k], expected)
 
 
 def test_bad_searches_are_refused(rng) -> None:
