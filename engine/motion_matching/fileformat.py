@@ -20,7 +20,7 @@ import numpy as np
 
 from engine.anim.skeleton import Skeleton
 from engine.errors import OssaError
-from engine.motion_matching.database import Database, DatabaseError
+from engine.motion_matching.database import FLOAT_FIELDS, Database, DatabaseError
 from engine.motion_matching.layout import FeatureGroup, FeatureLayout
 
 #: The ``format`` field of the header.
@@ -34,20 +34,11 @@ ARRAYS = (
     "skeleton_rest_rotations",
     "skeleton_rest_scales",
     "skeleton_inverse_bind_matrices",
-    "translations",
-    "rotations",
-    "scales",
-    "root_positions",
-    "root_yaws",
-    "root_velocities",
-    "root_yaw_rates",
+    *FLOAT_FIELDS,
     "range_starts",
     "range_stops",
     "range_mirrored",
     "frame_tags",
-    "features",
-    "offset",
-    "scale",
 )
 
 

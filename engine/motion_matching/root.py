@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.anim.humanoid import Humanoid, rest_positions
+from engine.anim.humanoid import UP, Humanoid, rest_positions
 from engine.anim.pose import Pose
 from engine.errors import DegenerateInputError, InvalidInputError
-from engine.math import quat_conjugate, quat_multiply, quat_rotate, trusted
+from engine.math import quat_conjugate, quat_from_axis_angle, quat_multiply, quat_rotate, trusted
 from engine.math._checks import FloatArray, IntArray
 
 #: Default Gaussian widths (seconds) smoothing the root position and facing.
@@ -36,10 +36,7 @@ _VERTICAL = 1e-6
 
 def yaw_quaternions(yaws: FloatArray) -> FloatArray:
     """Unit quaternions ``(..., 4)`` turning by ``yaws`` ``(...)`` radians about ``+Y``."""
-    q = np.zeros((*np.shape(yaws), 4))
-    q[..., 1] = np.sin(0.5 * yaws)
-    q[..., 3] = np.cos(0.5 * yaws)
-    return q
+    return quat_from_axis_angle(UP, yaws)
 
 
 def rest_forward(body: Humanoid) -> FloatArray:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.backend.select import default_threads, resolve
+from engine.backend.select import default_threads, kernels, resolve
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array
 from engine.motion_matching.database import Database
@@ -266,8 +266,7 @@ def kernels_module() -> Any:
     InvalidInputError
         When numba cannot be imported (the message carries numba's own error).
     """
-    try:
-        from engine.motion_matching import _kernels  # noqa: PLC0415 (lazy on purpose: numba takes 0.5 s to import)
-    except ImportError as error:
-        raise InvalidInputError(f"the numba search needs numba, which failed to import: {error}") from error
+    kernels()  # numba importable, or the backend's typed error saying why
+    from engine.motion_matching import _kernels  # noqa: PLC0415 (lazy on purpose: numba takes 0.5 s to import)
+
     return _kernels
