@@ -110,6 +110,7 @@ def _same_skeleton(a: Skeleton, b: Skeleton) -> bool:
         and np.array_equal(a.parents, b.parents)
         and np.allclose(a.rest_translations, b.rest_translations, rtol=0.0, atol=1e-9)
         and np.allclose(a.rest_rotations, b.rest_rotations, rtol=0.0, atol=1e-9)
+        and np.allclose(a.rest_scales, b.rest_scales, rtol=0.0, atol=1e-9)
     )
 
 
@@ -156,12 +157,11 @@ class _Builder:
     def ranges(self, source: ClipSource) -> list[_Range]:
         """The range of ``source`` (and its mirror image): resampled, retargeted, in root space."""
         fps = self.options.fps
-        assert source.end is not None  # filled by ClipSource
-        count = int(np.floor((source.end - source.start) * fps + 1e-9)) + 1
+        span = (source.clip.duration if source.end is None else source.end) - source.start
+        count = int(np.floor(span * fps + 1e-9)) + 1
         if count < 2:
             raise InvalidInputError(
-                f"clip {source.name!r} spans {source.end - source.start:.4g} s: less than the two frames of a range at "
-                f"{fps:g} fps"
+                f"clip {source.name!r} spans {span:.4g} s: less than the two frames of a range at {fps:g} fps"
             )
         times = source.start + np.arange(count) / fps
         pose = sample(source.clip, source.skeleton.rest_pose, times)
@@ -199,7 +199,7 @@ def _root_rates(track: RootTrack, fps: float) -> tuple[FloatArray, FloatArray]:
     return local, np.concatenate((turns[:1], turns))
 
 
-def range_features(database_layout: FeatureLayout, skeleton: Skeleton, built: _Range, fps: float) -> FloatArray:
+def _range_features(database_layout: FeatureLayout, skeleton: Skeleton, built: _Range, fps: float) -> FloatArray:
     """Raw feature vectors ``(F, D)`` of one built range (module docstring, step 5)."""
     pose = built.pose
     frames = pose.shape[0]
@@ -265,7 +265,7 @@ def build_database(
     built = [r for source in sources for r in builder.usable_ranges(source)]
     if not built:
         raise InvalidInputError("no clip source could be used")
-    features = np.concatenate([range_features(layout, target, r, options.fps) for r in built])
+    features = np.concatenate([_range_features(layout, target, r, options.fps) for r in built])
     offset, scale, constant = normalisation(features, layout)
     if constant:
         warnings.warn(

@@ -121,6 +121,17 @@ def _masks(database: Database, value: Any, count: int, name: str) -> np.ndarray:
     return np.full(count, database.tag_mask(value), dtype=np.uint64)
 
 
+def _per_character(value: Any, batch: tuple[int, ...], name: str, *, integer: bool, default: float) -> np.ndarray:
+    """``value`` (a number, or one per character ``batch``) as a flat ``(C,)`` array; ``None``: ``default``."""
+    if value is None:
+        value = default
+    given = np.asarray(value) if integer else as_array(value, name)
+    if (integer and not np.issubdtype(given.dtype, np.integer)) or given.shape not in ((), batch):
+        kind = "integer frames" if integer else "a number"
+        raise InvalidInputError(f"{name} must be {kind} or shaped {batch}, got {given.dtype} of shape {given.shape}")
+    return np.broadcast_to(given, batch).reshape(-1)
+
+
 def _allowed(database: Database, frames: IntArray, include: np.ndarray, exclude: np.ndarray) -> np.ndarray:
     bits = database.frame_tags[frames]
     return database.searchable[frames] & ((include == 0) | ((bits & include) != 0)) & ((bits & exclude) == 0)
@@ -171,22 +182,16 @@ def search(
     """
     if method not in METHODS:
         raise InvalidInputError(f"method must be one of {METHODS}, got {method!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1):
+        raise InvalidInputError(f"threads must be a positive integer or None, got {threads!r}")
     q = as_array(queries, "queries", (database.layout.width,))
     batch = q.shape[:-1]
     q = np.ascontiguousarray(q.reshape(-1, database.layout.width))
     count = q.shape[0]
-    continuing = np.full(count, -1, dtype=np.intp)
-    if current is not None:
-        given = np.asarray(current)
-        if not np.issubdtype(given.dtype, np.integer) or given.shape not in ((), batch):
-            raise InvalidInputError(f"current must be integer frames shaped {batch}, got {given.dtype} {given.shape}")
-        continuing[:] = np.broadcast_to(given, batch).reshape(-1)
-        if np.any((continuing < -1) | (continuing >= database.num_frames)):
-            raise InvalidInputError(f"current frames must be -1 or in [0, {database.num_frames})")
-    bias_given = as_array(bias, "bias")
-    if bias_given.shape not in ((), batch):
-        raise InvalidInputError(f"bias must be a number or shaped {batch}, got shape {bias_given.shape}")
-    bias_values = np.broadcast_to(bias_given, batch).reshape(-1)
+    continuing = _per_character(current, batch, "current", integer=True, default=-1)
+    if np.any((continuing < -1) | (continuing >= database.num_frames)):
+        raise InvalidInputError(f"current frames must be -1 or in [0, {database.num_frames})")
+    bias_values = _per_character(bias, batch, "bias", integer=False, default=0.0)
     if np.any(bias_values < 0):
         raise InvalidInputError(f"bias must be >= 0, got {float(bias_values.min())}")
     include_bits = _masks(database, include, count, "include")
