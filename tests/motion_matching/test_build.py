@@ -132,6 +132,14 @@ def test_bad_sources_are_refused(turning_source, mannequin) -> None:
         ClipSource("x", clip, Skeleton(["a", "b", "c"], [-1, 0, 1]))
 
 
+def test_tag_spans_hold_both_ends(turning_source) -> None:
+    source = ClipSource(
+        "x", turning_source.clip, turning_source.skeleton, tags=("walk",), spans=(TagSpan(1.0, 2.0, ("turn",)),)
+    )
+    times = [np.nextafter(1.0, 0.0), 1.0, 2.0, np.nextafter(2.0, 3.0)]
+    assert source.frame_tags(times) == [("walk",), ("walk", "turn"), ("walk", "turn"), ("walk",)]
+
+
 def test_tags_from_names() -> None:
     assert tags_from_name("Walk_Fast") == ("walk", "fast")
     assert tags_from_name("runLeft90") == ("run", "left")

@@ -225,3 +225,17 @@ def test_bad_searches_are_refused(rng) -> None:
         arguments = {"queries": q, **changes}
         with pytest.raises(InvalidInputError, match=message):
             search(db, arguments.pop("queries"), **arguments)
+
+
+def test_a_batch_equals_its_characters_one_at_a_time(rng) -> None:
+    db = random_database(rng, 300, tags=3)
+    queries = rng.normal(0.0, 1.0, (12, db.layout.width))
+    current = rng.integers(-1, db.num_frames, 12)
+    include = rng.integers(0, 8, 12).astype(np.uint64)
+    for backend, method, threads in RUNS:
+        kw = {"method": method, "backend": backend, "threads": threads}
+        batch = search(db, queries, current=current, bias=0.3, include=include, **kw)
+        for c in range(12):
+            alone = search(db, queries[c], current=current[c], bias=0.3, include=include[c], **kw)
+            assert int(alone.frames) == batch.frames[c]
+            assert float(alone.costs) == batch.costs[c]
