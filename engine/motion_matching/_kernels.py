@@ -93,72 +93,98 @@ def _block(block: Any, tags: Any, rows: Any, q: Any, include: Any, exclude: Any,
             state[1] = rows[i]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _search_one(
-    method: Any, blocks: Any, boxes: Any, tree: Any, query: Any, rotated: Any, include: Any, exclude: Any, state: Any
-) -> None:
-    """One character's search; ``state`` enters as (threshold, -1) and leaves as (cost, row or -1)."""
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _search_boxes(blocks: Any, boxes: Any, query: Any, include: Any, exclude: Any, acc: Any, state: Any) -> None:
+    """Holden's boxes: the groups nearest first, their blocks by their own bounds (module docstring)."""
     points, tags, rows, bits = blocks
-    acc = np.empty(SMALL_BLOCK)
-    if method == BRUTE:
-        for s in range(points.shape[0]):
-            if _open(bits[s, 0], bits[s, 1], include, exclude):
-                _block(points[s], tags[s], rows[s], query, include, exclude, acc, state)
-        return
-    if method == BOXES:
-        group_lo, group_hi, group_bits, block_lo, block_hi = boxes  # (D, G), (D, G), (G, 2), (G, D, 4) twice
-        groups = group_lo.shape[1]
-        bounds = np.zeros(groups)
-        for d in range(query.size):  # every group's bound at once: SIMD across groups
-            v = query[d]
-            lo, hi = group_lo[d], group_hi[d]
-            for g in range(groups):
-                e = max(lo[g] - v, 0.0, v - hi[g])
-                bounds[g] += e * e
+    group_lo, group_hi, group_bits, block_lo, block_hi = boxes  # (D, G), (D, G), (G, 2), (G, D, 4) twice
+    groups = group_lo.shape[1]
+    bounds = np.zeros(groups)
+    for d in range(query.size):  # every group's bound at once: SIMD across groups
+        v = query[d]
+        lo, hi = group_lo[d], group_hi[d]
         for g in range(groups):
-            if not _open(group_bits[g, 0], group_bits[g, 1], include, exclude):
-                bounds[g] = np.inf
-        near = np.empty(PER_GROUP)
-        while True:  # nearest group first (a selection, not a sort: a search visits a few groups of many)
-            g = 0
-            for k in range(1, groups):
-                if bounds[k] < bounds[g]:
-                    g = k
-            if bounds[g] >= state[0] * (1.0 + SLACK):  # the nearest left cannot beat the best: done
-                break
+            e = max(lo[g] - v, 0.0, v - hi[g])
+            bounds[g] += e * e
+    for g in range(groups):
+        if not _open(group_bits[g, 0], group_bits[g, 1], include, exclude):
             bounds[g] = np.inf
-            near[:] = 0.0
-            for d in range(query.size):  # the group's four block bounds side by side
-                v = query[d]
-                lo, hi = block_lo[g, d], block_hi[g, d]
-                for k in range(PER_GROUP):
-                    e = max(lo[k] - v, 0.0, v - hi[k])
-                    near[k] += e * e
+    near = np.empty(PER_GROUP)
+    while True:  # nearest group first (a selection, not a sort: a search visits a few groups of many)
+        g = 0
+        for k in range(1, groups):
+            if bounds[k] < bounds[g]:
+                g = k
+        if bounds[g] >= state[0] * (1.0 + SLACK):  # the nearest left cannot beat the best: done
+            return
+        bounds[g] = np.inf
+        near[:] = 0.0
+        for d in range(query.size):  # the group's four block bounds side by side
+            v = query[d]
+            lo, hi = block_lo[g, d], block_hi[g, d]
             for k in range(PER_GROUP):
-                s = g * PER_GROUP + k
-                if near[k] < state[0] * (1.0 + SLACK) and _open(bits[s, 0], bits[s, 1], include, exclude):
-                    _block(points[s], tags[s], rows[s], query, include, exclude, acc, state)
-        return
-    lo, hi, node_bits, children, leaves, leaf_points, leaf_tags, leaf_rows = tree
+                e = max(lo[k] - v, 0.0, v - hi[k])
+                near[k] += e * e
+        for k in range(PER_GROUP):
+            s = g * PER_GROUP + k
+            if near[k] < state[0] * (1.0 + SLACK) and _open(bits[s, 0], bits[s, 1], include, exclude):
+                _block(points[s], tags[s], rows[s], query, include, exclude, acc, state)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _node_bound(tree: Any, node: Any, rotated: Any, include: Any, exclude: Any, reach: Any) -> Any:
+    """The lower bound of a tree node (``inf`` when the tag filters allow none of its frames)."""
+    lo, hi, bits = tree[0], tree[1], tree[2]
+    if not _open(bits[node, 0], bits[node, 1], include, exclude):
+        return np.inf
+    return _bound(rotated, lo[node], hi[node], reach)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _search_tree(tree: Any, query: Any, rotated: Any, include: Any, exclude: Any, acc: Any, state: Any) -> None:
+    """The k-d tree, depth first, the nearer child first; a node is pushed with its bound, computed once."""
+    children, leaves, leaf_points, leaf_tags, leaf_rows = tree[3], tree[4], tree[5], tree[6], tree[7]
     stack = np.empty(128, dtype=np.int64)
-    stack[0] = 0
-    top = 1
+    below = np.empty(128)  # each stacked node's bound
+    stack[0], below[0], top = 0, 0.0, 1
     while top > 0:
         top -= 1
         node = stack[top]
-        if not _open(node_bits[node, 0], node_bits[node, 1], include, exclude):
-            continue
-        if _bound(rotated, lo[node], hi[node], state[0]) >= state[0] * (1.0 + SLACK):
+        if below[top] >= state[0] * (1.0 + SLACK):  # the best improved since it was pushed
             continue
         leaf = leaves[node]
         if leaf >= 0:
             _block(leaf_points[leaf], leaf_tags[leaf], leaf_rows[leaf], query, include, exclude, acc, state)
             continue
-        left, right = children[node, 0], children[node, 1]
-        near_left = _bound(rotated, lo[left], hi[left], np.inf) <= _bound(rotated, lo[right], hi[right], np.inf)
-        stack[top] = right if near_left else left  # the farther child waits below the nearer one
-        stack[top + 1] = left if near_left else right
-        top += 2
+        reach = state[0] * (1.0 + SLACK)
+        near, far = children[node, 0], children[node, 1]
+        near_bound = _node_bound(tree, near, rotated, include, exclude, reach)
+        far_bound = _node_bound(tree, far, rotated, include, exclude, reach)
+        if far_bound < near_bound:
+            near, far, near_bound, far_bound = far, near, far_bound, near_bound
+        if far_bound < reach:  # the farther child waits below the nearer one
+            stack[top], below[top] = far, far_bound
+            top += 1
+        if near_bound < reach:
+            stack[top], below[top] = near, near_bound
+            top += 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _search_one(
+    method: Any, blocks: Any, boxes: Any, tree: Any, query: Any, rotated: Any, include: Any, exclude: Any, state: Any
+) -> None:
+    """One character's search; ``state`` enters as (threshold, -1) and leaves as (cost, row or -1)."""
+    acc = np.empty(SMALL_BLOCK)
+    if method == BOXES:
+        _search_boxes(blocks, boxes, query, include, exclude, acc, state)
+    elif method == TREE:
+        _search_tree(tree, query, rotated, include, exclude, acc, state)
+    else:
+        points, tags, rows, bits = blocks
+        for s in range(points.shape[0]):
+            if _open(bits[s, 0], bits[s, 1], include, exclude):
+                _block(points[s], tags[s], rows[s], query, include, exclude, acc, state)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
