@@ -11,9 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from engine.io.gltf import SUPPORTED_REQUIRED_EXTENSIONS
 from tests.conftest import SHARED_ASSETS, require_or_skip
 from tests.corpus.fetch import LOCAL_REGISTRIES, blobs, extracted_path, load_manifest, sha256_of
 
@@ -27,18 +24,6 @@ BVH = [e for e in ENTRIES if e["kind"] == "bvh"]
 def entry_id(entry: dict[str, Any]) -> str:
     """The pytest id of a manifest entry."""
     return str(entry["id"])
-
-
-def require_extensions(entry: dict[str, Any]) -> None:
-    """Skip an entry whose file requires glTF extensions the reader does not support yet (``covers.needs``).
-
-    The VALID human needs ``EXT_meshopt_compression`` and ``EXT_texture_webp``, Animate All The
-    Things ``KHR_materials_unlit``: the glTF extension work of issue 24 adds them to
-    :data:`engine.io.gltf.SUPPORTED_REQUIRED_EXTENSIONS`, and these entries then run.
-    """
-    missing = sorted(set(entry["covers"].get("needs", ())) - SUPPORTED_REQUIRED_EXTENSIONS)
-    if missing:
-        pytest.skip(f"{entry['id']} requires {missing}, which the glTF reader does not support yet (issue 24)")
 
 
 def by_id(identifier: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from engine.cli import main
 from engine.io import load_gltf
 from engine.io.bvh import load_bvh
 from game.model import load_model
-from tests.corpus.corpus import BVH, GLTF, Corpus, entry_id, require_extensions
+from tests.corpus.corpus import BVH, GLTF, Corpus, entry_id
 
 # --------------------------------------------------------------------------------------------
 # independent readers
@@ -167,11 +167,11 @@ def test_manifest_covers_match_the_gltf_file(entry: dict[str, Any], corpus: Corp
     assert non_joint_between_joints(doc) == covers["non_joint_nodes_in_joint_hierarchy"]
     assert [a.get("name") for a in doc.get("animations", [])] == covers["clips"]
     assert {j for chain in covers.get("limbs", {}).values() for j in chain} <= joints
+    assert sorted(doc.get("extensionsRequired", [])) == covers.get("needs", [])
 
 
 @pytest.mark.parametrize("entry", GLTF, ids=entry_id)
 def test_load_gltf_keeps_every_node_skin_mesh_node_and_clip(entry: dict[str, Any], corpus: Corpus) -> None:
-    require_extensions(entry)
     path = corpus.path(entry)
     doc = gltf_json(path)
     asset = quiet(load_gltf, path)
@@ -184,7 +184,6 @@ def test_load_gltf_keeps_every_node_skin_mesh_node_and_clip(entry: dict[str, Any
 
 @pytest.mark.parametrize("entry", GLTF, ids=entry_id)
 def test_ossa_inspect_lists_skins_meshes_and_clips(entry: dict[str, Any], corpus: Corpus) -> None:
-    require_extensions(entry)
     path = corpus.path(entry)
     doc = gltf_json(path)
     status, out, err = run_cli("inspect", str(path))
@@ -203,7 +202,6 @@ def test_ossa_inspect_lists_skins_meshes_and_clips(entry: dict[str, Any], corpus
 
 @pytest.mark.parametrize("entry", GLTF, ids=entry_id)
 def test_ossa_evaluate_gives_every_mesh_primitive_of_the_scene(entry: dict[str, Any], corpus: Corpus) -> None:
-    require_extensions(entry)
     path = corpus.path(entry)
     doc = gltf_json(path)
     status, out, _ = run_cli("evaluate", str(path), "--times", "0,0.25,1")
@@ -269,7 +267,6 @@ def base_world(rotation: Rotation, node: dict[str, Any], base: np.ndarray) -> np
 @pytest.mark.parametrize("entry", GLTF, ids=entry_id)
 def test_programs_load_every_gltf_file(entry: dict[str, Any], corpus: Corpus) -> None:
     """The programs take every file as ``--model``: its whole default scene, a file without a skin as an object."""
-    require_extensions(entry)
     path = corpus.path(entry)
     doc = gltf_json(path)
     model = quiet(load_model, path)
