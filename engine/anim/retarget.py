@@ -32,20 +32,20 @@ and sway above it). Games and the programs move such a character by its root joi
 floor travel must be there, not on the hips. When the hips are the skeleton's root (CesiumMan,
 a BVH take) they carry it all, as before.
 
-**Detached feet** (:attr:`engine.anim.humanoid.Humanoid.detached`): an IK rig's foot bones outside
-the legs (RobotExpressive's ``Foot.L`` under ``Bone``) are placed each frame where the leg's foot
-joint is, turned with it, as if they were its children (the rest offset between them kept).
+**Detached feet**: an IK rig's foot bones outside the legs (RobotExpressive's ``Foot.L`` under
+``Bone``) are placed each frame on the leg's foot joint (:mod:`engine.anim.retarget_feet`).
 
 Rest-pose correction (``align_bones=True``): when the two rest poses differ (a T-pose mocap
 skeleton, an A-pose character), each mapped joint with exactly one mapped child is first turned,
 along the shortest arc, so that its bone points where the source bone points in the source's rest
-pose. Skeletons whose rest shapes agree get ``A_t = identity``.
+pose. Skeletons whose rest shapes agree get ``A_t = identity``. The feet of two humanoids are not
+turned: both rest poses stand on them flat, and the ankle-to-ball bone of each rig slopes as its
+foot is shaped (KayKit's ankle stands high over a short foot), so turning it onto the source's
+would tip the target onto its toes or its heels.
 
-Ground contact (``ground_feet=True``, humanoids): legs of other proportions put the feet at other
-heights than the scaled source's, so each frame the hips are moved along up by the amount that puts
-the target's supporting foot at the scaled source height. Per leg the lower of ankle and toes
-counts; between the legs a soft minimum of the source heights weighs the lower leg (so the lift
-moves smoothly when the support changes legs, and in double support the legs share the mismatch).
+Ground contact (``ground_feet=True``, humanoids): each frame the hips are moved along up so that
+the target's feet are as far off the ground as the source's, each foot measured from the height
+it stands at, its sole too when the target's mesh is given (:mod:`engine.anim.retarget_feet`).
 Limb directions are unchanged; a foot on the ground in the source is on the ground in the target.
 
 The rotation composition assumes uniform joint scales (rest scales are copied to the output).
@@ -85,6 +85,20 @@ from engine.anim.joint_map import (
 )
 from engine.anim.local_to_model import local_to_model, model_from_pose
 from engine.anim.pose import Pose
+from engine.anim.retarget_feet import (
+    GROUND_ROLES,
+    GROUND_SOFTNESS,
+    DetachedFeet,
+    FootContact,
+    ground_lift,
+    leg_length,
+    mesh_points,
+    place_detached,
+    plan_contact,
+    plan_detached,
+    plant_feet,
+    rotations_of,
+)
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -93,7 +107,6 @@ from engine.math import (
     check_unit,
     quat_conjugate,
     quat_from_axis_angle,
-    quat_from_matrix,
     quat_from_two_vectors,
     quat_identity,
     quat_multiply,
@@ -116,22 +129,11 @@ __all__ = [
     "retarget_pose",
 ]
 
-#: Roles whose joints touch the ground (``ground_feet``).
-GROUND_ROLES = ("foot_l", "foot_r", "toes_l", "toes_r")
-#: Width of the soft minimum choosing the supporting foot, as a fraction of the target's leg length.
-GROUND_SOFTNESS = 0.02
-
 
 def _rest_model(skeleton: Skeleton) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Rest model matrices ``(J, 4, 4)``, rotations ``(J, 4)`` and positions ``(J, 3)``."""
     model = local_to_model(skeleton, skeleton.rest_pose.matrices())
-    return model, _rotations_of(model), model[:, :3, 3].copy()
-
-
-def _rotations_of(model: FloatArray) -> FloatArray:
-    """Unit quaternions of the rotation part of affine matrices ``(..., 4, 4)`` (scale divided out)."""
-    basis = model[..., :3, :3]
-    return quat_from_matrix(basis / np.linalg.norm(basis, axis=-2, keepdims=True))
+    return model, rotations_of(model), model[:, :3, 3].copy()
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,12 +157,12 @@ class RetargetPlan:
     travel_root
         The target joint that carries the travel over the ground: the root of ``target_root``'s
         tree (the mannequin's ``root``), or ``target_root`` itself when it is that root.
-    source_feet, target_feet
-        ``(F,)`` the joints kept in ground contact (feet and toes of both skeletons, same roles);
-        empty when ``ground_feet`` is off or a skeleton is not a humanoid.
-    detached_joints, detached_anchors
-        ``(D,)`` target joints placed on the leg's foot each frame (an IK rig's feet) and the joints
-        they are placed on.
+    contact
+        The feet kept in ground contact (:class:`~engine.anim.retarget_feet.FootContact`);
+        ``None`` when ``ground_feet`` is off or a skeleton is not a humanoid.
+    detached
+        The target joints placed on the leg's foot each frame (an IK rig's feet,
+        :class:`~engine.anim.retarget_feet.DetachedFeet`).
     """
 
     source: Skeleton
@@ -173,10 +175,8 @@ class RetargetPlan:
     source_root: int
     target_root: int
     travel_root: int
-    source_feet: IntArray
-    target_feet: IntArray
-    detached_joints: IntArray
-    detached_anchors: IntArray
+    contact: FootContact | None
+    detached: DetachedFeet
     _right: FloatArray
     _mapped_parents: IntArray
     _levels: tuple[tuple[IntArray, IntArray, IntArray, IntArray], ...]
@@ -184,9 +184,16 @@ class RetargetPlan:
     _travel_rest: FloatArray
     _source_up: FloatArray
     _target_up: FloatArray
-    _ground_softness: float
-    _foot_legs: IntArray
-    _detached_offsets: FloatArray
+
+    @property
+    def source_feet(self) -> IntArray:
+        """``(F,)`` the source joints kept in ground contact (empty without :attr:`contact`)."""
+        return self.contact.source_feet if self.contact is not None else np.zeros(0, dtype=np.intp)
+
+    @property
+    def target_feet(self) -> IntArray:
+        """``(F,)`` the target joints kept in ground contact, same roles as :attr:`source_feet`."""
+        return self.contact.target_feet if self.contact is not None else np.zeros(0, dtype=np.intp)
 
 
 def _estimate_alignment(
@@ -213,6 +220,7 @@ def plan_retarget(
     root_scale: float | None = None,
     align_bones: bool = True,
     ground_feet: bool = True,
+    target_mesh: tuple[Any, Any] | None = None,
     map_name: str = "joint_map",
 ) -> RetargetPlan:
     """Validate ``joint_map`` and precompute the transfer from ``source`` to ``target``.
@@ -238,8 +246,12 @@ def plan_retarget(
         Turn the target's rest bones onto the source's rest bone directions first (see the module
         docstring); ``False`` transfers the changes onto the target's own rest pose unchanged.
     ground_feet
-        Keep the supporting foot at the scaled source height each frame (module docstring), when
+        Keep the feet as far off the ground as the source's each frame (module docstring), when
         both skeletons are humanoids and the target's feet are mapped.
+    target_mesh
+        ``(vertices (V, 3), joints (V,))``: the target's skinned vertices in the rest pose, model
+        space, and the joint each follows most; the soles' outer vertices join the ground contact
+        (:func:`~engine.anim.retarget_feet.mesh_points`).
     map_name
         What error messages call ``joint_map`` (``ossa retarget`` says ``--map FILE``).
 
@@ -255,7 +267,7 @@ def plan_retarget(
     """
     pairs = resolve_joint_map(source, target, joint_map, map_name)
     source_up, target_up = unit_vector(source_up, "source_up"), unit_vector(target_up, "target_up")
-    _, src_rot, src_pos = _rest_model(source)
+    src_model, src_rot, src_pos = _rest_model(source)
     tgt_model, tgt_rot, tgt_pos = _rest_model(target)
     order = sorted(pairs, key=lambda s: pairs[s])
     s_idx = np.array(order, dtype=np.intp)
@@ -280,7 +292,8 @@ def plan_retarget(
         root_scale = _leg_ratio(source, pairs, s_root, (src_pos, tgt_pos), (source_up, target_up), bodies)
     if not (np.isfinite(root_scale) and root_scale > 0):
         raise InvalidInputError(f"root_scale must be a positive number, got {root_scale}")
-    bones = _bone_alignment(source, pairs, s_idx, t_idx, src_pos, tgt_pos, c) if align_bones else None
+    flat = {int(bodies[0].roles[r]) for r in GROUND_ROLES if r in bodies[0].roles} if bodies is not None else set()
+    bones = _bone_alignment(source, pairs, (s_idx, t_idx), (src_pos, tgt_pos), c, flat) if align_bones else None
     corrected = tgt_rot[t_idx] if bones is None else quat_multiply(bones, tgt_rot[t_idx])
     right = quat_multiply(quat_conjugate(src_rot[s_idx]), quat_multiply(quat_conjugate(c), corrected))
     slot = np.full(target.num_joints, -1, dtype=np.intp)
@@ -294,15 +307,11 @@ def plan_retarget(
     root_parent_inverse = affine_inverse(tgt_model[parent]) if parent >= 0 else np.eye(4)
     travel_root = _tree_root(target, t_root)
     moving = set(pairs.values()) | _below(target, set(pairs.values()))
-    feet: list[tuple[int, int, int]] = []  # (source joint, target joint, leg)
+    contact = None
     if ground_feet and bodies is not None:
-        feet = [
-            (bodies[0].roles[r], bodies[1].roles[r], "lr".index(r[-1]))
-            for r in GROUND_ROLES
-            if r in bodies[0].roles and r in bodies[1].roles and bodies[1].roles[r] in moving
-        ]
-    detached = _detached(bodies[1], set(pairs.values()), moving) if bodies is not None else []
-    softness = GROUND_SOFTNESS * (_leg_length(bodies[1], tgt_pos, target_up) if bodies is not None else 1.0)
+        mesh = mesh_points(bodies[1], tgt_model, target_up, *target_mesh) if target_mesh is not None else None
+        contact = plan_contact(bodies, moving, (src_model, tgt_model), (source_up, target_up), mesh)
+    detached = plan_detached(bodies[1] if bodies is not None else None, set(pairs.values()), moving, tgt_model)
     return RetargetPlan(
         source=source,
         target=target,
@@ -314,10 +323,8 @@ def plan_retarget(
         source_root=s_root,
         target_root=t_root,
         travel_root=travel_root,
-        source_feet=np.array([f[0] for f in feet], dtype=np.intp),
-        target_feet=np.array([f[1] for f in feet], dtype=np.intp),
-        detached_joints=np.array([d for d, _ in detached], dtype=np.intp),
-        detached_anchors=np.array([a for _, a in detached], dtype=np.intp),
+        contact=contact,
+        detached=detached,
         _right=right,
         _mapped_parents=target.parents[t_idx],
         _levels=tuple(levels),
@@ -325,11 +332,6 @@ def plan_retarget(
         _travel_rest=tgt_pos[travel_root],
         _source_up=source_up,
         _target_up=target_up,
-        _ground_softness=softness,
-        _foot_legs=np.array([f[2] for f in feet], dtype=np.intp),
-        _detached_offsets=np.array(
-            [affine_inverse(tgt_model[a]) @ tgt_model[d] for d, a in detached], dtype=np.float64
-        ).reshape(-1, 4, 4),
     )
 
 
@@ -340,27 +342,12 @@ def _tree_root(skeleton: Skeleton, joint: int) -> int:
     return joint
 
 
-def _detached(body: Humanoid, mapped: set[int], moving: set[int]) -> list[tuple[int, int]]:
-    """``(detached joint, anchor)`` of the target's detached feet that are not mapped and stand on a moving joint."""
-    return [
-        (joint, body.anchor(role))
-        for role, joint in body.detached.items()
-        if joint not in mapped and body.anchor(role) in moving
-    ]
-
-
 def _below(skeleton: Skeleton, joints: set[int]) -> set[int]:
     """Joints with an ancestor in ``joints`` (they move with it)."""
     inside = np.zeros(skeleton.num_joints, dtype=bool)
     for j, parent in enumerate(skeleton.parents):  # parents precede children
         inside[j] = parent >= 0 and (inside[parent] or int(parent) in joints)
     return set(np.nonzero(inside)[0].tolist())
-
-
-def _leg_length(body: Humanoid, positions: FloatArray, up: FloatArray) -> float:
-    """Height of a humanoid's hips above the lowest joint of its legs in the rest pose."""
-    legs = [j for role, j in body.roles.items() if role.startswith(("upper_leg", "lower_leg", "foot", "toes"))]
-    return float(positions[body.roles["hips"]] @ up - np.min(positions[legs] @ up))
 
 
 def _leg_ratio(
@@ -377,7 +364,7 @@ def _leg_ratio(
     mapped joint.
     """
     if bodies is not None:
-        return _leg_length(bodies[1], positions[1], ups[1]) / _leg_length(bodies[0], positions[0], ups[0])
+        return leg_length(bodies[1], positions[1], ups[1]) / leg_length(bodies[0], positions[0], ups[0])
     mapped = np.array(list(pairs))
     depth = (positions[0][s_root] - positions[0][mapped]) @ ups[0]
     k = int(np.argmax(depth))
@@ -392,13 +379,18 @@ def _leg_ratio(
 def _bone_alignment(
     source: Skeleton,
     pairs: dict[int, int],
-    s_idx: IntArray,
-    t_idx: IntArray,
-    src_pos: FloatArray,
-    tgt_pos: FloatArray,
+    joints: tuple[IntArray, IntArray],
+    positions: tuple[FloatArray, FloatArray],
     alignment: FloatArray,
+    flat: set[int],
 ) -> FloatArray:
-    """``(M, 4)`` model-space turns of each mapped target bone onto its source bone's rest direction."""
+    """``(M, 4)`` model-space turns of each mapped target bone onto its source bone's rest direction.
+
+    ``joints`` are the source and target joints of the pairs, ``positions`` both rest positions;
+    the source joints ``flat`` (a humanoid's feet) are not turned.
+    """
+    s_idx, t_idx = joints
+    src_pos, tgt_pos = positions
     above = mapped_ancestors(source, list(pairs))
     only_child: dict[int, int | None] = {}
     for s in pairs:
@@ -407,7 +399,7 @@ def _bone_alignment(
     turns = quat_identity((s_idx.size,))
     for k, (s, t) in enumerate(zip(s_idx, t_idx, strict=True)):  # build time, once per pair
         child = only_child.get(int(s))
-        if child is None:
+        if child is None or int(s) in flat:
             continue
         source_bone = quat_rotate(alignment, src_pos[child] - src_pos[s])
         target_bone = tgt_pos[pairs[child]] - tgt_pos[t]
@@ -433,7 +425,7 @@ def retarget_pose(plan: RetargetPlan, source_pose: Pose) -> Pose:
     model = model_from_pose(plan.source, source_pose)
     batch = model.shape[:-3]
     with trusted():
-        source_rot = _rotations_of(model[..., plan.source_joints, :, :])
+        source_rot = rotations_of(model[..., plan.source_joints, :, :])
         desired = quat_multiply(quat_multiply(plan.alignment, source_rot), plan._right)  # (..., M, 4)
         target = plan.target
         world = np.empty((*batch, target.num_joints, 4))
@@ -459,43 +451,15 @@ def retarget_pose(plan: RetargetPlan, source_pose: Pose) -> Pose:
         translations[..., plan.target_root, :] = transform_points(plan._root_parent_inverse, root)
         scales = np.broadcast_to(target.rest_scales, (*batch, target.num_joints, 3)).copy()
         pose = Pose(translations, rotations, scales)
-        if plan.target_feet.size:
-            lift = _ground_lift(plan, model[..., :3, 3][..., plan.source_feet, :], pose)
+        if plan.contact is not None:
+            lift = ground_lift(plan.contact, plan.root_scale, model, model_from_pose(target, pose))
             pose.translations[..., plan.target_root, :] += lift[..., None] * (
                 plan._root_parent_inverse[:3, :3] @ plan._target_up
             )
-        if plan.detached_joints.size:
-            _place_detached(plan, pose)
+            plant_feet(plan.contact, plan.root_scale, model, target, pose)
+        if plan.detached.joints.size:
+            place_detached(plan.detached, target, pose)
         return pose
-
-
-def _place_detached(plan: RetargetPlan, pose: Pose) -> None:
-    """Put each detached joint where its anchor is, turned with it (rest offset kept), in ``pose`` in place."""
-    target = plan.target
-    placed = model_from_pose(target, pose)
-    wanted = placed[..., plan.detached_anchors, :, :] @ plan._detached_offsets  # (..., D, 4, 4)
-    parents = target.parents[plan.detached_joints]
-    above = np.where((parents >= 0)[:, None, None], placed[..., np.maximum(parents, 0), :, :], np.eye(4))
-    local = affine_inverse(above) @ wanted
-    pose.translations[..., plan.detached_joints, :] = local[..., :3, 3]
-    pose.rotations[..., plan.detached_joints, :] = _rotations_of(local)
-
-
-def _ground_lift(plan: RetargetPlan, source_feet: FloatArray, pose: Pose) -> FloatArray:
-    """``(...)`` distance along up that puts the target's supporting foot at the scaled source height.
-
-    Per leg the joint lowest in the source counts (ankle or toes); the legs are weighted by a soft
-    minimum of those source heights (width :data:`GROUND_SOFTNESS` × the target's leg length), so
-    the lift is continuous when the support changes legs.
-    """
-    wanted = plan.root_scale * (source_feet @ plan._source_up)  # (..., F)
-    have = model_from_pose(plan.target, pose)[..., :3, 3][..., plan.target_feet, :] @ plan._target_up
-    legs = [np.nonzero(plan._foot_legs == leg)[0] for leg in np.unique(plan._foot_legs)]
-    lowest = [members[np.argmin(wanted[..., members], axis=-1)] for members in legs]  # (..., ) per leg
-    leg_wanted = np.stack([np.take_along_axis(wanted, k[..., None], -1)[..., 0] for k in lowest], axis=-1)
-    leg_have = np.stack([np.take_along_axis(have, k[..., None], -1)[..., 0] for k in lowest], axis=-1)
-    weights = np.exp(-(leg_wanted - leg_wanted.min(axis=-1, keepdims=True)) / plan._ground_softness)
-    return np.sum(weights * (leg_wanted - leg_have), axis=-1) / np.sum(weights, axis=-1)
 
 
 def retarget_clip(plan: RetargetPlan, clip: Clip, times: Any | None = None, *, name: str | None = None) -> Clip:
@@ -514,8 +478,8 @@ def retarget_clip(plan: RetargetPlan, clip: Clip, times: Any | None = None, *, n
     if times.ndim != 1 or times.size == 0 or np.any(np.diff(times) < 0):
         raise InvalidInputError(f"times must be a non-empty, non-decreasing 1-D array, got shape {times.shape}")
     pose = retarget_pose(plan, sample(clip, plan.source.rest_pose, times))
-    turned = np.unique(np.concatenate((plan.target_joints, plan.detached_joints)))
-    moved = np.unique(np.array([plan.target_root, plan.travel_root, *plan.detached_joints], dtype=np.intp))
+    turned = np.unique(np.concatenate((plan.target_joints, plan.detached.joints)))
+    moved = np.unique(np.array([plan.target_root, plan.travel_root, *plan.detached.joints], dtype=np.intp))
     rotations = unflip(pose.rotations[:, turned], axis=0)
     with trusted():
         channels = [Channel(int(t), "rotation", "LINEAR", times, rotations[:, k]) for k, t in enumerate(turned)]

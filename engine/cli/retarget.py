@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         + (f", feet grounded ({len(plan.target_feet)} joints)" if plan.target_feet.size else "")
         + "".join(
             f", {names[d]!r} placed on {names[a]!r}"
-            for d, a in zip(plan.detached_joints, plan.detached_anchors, strict=True)
+            for d, a in zip(plan.detached.joints, plan.detached.anchors, strict=True)
         )
     )
     return 0

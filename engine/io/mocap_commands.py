@@ -23,13 +23,14 @@ from engine.anim.local_to_model import model_from_pose
 from engine.anim.retarget import RetargetPlan, plan_retarget, propose_joint_map, retarget_clip
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
+from engine.anim.skinning import skin_vertices, skinning_palette
 from engine.errors import AssetError, InvalidInputError
 from engine.io.build import SkinData
 from engine.io.bvh import BvhAnimation, load_bvh
 from engine.io.character import Character, load_character
 from engine.io.gltf_writer import save_gltf_with_clips
 from engine.math import trusted
-from engine.math._checks import FloatArray
+from engine.math._checks import FloatArray, IntArray
 
 
 def summarize_bvh(anim: BvhAnimation, path: Path) -> str:
@@ -135,6 +136,25 @@ def retarget_source(path: Path, *, scale: float | None = None, clip: str | None 
     return RetargetSource(character.skeleton, character.clips[name], model_up(character))
 
 
+def rest_mesh(character: Character) -> tuple[FloatArray, IntArray] | None:
+    """The character's skinned vertices ``(V, 3)`` in the rest pose (model space) and the joint each follows most.
+
+    ``None`` without a skinned mesh. What :func:`~engine.anim.retarget.plan_retarget` takes as
+    ``target_mesh`` to keep the soles, not only the foot joints, on the ground.
+    """
+    skeleton = character.skeleton
+    palette = skinning_palette(skeleton, model_from_pose(skeleton, skeleton.rest_pose))
+    vertices, followed = [], []
+    for mesh in character.meshes:
+        if mesh.joints is None or mesh.weights is None:
+            continue
+        vertices.append(skin_vertices(mesh, palette)[0])
+        followed.append(np.take_along_axis(mesh.joints, np.argmax(mesh.weights, axis=1)[:, None], 1)[:, 0])
+    if not vertices:
+        return None
+    return np.concatenate(vertices), np.concatenate(followed).astype(np.intp)
+
+
 def retarget_file(
     source: RetargetSource,
     target_path: Path,
@@ -164,6 +184,7 @@ def retarget_file(
         source_up=source.up,
         target_up=target_up,
         align_bones=align_bones,
+        target_mesh=rest_mesh(character),
         map_name=map_name,
     )
     clip = retarget_clip(plan, source.clip, name=f"{source.clip.name}_retargeted")

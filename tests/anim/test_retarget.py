@@ -11,6 +11,7 @@ from scipy.spatial.transform import Rotation
 
 from engine.anim import Pose, Skeleton, model_from_pose, sample
 from engine.anim.humanoid import find_humanoid, name_side
+from engine.anim.ik import two_bone_ik
 from engine.anim.retarget import (
     GROUND_SOFTNESS,
     explain_joint_map,
@@ -166,7 +167,7 @@ def test_bones_follow_the_source_directions_on_a_differently_posed_rig(
 ) -> None:
     source = pirouette.skeleton
     joint_map = propose_joint_map(source, mannequin)
-    plan = plan_retarget(source, mannequin, joint_map)
+    plan = plan_retarget(source, mannequin, joint_map, ground_feet=False)  # planted feet bend the legs
     _, src_pos = model_rotations(source, source_pose)
     _, tgt_pos = model_rotations(mannequin, retarget_pose(plan, source_pose))
     for parent, child in [("lShldr", "lForeArm"), ("rForeArm", "rHand"), ("lThigh", "lShin"), ("rShin", "rFoot")]:
@@ -294,8 +295,8 @@ def test_detached_feet_are_placed_on_the_legs() -> None:
     ground = -rest_model(source.skeleton)[1][:, 1].min()  # the rig's hips are at its origin: stand it up
     pose.translations[:, 0] += np.outer(np.arange(5.0), [0.5, 0.0, 2.0]) + np.array([0.0, ground, 0.0])  # walking
     plan = plan_retarget(source.skeleton, robot, propose_joint_map(source.skeleton, robot))
-    assert [robot.names[j] for j in plan.detached_joints] == ["Foot.L", "Foot.R"]
-    assert [robot.names[j] for j in plan.detached_anchors] == ["LowerLeg.L_end", "LowerLeg.R_end"]
+    assert [robot.names[j] for j in plan.detached.joints] == ["Foot.L", "Foot.R"]
+    assert [robot.names[j] for j in plan.detached.anchors] == ["LowerLeg.L_end", "LowerLeg.R_end"]
     assert robot.names[plan.travel_root] == "Bone"
     out = model_from_pose(robot, retarget_pose(plan, pose))
     rest = model_from_pose(robot, robot.rest_pose)
@@ -503,8 +504,12 @@ def target_leg(plan) -> float:
     return float(rest[plan.target.index("hips")] - rest.min())
 
 
-def test_grounding_puts_the_supporting_foot_at_the_scaled_source_height() -> None:
-    """Legs of other proportions (thighs 40 % shorter, shins 60 % longer), the source on one leg or on both."""
+def test_grounding_lifts_the_supporting_foot_as_the_source_lifts_it() -> None:
+    """Legs of other proportions (shins 40 % shorter, feet 60 % longer), the source on one leg or on both.
+
+    Both stand on the model origin, so each foot joint's rest height is where it stands; the
+    target's supporting joint is as far above that as the source's, scaled by the leg ratio.
+    """
     source = scheme_rig("vrm").skeleton  # Y up, facing +Z, left +X, identity rest rotations
     count = 12
     lift = np.linspace(0.0, 1.2, count)  # right thigh forward, knee bent twice as much, left leg bent a little
@@ -519,6 +524,7 @@ def test_grounding_puts_the_supporting_foot_at_the_scaled_source_height() -> Non
     for side in ("left", "right"):
         offsets[source.index(f"{side}LowerLeg")] *= 0.6
         offsets[source.index(f"{side}Foot")] *= 1.6
+    offsets[source.index("hips")] += [0.0, 0.41 * (0.6 + 1.6 - 2.0), 0.0]  # standing on the origin
     target = Skeleton(source.names, source.parents, offsets)
     joint_map = {n: n for n in source.names}
     grounded = plan_retarget(source, target, joint_map)
@@ -526,14 +532,16 @@ def test_grounding_puts_the_supporting_foot_at_the_scaled_source_height() -> Non
     assert [target.names[j] for j in grounded.target_feet] == ["leftFoot", "rightFoot", "leftToes", "rightToes"]
     assert floating.target_feet.size == 0
     legs = np.array([[source.index(n) for n in (f"{side}Foot", f"{side}Toes")] for side in ("left", "right")])
-    source_heights = grounded.root_scale * model_from_pose(source, pose)[..., 1, 3]  # (T, J)
+    source_rest = model_from_pose(source, source.rest_pose)[:, 1, 3]
+    target_rest = model_from_pose(target, target.rest_pose)[:, 1, 3]
+    source_heights = grounded.root_scale * (model_from_pose(source, pose)[..., 1, 3] - source_rest)  # (T, J)
     frames = np.arange(count)
     per_leg = source_heights[:, legs]  # (T, leg, ankle/toes)
     lower_leg = np.argmin(per_leg.min(axis=2), axis=1)
     support = legs[lower_leg, np.argmin(per_leg[frames, lower_leg], axis=1)]  # the source's lowest joint
     errors = {}
     for name, plan in (("grounded", grounded), ("floating", floating)):
-        target_heights = model_from_pose(target, retarget_pose(plan, pose))[..., 1, 3]
+        target_heights = model_from_pose(target, retarget_pose(plan, pose))[..., 1, 3] - target_rest
         errors[name] = np.abs(target_heights[frames, support] - source_heights[frames, support])
     # one leg clearly lower (the other 8 softness widths higher, weight e⁻⁸): its lowest joint lands exactly
     single = np.abs(np.diff(per_leg.min(axis=2), axis=1))[:, 0] > 8 * GROUND_SOFTNESS * target_leg(grounded)
@@ -541,3 +549,76 @@ def test_grounding_puts_the_supporting_foot_at_the_scaled_source_height() -> Non
     assert errors["grounded"][single].max() < 1e-3 * errors["floating"][single].max()
     # both feet down: the lift shares the legs' mismatch between them
     assert errors["grounded"].max() < errors["floating"].max()
+
+
+def test_a_foot_of_another_shape_stands_on_the_ground_where_the_source_stands() -> None:
+    """An ankle standing high over a short foot (KayKit's 15 cm, the source's 8 cm): the toes stay on the floor.
+
+    Each foot joint counts from the height it stands at, not from the source joint's height scaled:
+    scaled, the target's toes would stand at the source toes' 3 cm and float.
+    """
+    source = scheme_rig("vrm").skeleton  # ankle 8 cm, toes 3 cm over the floor
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}Foot")] += [0.0, 0.07, 0.0]  # the ankle at 15 cm
+        offsets[source.index(f"{side}Toes")] += [0.0, -0.1, 0.0]  # the toes on the floor
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    count = 6
+    rotations = np.tile([0.0, 0.0, 0.0, 1.0], (count, source.num_joints, 1))
+    bend = np.concatenate(([0.0], np.linspace(0.6, 1.0, count - 1)))  # the right leg lifts, the left stands
+    rotations[:, source.index("rightUpperLeg")] = Rotation.from_rotvec(np.outer(-bend, [1, 0, 0])).as_quat()
+    rotations[:, source.index("rightLowerLeg")] = Rotation.from_rotvec(np.outer(2 * bend, [1, 0, 0])).as_quat()
+    translations = np.broadcast_to(source.rest_translations, (count, source.num_joints, 3)).copy()
+    pose = Pose(translations, rotations, np.ones_like(translations))
+    heights = model_from_pose(target, retarget_pose(plan, pose))[..., 1, 3]
+    np.testing.assert_allclose(heights[:, target.index("leftToes")], 0.0, atol=1e-3)  # the soft minimum: < 1 mm
+    np.testing.assert_allclose(heights[0, target.index("rightToes")], 0.0, atol=1e-9)
+    assert (heights[1:, target.index("rightToes")] > 0.05).all()
+
+
+def test_the_rest_pose_correction_leaves_the_feet_as_they_stand() -> None:
+    """A foot bone sloping 23° in the source, 9° in the target: the source's rest plays as the target's rest feet.
+
+    Turning the target's foot onto the source's slope (as the arms are turned from an A-pose to a
+    T-pose) would tip it onto its toes: both rest poses stand on flat feet.
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}Toes")] = [0.0, -0.02, 0.12]
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    posed = model_from_pose(target, retarget_pose(plan, source.rest_pose))
+    rest = model_from_pose(target, target.rest_pose)
+    for joint in ("leftFoot", "rightFoot", "leftToes", "rightToes"):
+        j = target.index(joint)
+        np.testing.assert_allclose(posed[j, :3, :3], rest[j, :3, :3], atol=1e-9, err_msg=joint)
+
+
+def test_legs_of_other_proportions_both_stand_where_the_source_stands() -> None:
+    """Thighs 0.8 and shins 1.25 times the source's, the source in a long stride on both flat feet: both stand.
+
+    The source's directions on the target's legs would put one foot under the floor and the other
+    over it; the leg IK bends them (the knees a few degrees) until both reach it, and leaves the
+    feet as they are turned.
+    """
+    source = scheme_rig("vrm").skeleton  # ankles 8 cm and toes 3 cm over the floor
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}LowerLeg")] *= 0.8
+        offsets[source.index(f"{side}Foot")] *= 1.25
+    offsets[source.index("hips")] += [0.0, 0.41 * 0.05, 0.0]  # standing on the origin
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    pose.translations[0, 0, 1] -= 0.12  # the hips lowered into a stride, each ankle where it stands
+    for side, x, z in (("left", 0.08, -0.3), ("right", -0.08, 0.3)):
+        model = model_from_pose(source, pose)
+        joints = [source.index(f"{side}{part}") for part in ("UpperLeg", "LowerLeg", "Foot")]
+        ik = two_bone_ik(source, model, *joints, [x, 0.08, z], [0.0, 0.0, 1.0], keep_end_rotation=True)
+        pose = ik.apply(pose)
+    toes = [source.index(n) for n in ("leftToes", "rightToes")]
+    np.testing.assert_allclose(model_from_pose(source, pose)[0, toes, 1, 3], 0.03, atol=1e-6)
+    heights = model_from_pose(target, retarget_pose(plan, pose))[0, toes, 1, 3]
+    np.testing.assert_allclose(heights, 0.03, atol=1e-4)
