@@ -267,12 +267,14 @@ class Player:
             self._wave_mask[[c.target for c in self.wave.clip.channels]] = 1.0
             self.wave.set_mask(self._wave_mask)
         self.legs = None if model.is_object else find_legs(skeleton)
+        if self.legs is None and (shape := model.legs()) is not None:  # by name, else by humanoid shape
+            self.legs = (Leg(*shape[0]), Leg(*shape[1]))
         self.head = [] if model.is_object else find_head(skeleton)
         if model.is_object:
             self.notes.append("an animated object (no skin): it plays its clips, without IK")
         else:
             if self.legs is None:
-                self.notes.append("foot IK off: no left/right foot joints found by name")
+                self.notes.append("foot IK off: no left/right legs found (by name or by humanoid shape)")
             if not self.head:
                 self.notes.append("look-at off: no head joint found by name")
         self._to_character = affine_inverse(model.frame)

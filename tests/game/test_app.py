@@ -290,3 +290,31 @@ def test_a_window_larger_than_the_screen_says_one_line(display: str) -> None:
         r"\d+x\d+ screen \(.+\)",
         lines[0],
     )
+
+
+# --- output folders and progress --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_a_screenshot_into_a_missing_folder_is_refused_before_any_work(
+    program: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ``ossa evaluate --out missing/dir/x.json`` is: one line, exit 2, no folder made, nothing loaded."""
+    out = tmp_path / "missing" / "dir" / "x.png"
+    code, lines = errors_of(program, ["--model", "not-read.glb", "--headless", "--screenshot", str(out)], capsys)
+    assert code == 2
+    assert lines == [f"python -m {program}: error: --screenshot {out}: cannot write: No such file or directory"]
+    assert not (tmp_path / "missing").exists()
+
+
+def test_long_work_says_how_far_it_is(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A line every PROGRESS_SECONDS: item N/M, the seconds so far and an estimate of those left; none at the end."""
+    clock = iter([0.0, 2.0, 6.0, 7.0, 12.5, 20.0])
+    monkeypatch.setattr(app.time, "perf_counter", lambda: next(clock))
+    progress = app.Progress("python -m game.demo", 10)  # starts at 0 s
+    for done in (1, 3, 4, 5, 10):  # at 2, 6, 7, 12.5 and 20 s
+        progress.step(done)
+    assert capsys.readouterr().err.splitlines() == [
+        "python -m game.demo: note: frame 3/10, 6 s so far, about 14 s left",
+        "python -m game.demo: note: frame 5/10, 12 s so far, about 12 s left",
+    ]
