@@ -622,3 +622,30 @@ def test_legs_of_other_proportions_both_stand_where_the_source_stands() -> None:
     np.testing.assert_allclose(model_from_pose(source, pose)[0, toes, 1, 3], 0.03, atol=1e-6)
     heights = model_from_pose(target, retarget_pose(plan, pose))[0, toes, 1, 3]
     np.testing.assert_allclose(heights, 0.03, atol=1e-4)
+
+
+def test_a_hand_goes_no_deeper_under_the_floor_than_the_sources() -> None:
+    """Arms three times as long hanging down reach 18 cm under the floor: the body is lifted, the hands touch it.
+
+    The source's hands hang 76 cm over the floor; the scaled source is no reason to push the
+    target's through it (the programs would then stand the whole take on its fingertips).
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        for part in ("LowerArm", "Hand"):
+            offsets[source.index(f"{side}{part}")] *= 3.0
+    target = Skeleton(source.names, source.parents, offsets)
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    for side, sign in (("left", -1.0), ("right", 1.0)):  # arms down along the sides
+        pose.rotations[0, source.index(f"{side}UpperArm")] = Rotation.from_rotvec([0, 0, sign * np.pi / 2]).as_quat()
+    hands = [j for j, name in enumerate(source.names) if "Hand" in name or "Index" in name]
+    assert model_from_pose(source, pose)[0, hands, 1, 3].min() == pytest.approx(0.76, abs=0.01)
+    heights = {}
+    for feet in (True, False):
+        plan = plan_retarget(source, target, {n: n for n in source.names}, ground_feet=feet)
+        heights[feet] = model_from_pose(target, retarget_pose(plan, pose))[0, :, 1, 3]
+    assert heights[False][hands].min() == pytest.approx(-0.18, abs=0.01)  # the source's directions alone
+    assert heights[True][hands].min() == pytest.approx(0.0, abs=1e-9)
+    toes = [target.index(n) for n in ("leftToes", "rightToes")]
+    assert (heights[True][toes] > 0.15).all()  # the feet leave the floor instead
