@@ -92,6 +92,7 @@ from engine.anim.retarget_feet import (
     FootContact,
     ground_lift,
     leg_length,
+    level_hips,
     mesh_points,
     place_detached,
     plan_contact,
@@ -427,6 +428,9 @@ def retarget_pose(plan: RetargetPlan, source_pose: Pose) -> Pose:
     with trusted():
         source_rot = rotations_of(model[..., plan.source_joints, :, :])
         desired = quat_multiply(quat_multiply(plan.alignment, source_rot), plan._right)  # (..., M, 4)
+        if plan.contact is not None and plan.contact.roll < 1.0 and plan.contact.hips in plan.target_joints:
+            hips = int(np.searchsorted(plan.target_joints, plan.contact.hips))  # the pairs are target-ordered
+            desired[..., hips, :] = level_hips(plan.contact, desired[..., hips, :])
         target = plan.target
         world = np.empty((*batch, target.num_joints, 4))
         for depth, (free, parents, mapped, slots) in enumerate(plan._levels):  # one pass per depth level

@@ -18,12 +18,20 @@ proportions cannot follow the source's directions and both reach the ground (Kay
 clearance by two-bone IK on hip, knee and ankle (:func:`plant_feet`: the foot keeps its
 orientation, the knee keeps its side, or bends towards the toes from straight), fully within
 :data:`PLANT_REACH` / 2 leg lengths of the ground, fading out by :data:`PLANT_REACH`; a foot in the
-air keeps the source's directions.
+air keeps the source's directions, unless they would take it deeper under the floor than the
+source's (a swinging foot on KayKit's wide hips). A leg that would have to fold further than
+:data:`KNEE_FOLD` degrees (a kneel, the foot behind on its toes) keeps the source's directions.
 
 A rest pose that stands on the model origin (a glTF character: its lowest contact point at most
 :data:`STANDING_REACH` leg lengths above it) gives the standing heights, its points' rest heights;
 one that does not (a BVH skeleton hanging from hips at the origin) is taken to stand on its
 lowest contact point, at the floor.
+
+**Wide hips** (:func:`level_hips`): hips wider for their legs than the source's (KayKit's are 0.9
+of its leg wide, a performer's 0.25) turn a pelvis roll into a larger height difference between
+the hip joints, which the legs would have to bend away; the target's hips roll by the angle that
+gives their hip joints the source's height difference for their legs, the spine and legs keeping
+their directions.
 
 **Detached feet** (:attr:`engine.anim.humanoid.Humanoid.detached`): an IK rig's foot bones outside
 the legs (RobotExpressive's ``Foot.L`` under ``Bone``) are placed each frame where the leg's foot
@@ -41,7 +49,7 @@ from engine.anim.ik import apply_corrections, two_bone_ik
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
-from engine.math import affine_inverse, quat_from_matrix
+from engine.math import affine_inverse, quat_from_axis_angle, quat_from_matrix, quat_multiply, quat_rotate
 from engine.math._checks import FloatArray, IntArray
 
 __all__ = [
@@ -50,6 +58,7 @@ __all__ = [
     "GROUPS",
     "GROUP_ROLES",
     "KNEE_BENT",
+    "KNEE_FOLD",
     "PLANT_REACH",
     "SOLE_DIRECTIONS",
     "SOLE_LAYER",
@@ -59,6 +68,7 @@ __all__ = [
     "FootContact",
     "ground_lift",
     "leg_length",
+    "level_hips",
     "mesh_points",
     "place_detached",
     "plan_contact",
@@ -80,6 +90,8 @@ SOLE_LAYER = 0.03
 SOLE_DIRECTIONS = 8
 #: Leg lengths of scaled source clearance by which a foot's IK planting has faded out.
 PLANT_REACH = 0.1
+#: Degrees of knee bend from straight beyond which planting fades out (by :data:`KNEE_FOLD` + 20°).
+KNEE_FOLD = 140.0
 #: Leg lengths the knee stands off the hip-ankle line when its bend shows which way it points.
 KNEE_BENT = 0.05
 
@@ -234,6 +246,13 @@ class FootContact:
     chains
         ``(2, 4)`` the target's hip, knee, ankle and toes joints, left then right (:func:`plant_feet`);
         ``None`` when a leg lacks one.
+    hips
+        The target's hips joint.
+    hip_line
+        ``(3,)`` the target's left minus right hip joint in its hips' rest frame (:func:`level_hips`).
+    roll
+        The source's hip width over the target's, each for its leg length, at most 1: how much of a
+        pelvis roll's height difference the target's hips keep.
     """
 
     source_feet: IntArray
@@ -243,6 +262,9 @@ class FootContact:
     softness: float
     leg: float
     chains: IntArray | None
+    hips: int
+    hip_line: FloatArray
+    roll: float
 
 
 def plan_contact(
@@ -264,6 +286,13 @@ def plan_contact(
     parts = [[f"{part}_{side}" for part in ("upper_leg", "lower_leg", "foot", "toes")] for side in "lr"]
     complete = all(role in target.roles for chain in parts for role in chain)
     leg = leg_length(target, rests[1][:, :3, 3], ups[1])
+
+    def width(body: Humanoid, rest: FloatArray, up: FloatArray) -> float:
+        line = rest[body.roles["upper_leg_l"], :3, 3] - rest[body.roles["upper_leg_r"], :3, 3]
+        return float(np.linalg.norm(line)) / leg_length(body, rest[:, :3, 3], up)
+
+    hips = rests[1][target.roles["hips"]]
+    line = rests[1][target.roles["upper_leg_l"], :3, 3] - rests[1][target.roles["upper_leg_r"], :3, 3]
     return FootContact(
         source_feet=np.array([source.roles[r] for r in roles], dtype=np.intp),
         target_feet=np.array([target.roles[r] for r in roles], dtype=np.intp),
@@ -272,7 +301,30 @@ def plan_contact(
         softness=GROUND_SOFTNESS * leg,
         leg=leg,
         chains=np.array([[target.roles[r] for r in chain] for chain in parts], dtype=np.intp) if complete else None,
+        hips=int(target.roles["hips"]),
+        hip_line=np.linalg.solve(hips[:3, :3], line),
+        roll=min(1.0, width(source, rests[0], ups[0]) / max(width(target, rests[1], ups[1]), 1e-12)),
     )
+
+
+def level_hips(contact: FootContact, hips: FloatArray) -> FloatArray:
+    """The target hips' model rotations ``(..., 4)`` rolled so their hip joints' height difference is the source's.
+
+    ``hips`` are the model rotations the retarget gives the hips (the source's); the roll is about
+    the horizontal line across the hip line (see the module docstring). Unchanged when
+    :attr:`FootContact.roll` is 1.
+    """
+    if contact.roll >= 1.0:
+        return hips
+    up = contact.target.up
+    line = quat_rotate(hips, contact.hip_line)
+    length = np.linalg.norm(line, axis=-1)
+    rise = np.clip((line @ up) / np.maximum(length, 1e-30), -1.0, 1.0)
+    turn = np.arcsin(rise * contact.roll) - np.arcsin(rise)  # towards level: the elevation scaled
+    axis = np.cross(line, up)
+    size = np.linalg.norm(axis, axis=-1, keepdims=True)
+    axis = np.where(size > 1e-9 * length[..., None], axis / np.maximum(size, 1e-30), 0.0)
+    return quat_multiply(quat_from_axis_angle(axis, turn), hips)
 
 
 def ground_lift(contact: FootContact, scale: float, source: FloatArray, target: FloatArray) -> FloatArray:
@@ -309,19 +361,30 @@ def plant_feet(contact: FootContact, scale: float, source: FloatArray, skeleton:
         return
     wanted = scale * contact.source.clearance(source)[..., :2]
     model = model_from_pose(skeleton, pose)
-    missing = wanted - contact.target.clearance(model)[..., :2]
-    weight = np.clip(2.0 - 2.0 * wanted / (PLANT_REACH * contact.leg), 0.0, 1.0)
-    weight = np.where(np.abs(missing) > 1e-9 * contact.leg, weight, 0.0)  # a leg already there is left alone
+    have = contact.target.clearance(model)[..., :2]
+    near = np.clip(2.0 - 2.0 * wanted / (PLANT_REACH * contact.leg), 0.0, 1.0)
+    # near the ground the foot gets the source's clearance; anywhere it comes no deeper under the
+    # floor than the source's (a swinging foot on wide hips would go through it)
+    move = np.maximum(near * (wanted - have), np.minimum(wanted, 0.0) - have)
     up = contact.target.up
     for side, (hip, knee, ankle, toes) in enumerate(contact.chains):
         at = model[..., :3, 3][..., [hip, knee, ankle, toes], :]
         bend = at[..., 1, :] - 0.5 * (at[..., 0, :] + at[..., 2, :])  # where the knee points
         clear = np.linalg.norm(bend, axis=-1, keepdims=True) > KNEE_BENT * contact.leg
         pole = np.where(clear, bend, at[..., 3, :] - at[..., 2, :])  # a straight knee bends towards the toes
-        target = at[..., 2, :] + missing[..., side, None] * up
-        solved = two_bone_ik(
-            skeleton, model, hip, knee, ankle, target, pole, weight=weight[..., side], keep_end_rotation=True
+        target = at[..., 2, :] + move[..., side, None] * up
+        thigh, shin = (
+            np.linalg.norm(at[..., 1, :] - at[..., 0, :], axis=-1),
+            np.linalg.norm(at[..., 2, :] - at[..., 1, :], axis=-1),
         )
+        reach = np.linalg.norm(target - at[..., 0, :], axis=-1)
+        inner = np.clip((thigh**2 + shin**2 - reach**2) / np.maximum(2.0 * thigh * shin, 1e-30), -1.0, 1.0)
+        fold = 180.0 - np.degrees(np.arccos(inner))  # the knee's bend from straight once solved
+        weight = np.clip((KNEE_FOLD + 20.0 - fold) / 20.0, 0.0, 1.0)
+        weight = np.where(
+            np.abs(move[..., side]) > 1e-9 * contact.leg, weight, 0.0
+        )  # a leg already there is left alone
+        solved = two_bone_ik(skeleton, model, hip, knee, ankle, target, pole, weight=weight, keep_end_rotation=True)
         apply_corrections(pose, solved, out=pose)
         model = model_from_pose(skeleton, pose)
 
