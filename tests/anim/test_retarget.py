@@ -649,3 +649,59 @@ def test_a_hand_goes_no_deeper_under_the_floor_than_the_sources() -> None:
     assert heights[True][hands].min() == pytest.approx(0.0, abs=1e-9)
     toes = [target.index(n) for n in ("leftToes", "rightToes")]
     assert (heights[True][toes] > 0.15).all()  # the feet leave the floor instead
+
+
+def test_wide_hips_roll_less_so_the_feet_stay_level() -> None:
+    """Hips three times as wide rolled 10°: the hip joints keep the source's height difference for their legs.
+
+    Rolled as far as the source's, a chibi's wide hips lift one foot three times as far (KayKit's
+    hips are 0.9 of its leg wide, a performer's 0.25), and the legs would bend it away.
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}UpperLeg")] *= [3.0, 1.0, 1.0]
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    pose.rotations[0, 0] = Rotation.from_rotvec([0.0, 0.0, np.radians(10.0)]).as_quat()  # a roll about forward
+
+    def rise(skeleton: Skeleton, posed: Pose) -> float:
+        heights = model_from_pose(skeleton, posed)[0, :, 1, 3]
+        return float(heights[skeleton.index("leftUpperLeg")] - heights[skeleton.index("rightUpperLeg")])
+
+    leg = 0.92  # both: the hips 95 cm over the lowest leg joint (toes, 3 cm)
+    assert rise(source, pose) / leg == pytest.approx(0.16 * np.sin(np.radians(10.0)) / leg, rel=1e-6)
+    np.testing.assert_allclose(rise(target, retarget_pose(plan, pose)), rise(source, pose), atol=1e-9)
+    spine = target.index("spine")
+    np.testing.assert_allclose(  # the spine keeps the source's turn
+        model_from_pose(target, retarget_pose(plan, pose))[0, spine, :3, :3],
+        model_from_pose(source, pose)[0, spine, :3, :3],
+        atol=1e-9,
+    )
+
+
+def test_a_swinging_foot_comes_no_deeper_under_the_floor_than_the_sources() -> None:
+    """A shoe 45 cm long, the foot swinging back toes-down 14 cm over where it stands: its toes would pass 14 cm under.
+
+    Far from the ground the leg keeps the source's directions, but no deeper than the floor.
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}Toes")] = [0.0, -0.05, 0.45]
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    pose.translations[0, 0, 1] -= 0.05
+    for side, x, y, z in (("left", 0.08, 0.08, 0.0), ("right", -0.08, 0.3, -0.2)):
+        joints = [source.index(f"{side}{part}") for part in ("UpperLeg", "LowerLeg", "Foot")]
+        model = model_from_pose(source, pose)
+        pose = two_bone_ik(source, model, *joints, [x, y, z], [0.0, 0.0, 1.0], keep_end_rotation=True).apply(pose)
+    foot = source.index("rightFoot")
+    pitch = Rotation.from_quat(pose.rotations[0, foot]) * Rotation.from_rotvec([np.radians(60.0), 0.0, 0.0])
+    pose.rotations[0, foot] = pitch.as_quat()  # toes down
+    toes = [source.index(n) for n in ("leftToes", "rightToes")]
+    np.testing.assert_allclose(model_from_pose(source, pose)[0, toes, 1, 3], [0.03, 0.171], atol=0.001)
+    heights = model_from_pose(target, retarget_pose(plan, pose))[0, :, 1, 3]
+    np.testing.assert_allclose(heights[toes], [0.03, 0.03], atol=1e-4)  # the swinging toes skim the floor
