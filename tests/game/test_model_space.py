@@ -49,7 +49,7 @@ def test_ik_targets_in_metres_reach_a_centimetre_armature_through_to_model(share
     world = model_from_pose(skeleton, pose)
     hip, knee, ankle = (skeleton.names.index(n) for n in ("b_LeftLeg01_015", "b_LeftLeg02_016", "b_LeftFoot01_017"))
     placed = transform_points(model.frame, world[ankle, :3, 3])  # character frame, metres
-    wanted = placed + [0.0, 0.05, 0.0]
+    wanted = placed + np.array([0.0, 0.05, 0.0])
     solved = two_bone_ik(skeleton, world, hip, knee, ankle, model.to_model(wanted), [0.0, 0.0, 1.0])
     reached = transform_points(model.frame, model_from_pose(skeleton, solved.apply(pose))[ankle, :3, 3])
     np.testing.assert_allclose(reached, wanted, atol=1e-4)
