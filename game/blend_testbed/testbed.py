@@ -300,10 +300,11 @@ class BlendTestbed:
         self.weights_history: deque[FloatArray] = deque(maxlen=round(PLOT_SECONDS / app.FIXED_DT))
         self.recorder = Recorder(args.report, self.names, list(self.skeleton.names)) if args.report else None
         self.finished = False
+        self.clip_names = overrides
+        self.framed: tuple[str, ...] = ()
+        """The clips the camera frames: those playing (weight above 0), all of them when none plays."""
+        self.floor = 0.0
         self._evaluate()
-        # Framing, from the figure's bounds over every blended clip (character frame, floor at y = 0).
-        self.bounds = self.model.motion_bounds(overrides)
-        self.center, self.extent, self.floor = self.bounds.centre, self.bounds.size, 0.0
         self.spacing = 0.0
         """Metres between the side-by-side characters (set with the camera each frame)."""
 
@@ -414,6 +415,14 @@ class BlendTestbed:
         actions = self.playback.actions[int(self.sync)]
         self.weights = np.array([a.effective_weight[0] for a in actions])
         self.weights_history.append(self.weights)
+        playing = tuple(n for n, w in zip(self.clip_names, self.weights, strict=False) if w > 0.0) or tuple(
+            self.clip_names
+        )
+        if playing != self.framed:  # a clip played alone fills the frame (GDQuest's 4.5 m dash shrank its idle)
+            self.framed = playing
+            # the figure's bounds over the clips playing (character frame, floor at y = 0)
+            self.bounds = self.model.motion_bounds(playing)
+            self.center, self.extent = self.bounds.centre, self.bounds.size
         self.methods = self._three_ways(actions)
 
     def _three_ways(self, actions: list[Action]) -> Pose:
@@ -475,8 +484,9 @@ class BlendTestbed:
 
         Side by side, the three stand :attr:`spacing` apart along the view's horizontal right
         axis (1.15 × the figure's footprint across the view). The camera frames the union of
-        their motion bounds' corners (:func:`~game.bounds.fit_distance`, :data:`FRAME_FILL` of the frame)
-        in the part of the frame right of the panels.
+        their motion bounds' corners over the clips playing (:attr:`framed`;
+        :func:`~game.bounds.fit_distance`, :data:`FRAME_FILL` of the frame) in the part of the frame
+        right of the panels.
         """
         orientation = orbit_orientation(self.yaw, self.pitch)
         right = camera_axes(orientation)[0]
