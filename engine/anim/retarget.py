@@ -92,6 +92,7 @@ from engine.anim.retarget_feet import (
     FootContact,
     ground_lift,
     leg_length,
+    leg_span,
     level_hips,
     mesh_points,
     place_detached,
@@ -241,8 +242,10 @@ def plan_retarget(
         character facing +X receives a +Z-facing take facing +X).
     root_scale
         Factor on the root's model-space position. By default the leg-length ratio, target over
-        source: for humanoids the rest height of the hips above the lowest leg joint, otherwise the
-        rest height of the root pair above the lowest mapped joint.
+        source: for humanoids the legs' rest length, hip to knee to ankle
+        (:func:`~engine.anim.retarget_feet.leg_span`; the hips' height above the lowest leg joint
+        without those joints), otherwise the rest height of the root pair above the lowest mapped
+        joint.
     align_bones
         Turn the target's rest bones onto the source's rest bone directions first (see the module
         docstring); ``False`` transfers the changes onto the target's own rest pose unchanged.
@@ -361,10 +364,13 @@ def _leg_ratio(
 ) -> float:
     """Target over source leg length.
 
-    Humanoid hips heights when both are humanoids, else the mapped root's height above the lowest
-    mapped joint.
+    Humanoid leg spans (hip to knee to ankle; hips heights without them) when both are humanoids,
+    else the mapped root's height above the lowest mapped joint.
     """
     if bodies is not None:
+        spans = leg_span(bodies[0], positions[0]), leg_span(bodies[1], positions[1])
+        if spans[0] and spans[1]:
+            return spans[1] / spans[0]
         return leg_length(bodies[1], positions[1], ups[1]) / leg_length(bodies[0], positions[0], ups[0])
     mapped = np.array(list(pairs))
     depth = (positions[0][s_root] - positions[0][mapped]) @ ups[0]

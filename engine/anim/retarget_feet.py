@@ -40,6 +40,7 @@ joint is, turned with it, as if they were its children (the rest offset between 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,6 +69,7 @@ __all__ = [
     "FootContact",
     "ground_lift",
     "leg_length",
+    "leg_span",
     "level_hips",
     "mesh_points",
     "place_detached",
@@ -100,6 +102,21 @@ def leg_length(body: Humanoid, positions: FloatArray, up: FloatArray) -> float:
     """Height of a humanoid's hips above the lowest joint of its legs in the rest pose."""
     legs = [j for role, j in body.roles.items() if role.startswith(("upper_leg", "lower_leg", "foot", "toes"))]
     return float(positions[body.roles["hips"]] @ up - np.min(positions[legs] @ up))
+
+
+def leg_span(body: Humanoid, positions: FloatArray) -> float | None:
+    """The rest length of a humanoid's legs, hip to knee to ankle (both sides' mean); ``None`` without those joints.
+
+    What the stride scales by: the legs swing through the source's directions, so the feet land
+    this much further apart (a hip height would count KayKit's hips, 11 cm below its thighs).
+    """
+    spans = []
+    for side in "lr":
+        chain = [body.roles.get(f"{part}_{side}") for part in ("upper_leg", "lower_leg", "foot")]
+        if any(j is None for j in chain):
+            return None
+        spans.append(sum(float(np.linalg.norm(positions[b] - positions[a])) for a, b in itertools.pairwise(chain)))
+    return sum(spans) / 2.0
 
 
 #: The contact groups: both feet (kept on the ground), both hands (kept out of it).

@@ -705,3 +705,23 @@ def test_a_swinging_foot_comes_no_deeper_under_the_floor_than_the_sources() -> N
     np.testing.assert_allclose(model_from_pose(source, pose)[0, toes, 1, 3], [0.03, 0.171], atol=0.001)
     heights = model_from_pose(target, retarget_pose(plan, pose))[0, :, 1, 3]
     np.testing.assert_allclose(heights[toes], [0.03, 0.03], atol=1e-4)  # the swinging toes skim the floor
+
+
+def test_the_stride_scales_by_the_legs_not_by_the_hips_height() -> None:
+    """Legs as long as the source's under a hips joint 15 cm lower (KayKit's sits below its thighs): same travel.
+
+    The legs swing through the source's directions, so the feet land as far apart as the source's;
+    scaled by the hips' height the root would travel 16 % short and the feet would slide.
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    offsets[source.index("hips")] -= [0.0, 0.15, 0.0]
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}UpperLeg")] += [0.0, 0.15, 0.0]
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    assert plan.root_scale == pytest.approx(1.0)
+    pose = source.rest_pose.broadcast_to((2,)).copy()
+    pose.translations[1, 0] += [0.0, 0.0, 1.0]  # a metre forward
+    moved = model_from_pose(target, retarget_pose(plan, pose))[:, 0, :3, 3]
+    np.testing.assert_allclose(moved[1] - moved[0], [0.0, 0.0, 1.0], atol=1e-9)
