@@ -269,6 +269,10 @@ class PoseBuffer:
             raise InvalidInputError(message) from None
         return self
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """Refused: a pose is three arrays (``np.asarray`` would make a 0-d object array); use :meth:`to_pose`."""
+        raise InvalidInputError("a PoseBuffer holds three arrays (translations, rotations, scales): use to_pose()")
+
     def to_pose(self) -> Pose:
         """An ordinary C-ordered :class:`~engine.anim.pose.Pose` ``(*layers, *batch, J)`` holding a copy."""
         arrays = []
@@ -343,6 +347,11 @@ class MatrixBuffer:
 
     def __repr__(self) -> str:
         return f"MatrixBuffer(batch {self.batch}, {self.num_joints} joints)"
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray(buffer)``: the matrices as an ordinary C-ordered array ``(*batch, J, 4, 4)`` (a copy)."""
+        array = self.to_array()
+        return array if dtype is None else array.astype(dtype)
 
     def to_array(self, out: FloatArray | None = None) -> FloatArray:
         """The matrices as an ordinary C-ordered array ``(*batch, J, 4, 4)`` (a copy, or into ``out``)."""

@@ -452,7 +452,8 @@ def blend_velocity(
     velocities
         Their velocities, the same way.
     weights
-        ``(N,)`` or ``(N, *batch)``, non-negative, with a positive total at every joint.
+        ``(N,)``, ``(N, *batch)`` or per joint ``(N, *batch, J)``, non-negative, with a positive
+        total at every joint.
     mask
         Optional per-layer joint weights ``(N, J)`` (``blend``'s ``mask``).
     weight_rates
@@ -469,16 +470,20 @@ def blend_velocity(
         raise SkeletonMismatchError(f"poses are shaped {r.shape[:-1]} but velocities {v.shape[:-1]}")
     layers, batch, joints = r.shape[0], r.shape[1:-2], r.shape[-2]
     w = as_array(weights, "weights")
-    if w.ndim == 0 or w.shape[0] != layers or w.shape[1:] != batch[len(batch) - (w.ndim - 1) :]:
-        raise InvalidInputError(f"weights must have shape ({layers},) or ({layers}, *{batch}), got {w.shape}")
+    per_joint = w.shape == (layers, *batch, joints)
+    if not per_joint and (w.ndim == 0 or w.shape[0] != layers or w.shape[1:] != batch[len(batch) - (w.ndim - 1) :]):
+        raise InvalidInputError(
+            f"weights must have shape ({layers},), ({layers}, *{batch}) or ({layers}, *{batch}, {joints}), got {w.shape}"
+        )
     if np.any(w < 0.0):
         raise InvalidInputError(f"weights must be non-negative, got {float(w.min())}")
     rates = np.zeros_like(w) if weight_rates is None else as_array(weight_rates, "weight_rates")
     if rates.shape != w.shape:
         raise InvalidInputError(f"weight_rates must be shaped like weights {w.shape}, got {rates.shape}")
-    expand = (layers,) + (1,) * (len(batch) - (w.ndim - 1)) + w.shape[1:] + (1,)
-    w = np.broadcast_to(w.reshape(expand), (layers, *batch, joints))
-    rates = np.broadcast_to(rates.reshape(expand), (layers, *batch, joints))
+    if not per_joint:
+        expand = (layers,) + (1,) * (len(batch) - (w.ndim - 1)) + w.shape[1:] + (1,)
+        w = np.broadcast_to(w.reshape(expand), (layers, *batch, joints))
+        rates = np.broadcast_to(rates.reshape(expand), (layers, *batch, joints))
     if mask is not None:
         mask = as_array(mask, "mask")
         if mask.shape != (layers, joints):
@@ -540,7 +545,7 @@ def additive_velocity(
     weight
         Scalar or one weight per character ``(...)``, non-negative.
     mask
-        Optional per-joint weights ``(J,)``.
+        Optional per-joint weights ``(J,)``, or per character and joint ``(..., J)``.
     """
     if base.shape != delta.shape or base.shape != base_velocity.shape or base.shape != delta_velocity.shape:
         raise SkeletonMismatchError(
@@ -553,8 +558,10 @@ def additive_velocity(
     w = np.broadcast_to(w[..., None], base.shape)
     if mask is not None:
         joint_weights = as_array(mask, "mask")
-        if joint_weights.shape != (base.num_joints,):
-            raise SkeletonMismatchError(f"mask must have shape ({base.num_joints},), got {joint_weights.shape}")
+        if joint_weights.shape not in ((base.num_joints,), base.shape):
+            raise SkeletonMismatchError(
+                f"mask must have shape ({base.num_joints},) or {base.shape}, got {joint_weights.shape}"
+            )
         w = w * joint_weights
     per = w[..., None]
     rotation = delta.rotations * np.where(delta.rotations[..., 3:] < 0.0, -1.0, 1.0)  # canonical: w >= 0

@@ -5,9 +5,10 @@ One character at a time, everything in that character's scratch rows (a few kilo
 1. per weighted layer: the segment from the cursor (:func:`find_segment`), the rest pose copied
    into the layer's rows, then every group of the clip evaluated over its channels (loops over
    channels that the compiler turns into SIMD), exactly as :mod:`engine.anim.sampling` does;
-2. blend over the layers, joint-wise (SIMD over joints): sign alignment to the first weighted
-   layer, weighted sums, the rest pose below the threshold, normalisation (as
-   :func:`~engine.anim.blending.blend`);
+2. blend over the layers, joint-wise (SIMD over joints): each layer's weight times its joint
+   mask times, for every override covering it, ``1 - W·M_j`` (the override's weight and mask:
+   :mod:`engine.backend.frame`), then sign alignment to the first weighted layer, weighted sums,
+   the rest pose below the threshold, normalisation (as :func:`~engine.anim.blending.blend`);
 3. down the joints in order: ``T·R·S``, ``model = model[parent] @ local``, ``palette = model @
    inverse_bind`` written column-major (the GLSL ``mat4`` layout of :func:`engine.math.gl_pack`).
 
@@ -50,7 +51,8 @@ _ACC = 0  # blended t (3), q (4), s (3); total weight; reference rotation (4); "
 _VALUE = 16  # one group's values (4 rows) and a slerp group's arc, arc², sine, cosine (4 rows)
 _LOCAL = 24  # local matrix rows 0..2 (12)
 _POSE = 36  # one layer's sampled pose: t (3), q (4), s (3)
-SCRATCH_ROWS = 46
+_WEIGHT = 46  # one layer's weight per joint: weight × mask × the overrides' complements
+SCRATCH_ROWS = 47
 MODEL_FLOATS = 12  # per joint: model matrix rows 0..2, joint-major (the parent is read back)
 
 
@@ -100,6 +102,7 @@ def _character(
     c: Any,
     layers: Any,
     masks: Any,
+    overrides: Any,
     threshold: Any,
     bank: Any,
     work: Any,
@@ -116,7 +119,11 @@ def _character(
     is sampled and blended; without it the local pose is read from ``local``. With ``compose``
     the model matrices and the palette (and ``model_out`` when it has rows) are written; without
     it the local pose is written to ``local``. Returns 1 (nothing written) when a time is not
-    finite or a weight negative or not finite, else 0.
+    finite, a weight negative or not finite, or an override weight outside ``[0, 1]``, else 0.
+
+    ``overrides`` = (masks ``(G, J)``, spans ``(G, 2)`` int64: the layers ``[start, stop)`` each
+    override covers, weights ``(G, C)``): a covered layer weighs ``1 - W·M_j`` of itself at joint
+    ``j`` (``G`` may be 0).
 
     ``local`` (three ``(C, J, width)`` arrays), ``palette`` ``(C, J, 4, 4)`` (``palette[c, j, k]``
     is column ``k`` of the matrix: column-major) and ``model_out`` ``(C, J, 4, 4)`` may be strided
@@ -126,6 +133,7 @@ def _character(
     around (a select per access), which keeps these loops from vectorising.
     """
     clip_ids, times, weights, cursors = layers
+    override_masks, override_spans, override_weights = overrides
     parents, rest, inverse_bind, timelines, inverse_intervals, timeline_starts = bank[:6]
     table, table_starts, row_sizes, groups, group_starts, targets, affine = bank[6:]
     translations, rotations, scales = local
@@ -136,6 +144,10 @@ def _character(
         for layer in range(clip_ids.shape[0]):
             w = weights[layer, c]
             if not (w >= 0.0 and w < math.inf and math.isfinite(times[layer, c])):
+                return 1
+        for g in range(override_spans.shape[0]):
+            w = override_weights[g, c]
+            if not (w >= 0.0 and w <= 1.0):
                 return 1
         fresh = True  # the first weighted layer writes the sums, later ones add to them
         for layer in range(clip_ids.shape[0]):
@@ -215,9 +227,16 @@ def _character(
                             work[_POSE + component + e, targets[at + i]] = work[_VALUE + e, i]
             # --- blend the layer in, joint by joint; rotations aligned to the first weighted layer's
             # hemisphere (the reference rows hold the first layer's rotation until a weighted one comes)
+            for j in range(n):
+                work[_WEIGHT, j] = layer_weight * masks[layer, j]
+            for g in range(override_spans.shape[0]):  # the overrides covering this layer (usually none)
+                cover = override_weights[g, c]
+                if cover > 0.0 and override_spans[g, 0] <= layer < override_spans[g, 1]:
+                    for j in range(n):
+                        work[_WEIGHT, j] *= 1.0 - cover * override_masks[g, j]
             if fresh:
                 for j in range(n):
-                    w = layer_weight * masks[layer, j]
+                    w = work[_WEIGHT, j]
                     work[total, j] = w
                     work[referenced, j] = w
                     for e in range(10):
@@ -226,7 +245,7 @@ def _character(
                         work[reference + e, j] = work[_POSE + 3 + e, j]
             else:
                 for j in range(n):
-                    w = layer_weight * masks[layer, j]
+                    w = work[_WEIGHT, j]
                     x, y, z, q = work[_POSE + 3, j], work[_POSE + 4, j], work[_POSE + 5, j], work[_POSE + 6, j]
                     r0, r1 = work[reference, j], work[reference + 1, j]
                     r2, r3 = work[reference + 2, j], work[reference + 3, j]
@@ -403,6 +422,7 @@ def run_serial(
     characters: Any,
     layers: Any,
     masks: Any,
+    overrides: Any,
     threshold: Any,
     bank: Any,
     scratch: Any,
@@ -421,7 +441,19 @@ def run_serial(
     skipped = 0
     for i in range(characters.size):
         skipped += _character(
-            characters[i], layers, masks, threshold, bank, work, model, local, palette, model_out, blend, compose
+            characters[i],
+            layers,
+            masks,
+            overrides,
+            threshold,
+            bank,
+            work,
+            model,
+            local,
+            palette,
+            model_out,
+            blend,
+            compose,
         )
     return skipped
 
@@ -431,6 +463,7 @@ def run_parallel(
     characters: Any,
     layers: Any,
     masks: Any,
+    overrides: Any,
     threshold: Any,
     bank: Any,
     scratch: Any,
@@ -448,7 +481,19 @@ def run_parallel(
         work, model = scratch[0][b], scratch[1][b]
         for i in range(b * count // blocks, (b + 1) * count // blocks):
             skipped += _character(
-                characters[i], layers, masks, threshold, bank, work, model, local, palette, model_out, blend, compose
+                characters[i],
+            layers,
+            masks,
+            overrides,
+            threshold,
+            bank,
+            work,
+            model,
+            local,
+            palette,
+            model_out,
+            blend,
+            compose,
             )
     return skipped
 
@@ -462,6 +507,7 @@ def run(
     characters: Any,
     layers: Any,
     masks: Any,
+    overrides: Any,
     threshold: Any,
     bank: Any,
     scratch: Any,
@@ -476,12 +522,14 @@ def run(
     threads = min(threads, max_threads())
     if threads <= 1:
         return run_serial(
-            characters, layers, masks, threshold, bank, scratch, local, palette, model_out, blend, compose
+            characters, layers, masks, overrides, threshold, bank, scratch, local, palette, model_out, blend, compose
         )
     if get_num_threads() != threads:
         set_num_threads(threads)
     blocks = (scratch[0][:threads], scratch[1][:threads])
-    return run_parallel(characters, layers, masks, threshold, bank, blocks, local, palette, model_out, blend, compose)
+    return run_parallel(
+        characters, layers, masks, overrides, threshold, bank, blocks, local, palette, model_out, blend, compose
+    )
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -1,0 +1,198 @@
+"""The player's output for some characters at given layer times, with its exact velocity (numpy).
+
+A transition starts from what the player shows and how it moves (:mod:`engine.player.transitions`),
+and :meth:`engine.player.Player.output_velocity` reports it: :func:`capture` evaluates the layers
+for ``K`` characters at their clip ``times`` with their ``rates`` (clip seconds per second) and
+weights (and the weights' rates, e.g. a crossfade's ramp):
+
+- each weighted blended layer sampled with its velocity (:class:`~engine.anim.velocity.VelocityTable`
+  for STEP/LINEAR clips, :func:`~engine.anim.velocity.sample_with_velocity` for cubic ones) times
+  its rate; with a root-motion joint its root made in place, the root's planar velocity turned
+  into the clip's own heading kept aside;
+- the blend and its derivative (:func:`~engine.anim.velocity.blend_velocity`) with the per-joint
+  weights the blend uses, the rest pose as one more layer where the weights sum below the
+  threshold;
+- the additive layers and their derivative (:func:`~engine.anim.velocity.additive_velocity`).
+
+The transition stage, applied on top by the caller when wanted, is the last step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.anim.additive import apply_additive
+from engine.anim.blending import blend_joint_weights
+from engine.anim.events import Loop
+from engine.anim.layout import PoseBuffer
+from engine.anim.pose import Pose
+from engine.anim.rootmotion import remove_planar, yaw_from_quat
+from engine.anim.sampling import sample
+from engine.anim.skeleton import Skeleton
+from engine.anim.velocity import (
+    PoseVelocity,
+    VelocityTable,
+    additive_velocity,
+    blend_velocity,
+    sample_with_velocity,
+    velocity_table,
+)
+from engine.math._checks import FloatArray, trusted
+from engine.math.quat import quat_conjugate, quat_multiply, quat_rotate
+from engine.player.layers import Layer, LayerTable
+from engine.player.transitions import Capture
+
+
+class VelocityTables:
+    """Each layer's :class:`VelocityTable` (``None`` for cubic clips), made on first use."""
+
+    def __init__(self) -> None:
+        self._tables: dict[int, tuple[Layer, VelocityTable | None]] = {}
+
+    def of(self, row: int, layer: Layer, skeleton: Skeleton) -> VelocityTable | None:
+        """The table of ``layer`` (in row ``row``), made again when the row holds a new layer."""
+        found = self._tables.get(row)
+        if found is None or found[0] is not layer:
+            joints = skeleton if not layer.additive else _identity_skeleton(layer)
+            found = (layer, velocity_table(layer.compiled, joints))
+            self._tables[row] = found
+        return found[1]
+
+
+def _identity_skeleton(layer: Layer) -> Skeleton:
+    """A skeleton of the additive layer's joints whose rest pose is the identity (the deltas' rest)."""
+    joints = layer.joints
+    assert joints is not None
+    return Skeleton([f"j{k}" for k in range(joints.size)], [-1] * joints.size)
+
+
+def _sampled(
+    layer: Layer, row: int, skeleton: Skeleton, rest: Pose, times: FloatArray, side: str, tables: VelocityTables
+) -> tuple[Pose, PoseVelocity]:
+    """``layer``'s pose and velocity per second of clip time at ``times`` ``(K,)``."""
+    loop = layer.loop == Loop.REPEAT
+    table = tables.of(row, layer, skeleton)
+    if table is not None:
+        return sample(layer.compiled, rest, times), table.at(times, loop=loop, side=side)
+    joints = skeleton if not layer.additive else _identity_skeleton(layer)
+    return sample_with_velocity(layer.compiled, joints, times, loop=loop, side=side)
+
+
+def _root_apart(pose: Pose, velocity: PoseVelocity, root: int) -> FloatArray:
+    """The root of ``pose`` made in place (with its velocity); returns its planar velocity ``(K, 3)``.
+
+    The planar velocity is ``(vx, vz, yaw rate)`` in the root's own heading: ``R(-yaw)·v`` and
+    ``d yaw / dt = 2 (q_w q̇_y - q_y q̇_w) / (q_y² + q_w²)`` with ``q̇ = ½ ω q``. The in-place root
+    keeps the height and the swing: its velocity is ``(0, v_y, 0)`` and ``R(twist⁻¹)(ω - yaw rate·Y)``.
+    """
+    q, v, omega = pose.rotations[:, root], velocity.linear[:, root], velocity.angular[:, root]
+    spin = 0.5 * quat_multiply(np.concatenate((omega, np.zeros((omega.shape[0], 1))), axis=-1), q)
+    y, w = q[:, 1], q[:, 3]
+    yaw_rate = 2.0 * (w * spin[:, 1] - y * spin[:, 3]) / np.maximum(y * y + w * w, 1e-300)
+    half = 0.5 * yaw_from_quat(q)
+    twist = np.zeros_like(q)
+    twist[:, 1], twist[:, 3] = np.sin(half), np.cos(half)
+    back = quat_conjugate(twist)
+    planar = quat_rotate(back, v * [1.0, 0.0, 1.0])
+    turning = omega - yaw_rate[:, None] * [0.0, 1.0, 0.0]
+    pose.translations[:, root], pose.rotations[:, root] = remove_planar(pose.translations[:, root], q)
+    velocity.linear[:, root] = v * [0.0, 1.0, 0.0]
+    velocity.angular[:, root] = quat_rotate(back, turning)
+    return np.stack((planar[:, 0], planar[:, 2], yaw_rate), axis=-1)
+
+
+def capture(
+    skeleton: Skeleton,
+    table: LayerTable,
+    times: FloatArray,
+    rates: FloatArray,
+    weights: FloatArray,
+    weight_rates: FloatArray,
+    covers: FloatArray,
+    *,
+    root: int | None,
+    threshold: float,
+    side: str,
+    tables: VelocityTables,
+) -> Capture:
+    """The layers' output for ``K`` characters and its velocity (module docstring).
+
+    ``times``, ``rates``, ``weights`` and ``weight_rates`` are ``(L, K)``, ``covers`` ``(G, K)``
+    the overrides' weights (held constant). ``side`` is ``"left"`` (the motion arriving now) or
+    ``"right"`` (leaving now: a layer entered this instant).
+    """
+    count, joints = weights.shape[1], skeleton.num_joints
+    rest = skeleton.rest_pose
+    rows = np.array([r for r, layer in enumerate(table.layers) if not layer.additive and weights[r].any()], np.intp)
+    per_joint = table.joint_weights(rows, weights[rows], covers)  # (n, J, K)
+    per_rate = table.joint_weights(rows, weight_rates[rows], covers)
+    poses, speeds = [], []
+    planar, root_weight = np.zeros((count, 3)), np.zeros(count)
+    for k, row in enumerate(rows.tolist()):  # loop over weighted blended layers
+        pose, velocity = _sampled(table.layers[row], row, skeleton, rest, times[row], side, tables)
+        velocity = _scaled(velocity, rates[row])
+        if root is not None:
+            planar += per_joint[k, root][:, None] * _root_apart(pose, velocity, root)
+            root_weight += per_joint[k, root]
+        poses.append(pose)
+        speeds.append(velocity)
+    # the rest pose as one more layer where the weights sum below the threshold (its weight falls as theirs rise)
+    total = per_joint.sum(axis=0)
+    below = total < threshold
+    weight_all = np.concatenate((per_joint, np.where(below, threshold - total, 0.0)[None]))
+    rate_all = np.concatenate((per_rate, np.where(below, -per_rate.sum(axis=0), 0.0)[None]))
+    stacked = PoseBuffer.empty(count, joints, layers=rows.size + 1)
+    for k, layer_pose in enumerate([*poses, rest]):
+        stacked.layer(k).assign(layer_pose)
+    blended = blend_joint_weights(rest, stacked, weight_all, threshold=threshold, out=PoseBuffer.empty(count, joints))
+    pose = blended.to_pose()
+    velocity = blend_velocity(
+        stacked.to_pose(),
+        [*speeds, PoseVelocity.zeros((count, joints))],
+        np.moveaxis(weight_all, 1, 2),
+        weight_rates=np.moveaxis(rate_all, 1, 2),
+    )
+    for row in [r for r, layer in enumerate(table.layers) if layer.additive and weights[r].any()]:  # in order
+        pose, velocity = _added(skeleton, table, row, times[row], rates[row], weights[row], covers, pose, velocity,
+                                side, tables)  # fmt: skip
+    planar /= np.maximum(root_weight, threshold)[:, None]
+    return Capture(pose, velocity, planar)
+
+
+def _added(
+    skeleton: Skeleton,
+    table: LayerTable,
+    row: int,
+    times: FloatArray,
+    rates: FloatArray,
+    weights: FloatArray,
+    covers: FloatArray,
+    pose: Pose,
+    velocity: PoseVelocity,
+    side: str,
+    tables: VelocityTables,
+) -> tuple[Pose, PoseVelocity]:
+    """``pose`` and its velocity with the additive layer ``row`` added (on the joints it moves)."""
+    layer = table.layers[row]
+    moved = layer.joints
+    assert moved is not None
+    if not moved.size:
+        return pose, velocity
+    count, joints = pose.shape[0], skeleton.num_joints
+    part, part_velocity = _sampled(layer, row, skeleton, Pose.identity(moved.size), times, side, tables)
+    part_velocity = _scaled(part_velocity, rates)
+    delta = Pose.identity(joints).broadcast_to((count,)).copy()
+    delta_velocity = PoseVelocity.zeros((count, joints))
+    for mine, theirs in zip(delta.arrays(), part.arrays(), strict=True):
+        mine[:, moved] = theirs
+    for name in ("linear", "angular", "scaling"):
+        getattr(delta_velocity, name)[:, moved] = getattr(part_velocity, name)
+    mask = table.joint_weights(np.array([row]), weights[None], covers)[0].T  # (K, J)
+    return apply_additive(pose, delta, 1.0, mask), additive_velocity(pose, velocity, delta, delta_velocity, 1.0, mask)
+
+
+def _scaled(velocity: PoseVelocity, rate: FloatArray) -> PoseVelocity:
+    """``velocity`` per second of clip time times ``rate`` ``(K,)``: per second of real time."""
+    scale = rate[:, None, None]
+    with trusted():
+        return PoseVelocity(velocity.linear * scale, velocity.angular * scale, velocity.scaling * scale)

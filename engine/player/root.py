@@ -1,0 +1,110 @@
+"""Root motion in the player: each layer's root track, the exact per-frame deltas, their weighted sum.
+
+The math (planar transforms, the delta over loops) is :mod:`engine.anim.rootmotion`. Here each
+layer keeps its clip's root channels as a one-joint compiled clip with its planar transforms at
+the clip's ends (:class:`RootTrack`); a frame's start and end raw times give each layer's exact
+keyed delta (:meth:`RootTrack.delta`), and :class:`RootSum` averages them with the layers'
+weights at the root joint — the travel of the frame, the same at any frame rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.anim.additive import restrict_clip
+from engine.anim.clip import Clip
+from engine.anim.events import Loop, clip_time
+from engine.anim.pose import Pose
+from engine.anim.rootmotion import Planar, planar_from_root, root_motion_delta
+from engine.anim.sampling import CompiledClip, compile_clip, sample
+from engine.math._checks import FloatArray
+
+
+@dataclass(frozen=True)
+class RootMotion:
+    """The root's planar travel during the last frame, per character.
+
+    ``translation`` ``(C, 3)`` is ``(x, 0, z)`` in the character's frame at the start of the
+    frame and ``yaw`` ``(C,)`` the turn about +Y in radians: move the character by its current
+    heading applied to ``translation``, then add ``yaw`` to its heading.
+    """
+
+    translation: FloatArray
+    yaw: FloatArray
+
+    @classmethod
+    def still(cls, characters: int) -> RootMotion:
+        """No travel for ``characters`` characters."""
+        return cls(np.zeros((characters, 3)), np.zeros(characters))
+
+
+@dataclass(frozen=True, eq=False)
+class RootTrack:
+    """The root joint's channels of one clip, as a one-joint clip, and its end transforms."""
+
+    compiled: CompiledClip
+    rest: Pose
+    first: Planar
+    last: Planar
+
+    @classmethod
+    def of(cls, clip: Clip, rest: Pose, root: int) -> RootTrack:
+        """The track of joint ``root`` in ``clip``, whose skeleton's rest pose is ``rest`` ``(J,)``."""
+        compiled = compile_clip(restrict_clip(clip, [root]))
+        root_rest = rest.joints([root])
+        ends = sample(compiled, root_rest, np.array([0.0, clip.duration]))
+        planar = planar_from_root(ends.translations[:, 0], ends.rotations[:, 0])
+        return cls(compiled, root_rest, Planar(planar.yaw[0], planar.w[0]), Planar(planar.yaw[1], planar.w[1]))
+
+    def planar(self, times: FloatArray) -> Planar:
+        """Planar transforms of the root at clip times ``times``."""
+        pose = sample(self.compiled, self.rest, times)
+        return planar_from_root(pose.translations[..., 0, :], pose.rotations[..., 0, :])
+
+    def delta(self, start: FloatArray, times: FloatArray, wraps: FloatArray, duration: float, loop: Loop) -> Planar:
+        """The planar delta ``(K,)`` of a frame that moved the raw time from ``start`` to clip ``times``.
+
+        ``wraps`` counts the loops crossed (:func:`~engine.anim.events.wrap_raw`); they add whole
+        loops of travel in :attr:`Loop.REPEAT` only. The yaw is wrapped to ``[-π, π)``.
+        """
+        begin_time = clip_time(start, duration, loop)
+        both = self.planar(np.concatenate((begin_time, times)))
+        count = start.shape[0]
+        begin = Planar(both.yaw[:count], both.w[:count])
+        finish = Planar(both.yaw[count:], both.w[count:])
+        loops = wraps if loop == Loop.REPEAT else 0.0
+        delta = root_motion_delta(begin, finish, self.first, self.last, loops)
+        return Planar((delta.yaw + np.pi) % (2.0 * np.pi) - np.pi, delta.w)
+
+
+class RootSum:
+    """The weighted sum of one frame's layer deltas, per character (reset at the start of a frame).
+
+    :meth:`add` takes each layer's delta with its weight at the root joint; :meth:`motion`
+    divides by ``max(Σ weight, threshold)`` (the rest pose, which fills in below the threshold,
+    does not travel), as the blend weighs the poses.
+    """
+
+    def __init__(self, characters: int) -> None:
+        self.yaw = np.zeros(characters)
+        self.w = np.zeros(characters, dtype=np.complex128)
+        self.weight = np.zeros(characters)
+
+    def reset(self) -> None:
+        """Start a frame: no travel yet."""
+        self.yaw[:] = 0.0
+        self.w[:] = 0.0
+        self.weight[:] = 0.0
+
+    def add(self, characters: FloatArray | slice, delta: Planar, weight: FloatArray) -> None:
+        """Add one layer's ``delta`` ``(K,)`` at root weight ``weight`` ``(K,)`` for ``characters``."""
+        self.yaw[characters] += weight * delta.yaw
+        self.w[characters] += weight * delta.w
+        self.weight[characters] += weight
+
+    def motion(self, threshold: float) -> RootMotion:
+        """The frame's :class:`RootMotion`."""
+        norm = np.maximum(self.weight, threshold)
+        return RootMotion(Planar(self.yaw / norm, self.w / norm).translation, self.yaw / norm)
