@@ -61,7 +61,7 @@ class Player:
     Attributes
     ----------
     clock
-        ``(C,)`` each character's time, seconds (advanced by :meth:`begin_frame`).
+        ``(C,)`` each character's time, seconds (advanced by :meth:`begin_frame`; do not write).
     pose_buffer, model_buffer, palette_buffer
         The frame's local pose (:class:`~engine.anim.layout.PoseBuffer`), model matrices and
         skinning palette (:class:`~engine.anim.layout.MatrixBuffer`), written in place.
@@ -103,7 +103,7 @@ class Player:
         self.root_joint = None if root_motion is None else joint_index(skeleton, root_motion, "root_motion")
         self.backend = backend or _default_backend(count)
         self._requested = backend  # None: the active backend (its fallback applies)
-        self.threads = threads if threads is not None else (default_threads() if os.environ.get("OSSA_THREADS") else 1)
+        self._threads = threads
         self.morph = morph
         self.clock = np.zeros(count)
         self._frame_start = np.zeros(count)
@@ -128,6 +128,20 @@ class Player:
 
     def __repr__(self) -> str:
         return f"Player({self.num_characters} characters, {self.num_layers} layers, {self.skeleton!r})"
+
+    @property
+    def threads(self) -> int:
+        """Threads of the compiled calls: ``threads`` when given, else ``OSSA_THREADS`` when set, else 1.
+
+        Not every CPU by default, unlike a crowd's :class:`~engine.backend.FrameState`: the
+        player's compiled calls sit between numpy work, and with the other cores busy (a game's
+        render and audio threads, other processes) each parallel call waits for a descheduled
+        worker (measured on a shared 2-core machine: 2 threads made a 100-character update 10×
+        slower than 1). Read when the compiled state is made (when layers are added).
+        """
+        if self._threads is not None:
+            return self._threads
+        return default_threads() if os.environ.get("OSSA_THREADS") else 1
 
     # --- layers ---------------------------------------------------------------------------------
 
@@ -271,6 +285,11 @@ class Player:
     def frame_start(self) -> FloatArray:
         """``(C,)`` the clock when the current frame began (a copy)."""
         return self._frame_start.copy()
+
+    @property
+    def frame_step(self) -> FloatArray:
+        """``(C,)`` the current frame's ``dt``, seconds, exactly as given (a copy)."""
+        return self._step.copy()
 
     def advance_layers(self, rows: Any, end: Any, running: Any) -> None:
         """Move layers ``rows`` to the unwrapped raw times ``end`` ``(n, C)`` this frame.
@@ -602,11 +621,12 @@ class Player:
 def joint_index(skeleton: Skeleton, joint: str | int, name: str) -> int:
     """The index of ``joint`` (a name or an index) in ``skeleton``; errors name the argument ``name``."""
     if isinstance(joint, str):
-        if joint not in skeleton.names:
-            raise SkeletonMismatchError(f"{name}: no joint {joint!r} in the skeleton")
-        return skeleton.names.index(joint)
+        try:
+            return skeleton.index(joint)
+        except SkeletonMismatchError as error:
+            raise SkeletonMismatchError(f"{name}: {error}") from None
     if isinstance(joint, bool) or not 0 <= int(joint) < skeleton.num_joints:
-        raise SkeletonMismatchError(f"{name}: joint {joint} is out of range for {skeleton.num_joints} joints")
+        raise SkeletonMismatchError(f"{name}: joint index {joint} is out of range for {skeleton.num_joints} joints")
     return int(joint)
 
 

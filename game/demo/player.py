@@ -198,7 +198,7 @@ class Locomotion:
         if self.space is not None:
             self.space.set_parameter(speed, weight=weight)
         elif self.actions:
-            self.actions[0].set_effective_weight(weight)
+            self.actions[0].set_weight(weight)
         if not self.has_idle and self.gaits:  # nothing stands still: slow the gait down to a stop
             scale = min(speed / self.walk_speed, 1.0) if self.space is not None else speed / self.walk_speed
             for action in self.gaits:
