@@ -37,7 +37,7 @@ from engine.anim.velocity import (
     sample_with_velocity,
     velocity_table,
 )
-from engine.math._checks import FloatArray, trusted
+from engine.math._checks import BoolArray, FloatArray, trusted
 from engine.math.quat import quat_conjugate, quat_multiply, quat_rotate
 from engine.player.layers import Layer, LayerTable
 from engine.player.transitions import Capture
@@ -67,15 +67,29 @@ def _identity_skeleton(layer: Layer) -> Skeleton:
 
 
 def _sampled(
-    layer: Layer, row: int, skeleton: Skeleton, rest: Pose, times: FloatArray, side: str, tables: VelocityTables
+    layer: Layer, row: int, skeleton: Skeleton, rest: Pose, times: FloatArray, leaving: BoolArray, tables: VelocityTables
 ) -> tuple[Pose, PoseVelocity]:
-    """``layer``'s pose and velocity per second of clip time at ``times`` ``(K,)``."""
+    """``layer``'s pose and velocity per second of clip time at ``times`` ``(K,)``.
+
+    The velocity of the motion arriving at each time, or of the motion leaving it where ``leaving``
+    ``(K,)`` (a layer entered this instant): they differ at a key where the velocity kinks.
+    """
     loop = layer.loop == Loop.REPEAT
     table = tables.of(row, layer, skeleton)
-    if table is not None:
-        return sample(layer.compiled, rest, times), table.at(times, loop=loop, side=side)
     joints = skeleton if not layer.additive else _identity_skeleton(layer)
-    return sample_with_velocity(layer.compiled, joints, times, loop=loop, side=side)
+    if table is not None:
+        pose, velocity = sample(layer.compiled, rest, times), table.at(times, loop=loop, side="left")
+    else:
+        pose, velocity = sample_with_velocity(layer.compiled, joints, times, loop=loop, side="left")
+    if leaving.any():
+        picked = np.flatnonzero(leaving)
+        if table is not None:
+            right = table.at(times[picked], loop=loop, side="right")
+        else:
+            right = sample_with_velocity(layer.compiled, joints, times[picked], loop=loop, side="right")[1]
+        for name in ("linear", "angular", "scaling"):
+            getattr(velocity, name)[picked] = getattr(right, name)
+    return pose, velocity
 
 
 def _root_apart(pose: Pose, velocity: PoseVelocity, root: int) -> FloatArray:
@@ -112,14 +126,14 @@ def capture(
     *,
     root: int | None,
     threshold: float,
-    side: str,
+    leaving: BoolArray,
     tables: VelocityTables,
 ) -> Capture:
     """The layers' output for ``K`` characters and its velocity (module docstring).
 
     ``times``, ``rates``, ``weights`` and ``weight_rates`` are ``(L, K)``, ``covers`` ``(G, K)``
-    the overrides' weights (held constant). ``side`` is ``"left"`` (the motion arriving now) or
-    ``"right"`` (leaving now: a layer entered this instant).
+    the overrides' weights (held constant). ``leaving`` ``(L, K)``: the layer's velocity is that of
+    the motion leaving now (a layer entered this instant), else of the motion arriving.
     """
     count, joints = weights.shape[1], skeleton.num_joints
     rest = skeleton.rest_pose
@@ -129,7 +143,7 @@ def capture(
     poses, speeds = [], []
     planar, root_weight = np.zeros((count, 3)), np.zeros(count)
     for k, row in enumerate(rows.tolist()):  # loop over weighted blended layers
-        pose, velocity = _sampled(table.layers[row], row, skeleton, rest, times[row], side, tables)
+        pose, velocity = _sampled(table.layers[row], row, skeleton, rest, times[row], leaving[row], tables)
         velocity = _scaled(velocity, rates[row])
         if root is not None:
             planar += per_joint[k, root][:, None] * _root_apart(pose, velocity, root)
@@ -154,7 +168,7 @@ def capture(
     )
     for row in [r for r, layer in enumerate(table.layers) if layer.additive and weights[r].any()]:  # in order
         pose, velocity = _added(skeleton, table, row, times[row], rates[row], weights[row], covers, pose, velocity,
-                                side, tables)  # fmt: skip
+                                leaving[row], tables)  # fmt: skip
     planar /= np.maximum(root_weight, threshold)[:, None]
     return Capture(pose, velocity, planar)
 
@@ -169,7 +183,7 @@ def _added(
     covers: FloatArray,
     pose: Pose,
     velocity: PoseVelocity,
-    side: str,
+    leaving: BoolArray,
     tables: VelocityTables,
 ) -> tuple[Pose, PoseVelocity]:
     """``pose`` and its velocity with the additive layer ``row`` added (on the joints it moves)."""
@@ -179,7 +193,7 @@ def _added(
     if not moved.size:
         return pose, velocity
     count, joints = pose.shape[0], skeleton.num_joints
-    part, part_velocity = _sampled(layer, row, skeleton, Pose.identity(moved.size), times, side, tables)
+    part, part_velocity = _sampled(layer, row, skeleton, Pose.identity(moved.size), times, leaving, tables)
     part_velocity = _scaled(part_velocity, rates)
     delta = Pose.identity(joints).broadcast_to((count,)).copy()
     delta_velocity = PoseVelocity.zeros((count, joints))

@@ -483,17 +483,18 @@ class Player:
         weights: Any = None,
         weight_rates: Any = None,
         *,
+        covers: Any = None,
         at: Any = None,
         stage: bool = True,
-        side: str = "left",
+        leaving: Any = False,
     ) -> Capture:
         """The output of ``characters`` ``(K,)`` and its velocity, for layers at clip ``times`` ``(L, K)``.
 
         Defaults: the layers as they are (:attr:`times`, :attr:`rates`, :attr:`weights`, weight
-        rates 0), the transition stage at clock ``at`` ``(K,)`` (default :attr:`clock`) when
-        ``stage``. A controller that switches mid-frame passes the times and weights of that
-        instant. ``side``: ``"left"`` (the motion arriving) or ``"right"`` (leaving: layers
-        entered now).
+        rates 0, the overrides' weights ``covers`` ``(G, K)``), the transition stage at clock
+        ``at`` ``(K,)`` (default :attr:`clock`) when ``stage``. A controller that switches
+        mid-frame passes the times and weights of that instant. ``leaving`` (scalar or ``(L, K)``): where true, a layer's velocity is that of the
+        motion leaving its time (a layer entered now), else of the motion arriving.
         """
         chosen = self.select(characters)
         table = self._table
@@ -503,10 +504,12 @@ class Player:
         weights = table.weights[:, chosen] if weights is None else np.broadcast_to(as_array(weights, "weights"), shape)
         moving = np.zeros(shape) if weight_rates is None else np.broadcast_to(as_array(weight_rates, "weight_rates"), shape)
         when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
+        overrides = table.override_weights[:, chosen] if covers is None else as_array(covers, "covers")
         with trusted():
             result = capture(
-                self.skeleton, table, times, rates, weights, moving, table.override_weights[:, chosen],
-                root=self.root_joint, threshold=self.rest_threshold, side=side, tables=self._velocity_tables,
+                self.skeleton, table, times, rates, weights, moving, overrides,
+                root=self.root_joint, threshold=self.rest_threshold,
+                leaving=np.broadcast_to(np.asarray(leaving, dtype=bool), shape), tables=self._velocity_tables,
             )  # fmt: skip
             if stage:
                 self.transitions.apply_captured(result, chosen, when)
@@ -527,7 +530,7 @@ class Player:
 
         Both are :meth:`capture` s of ``characters`` at the switch (clock ``at``, default now):
         ``source`` of the output before the controller changed the layers, ``target`` of the
-        new layers (``stage=False``, ``side="right"``). See :mod:`engine.player.transitions`.
+        new layers (``stage=False``, ``leaving=True``). See :mod:`engine.player.transitions`.
         """
         chosen = self.select(characters)
         when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
@@ -546,7 +549,7 @@ class Player:
         chosen = self.select(characters)
         source = self.capture(chosen)
         change()
-        target = self.capture(chosen, stage=False, side="right")
+        target = self.capture(chosen, stage=False, leaving=True)
         self.start_transition(chosen, kind, duration, source, target, half_life=half_life)
 
     def output_velocity(self, characters: Any = None) -> Any:

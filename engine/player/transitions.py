@@ -81,6 +81,11 @@ class Capture:
     velocity: PoseVelocity
     root: FloatArray
 
+    def take(self, index: IntArray) -> Capture:
+        """The captures of the entries ``index`` ``(K,)`` (copies)."""
+        with trusted():
+            return Capture(self.pose[index], self.velocity[index], self.root[index])
+
 
 def end_time(kind: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
     """When each transition ends, seconds after its start (a spring after :data:`SPRING_SETTLE` half-lives)."""
@@ -267,7 +272,7 @@ class TransitionStage:
         count = characters.size
         length = np.broadcast_to(np.asarray(duration, dtype=np.float64), (count,))
         half = np.broadcast_to(np.asarray(half_life, dtype=np.float64), (count,))
-        if np.any(~np.isfinite(length) | (length < 0.0)) or np.any(~np.isfinite(half) | (half <= 0.0)):
+        if np.any(np.isnan(length) | (length < 0.0)) or np.any(~np.isfinite(half) | (half <= 0.0)):
             raise InvalidInputError(f"duration must be >= 0 and half_life > 0 seconds, got {length} and {half}")
         self.kind[characters] = code
         self.start[characters] = at
@@ -364,7 +369,7 @@ class TransitionStage:
             )
         safe = np.where(duration > 0.0, duration, 1.0)
         alpha = np.where(duration > 0.0, np.clip(elapsed / safe, 0.0, 1.0), 1.0)
-        pose = interpolate_poses(snapshot, live, np.broadcast_to(alpha[:, None], live.shape), method="nlerp")
+        pose = interpolate_poses(snapshot, live, alpha, method="nlerp")
         if live_velocity is None:
             return pose, None
         slope = np.where(alpha < 1.0, 1.0 / safe, 0.0)
