@@ -384,9 +384,9 @@ class VelocityTable:
             if loop:
                 t = np.where(t >= timeline[-1], timeline[0], t)
             segment = np.searchsorted(timeline, t, side="right") - 1
-        count = self.velocities.shape[0]
+        count, joints = self.velocities.shape[:2]
         moving = (segment >= 0) & (segment < count)
-        rows = self.velocities[np.clip(segment, 0, max(count - 1, 0))] if count else np.zeros((*t.shape, 0, 3, 3))
+        rows = self.velocities[np.clip(segment, 0, max(count - 1, 0))] if count else np.zeros((*t.shape, joints, 3, 3))
         rows = rows * moving[..., None, None, None]
         with trusted():
             return PoseVelocity(rows[..., 0, :], rows[..., 1, :], rows[..., 2, :])
@@ -398,6 +398,8 @@ def velocity_table(clip: Clip | CompiledClip, skeleton: Skeleton) -> VelocityTab
     if any(channel.interpolation == "CUBICSPLINE" for channel in source.channels):
         return None
     timeline = key_times(clip)
+    if timeline.size < 2:  # one key (or none): the clip holds still
+        return VelocityTable(timeline, np.zeros((0, skeleton.num_joints, 3, 3)))
     span = np.diff(timeline)
     # two samples inside each segment: exact for LINEAR (constant rate), zero for STEP (held)
     poses = sample(clip, skeleton.rest_pose, np.stack((timeline[:-1] + 0.25 * span, timeline[:-1] + 0.75 * span)))

@@ -280,7 +280,10 @@ class DemoGame:
             glow = (0.8 + 0.4 * pulse,) * 3
             self.gem.draw(items[:, None], view, projection, light_direction=LIGHT, ambient=glow)
         world = self.player.world()
-        self.character.draw(self.player.frame, view, projection, world[None], light_direction=LIGHT)
+        player = self.player
+        self.character.draw_records(  # the player's palette records and morph weights, as they are
+            player.palette_records, player.morph_weights, view, projection, world[None], light_direction=LIGHT
+        )
         self._draw_translucent(ctx, framebuffer, view, projection, items, pulse)
         if self.show_skeleton:
             self._draw_debug(view, projection, world)
@@ -315,7 +318,7 @@ class DemoGame:
 
     def _draw_debug(self, view: np.ndarray, projection: np.ndarray, world: np.ndarray) -> None:
         """F1: the skeleton, the ankles' IK targets and the head's look-at point, over everything."""
-        self.debug.bones(self.model.skeleton, world @ self.player.model_matrices)
+        self.debug.bones(self.model.skeleton, world @ self.player.model_matrices[: self.model.skeleton.num_joints])
         if len(self.player.foot_targets):
             self.debug.target(self.player.foot_targets, size=0.04)
         if self.player.look_point is not None:
