@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -381,6 +382,18 @@ class Player:
             motion.translation[busy, 2] += extra[:, 1]
             motion.yaw[busy] += extra[:, 2]
         return motion
+
+    def warm_up(self, records: np.ndarray | None = None) -> float:
+        """Pose and finalize the current frame once more (no time passes); returns the seconds it took.
+
+        The first compiled call of a process compiles the kernels for these buffers (tens of
+        seconds, once: numba caches them on disk) or loads them (about a second): a program that
+        times its frames calls this first. ``records`` as for :meth:`finalize`.
+        """
+        start = time.perf_counter()
+        self.pose(self._characters)
+        self.finalize(records)
+        return time.perf_counter() - start
 
     def run_stages(self) -> None:
         """Run the :attr:`stages`, in order."""
