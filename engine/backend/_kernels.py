@@ -98,22 +98,10 @@ def find_segment(timeline: Any, first: Any, count: Any, t: Any, k: Any) -> Any:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _character(
-    c: Any,
-    layers: Any,
-    masks: Any,
-    overrides: Any,
-    threshold: Any,
-    bank: Any,
-    work: Any,
-    model: Any,
-    local: Any,
-    palette: Any,
-    model_out: Any,
-    blend: Any,
-    compose: Any,
-) -> Any:
+def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: Any, compose: Any) -> Any:
     """One character: blend its layers (or read ``local``), then compose (or write ``local``).
+
+    ``inputs`` = (layers, masks, overrides, threshold, bank), ``outputs`` = (local, palette, model_out).
 
     ``work`` is this block's scratch ``(SCRATCH_ROWS, J)``. With ``blend`` every weighted layer
     is sampled and blended; without it the local pose is read from ``local``. With ``compose``
@@ -132,6 +120,8 @@ def _character(
     Flat indices into the table are unsigned on purpose: numba wraps negative signed indices
     around (a select per access), which keeps these loops from vectorising.
     """
+    layers, masks, overrides, threshold, bank = inputs
+    local, palette, model_out = outputs
     clip_ids, times, weights, cursors = layers
     override_masks, override_spans, override_weights = overrides
     parents, rest, inverse_bind, timelines, inverse_intervals, timeline_starts = bank[:6]
@@ -386,31 +376,12 @@ def _character(
                 palette[uc, uj, uk, _1] = m10 * b0 + m11 * b1 + m12 * b2 + m13 * b3
                 palette[uc, uj, uk, _2] = m20 * b0 + m21 * b1 + m22 * b2 + m23 * b3
                 palette[uc, uj, uk, _3] = b3
-        if model_out.shape[0]:
-            model_out[c, j, 0, 0], model_out[c, j, 0, 1], model_out[c, j, 0, 2], model_out[c, j, 0, 3] = (
-                m00,
-                m01,
-                m02,
-                m03,
-            )
-            model_out[c, j, 1, 0], model_out[c, j, 1, 1], model_out[c, j, 1, 2], model_out[c, j, 1, 3] = (
-                m10,
-                m11,
-                m12,
-                m13,
-            )
-            model_out[c, j, 2, 0], model_out[c, j, 2, 1], model_out[c, j, 2, 2], model_out[c, j, 2, 3] = (
-                m20,
-                m21,
-                m22,
-                m23,
-            )
-            model_out[c, j, 3, 0], model_out[c, j, 3, 1], model_out[c, j, 3, 2], model_out[c, j, 3, 3] = (
-                0.0,
-                0.0,
-                0.0,
-                1.0,
-            )
+        if model_out.shape[0]:  # rows 0..2 as composed above (model[o ...]), then 0 0 0 1
+            for e in range(12):
+                model_out[c, j, e // 4, e % 4] = model[o + np.uint64(e)]
+            for e in range(3):
+                model_out[c, j, 3, e] = 0.0
+            model_out[c, j, 3, 3] = 1.0
     return 0
 
 
@@ -418,20 +389,7 @@ def _character(
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def run_serial(
-    characters: Any,
-    layers: Any,
-    masks: Any,
-    overrides: Any,
-    threshold: Any,
-    bank: Any,
-    scratch: Any,
-    local: Any,
-    palette: Any,
-    model_out: Any,
-    blend: Any,
-    compose: Any,
-) -> Any:
+def run_serial(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, compose: Any) -> Any:
     """:func:`_character` for every index in ``characters``; returns how many were skipped (bad input).
 
     ``scratch`` = (work ``(B, SCRATCH_ROWS, J)``, model ``(B, MODEL_FLOATS · J)``) float64 for
@@ -440,61 +398,28 @@ def run_serial(
     work, model = scratch[0][0], scratch[1][0]
     skipped = 0
     for i in range(characters.size):
-        skipped += _character(
-            characters[i],
-            layers,
-            masks,
-            overrides,
-            threshold,
-            bank,
-            work,
-            model,
-            local,
-            palette,
-            model_out,
-            blend,
-            compose,
-        )
+        skipped += _character(characters[i], inputs, work, model, outputs, blend, compose)
     return skipped
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
 def run_parallel(
-    characters: Any,
-    layers: Any,
-    masks: Any,
-    overrides: Any,
-    threshold: Any,
-    bank: Any,
-    scratch: Any,
-    local: Any,
-    palette: Any,
-    model_out: Any,
-    blend: Any,
-    compose: Any,
-) -> Any:
-    """:func:`run_serial` with one contiguous block of characters per scratch block, blocks in parallel."""
+    characters: Any, layers: Any, masks: Any, overrides: Any, threshold: Any, bank: Any, scratch: Any,
+    local: Any, palette: Any, model_out: Any, blend: Any, compose: Any,
+) -> Any:  # fmt: skip
+    """:func:`run_serial` with one contiguous block of characters per scratch block, blocks in parallel.
+
+    The arguments come one by one (a parallel loop's body takes no tuple of tuples): the inputs
+    and outputs are packed for :func:`_character` inside the loop.
+    """
     blocks = scratch[0].shape[0]
     count = characters.size
     skipped = 0
     for b in prange(blocks):
         work, model = scratch[0][b], scratch[1][b]
+        inputs, outputs = (layers, masks, overrides, threshold, bank), (local, palette, model_out)
         for i in range(b * count // blocks, (b + 1) * count // blocks):
-            skipped += _character(
-                characters[i],
-            layers,
-            masks,
-            overrides,
-            threshold,
-            bank,
-            work,
-            model,
-            local,
-            palette,
-            model_out,
-            blend,
-            compose,
-            )
+            skipped += _character(characters[i], inputs, work, model, outputs, blend, compose)
     return skipped
 
 
@@ -503,33 +428,19 @@ def max_threads() -> int:
     return int(config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
 
 
-def run(
-    characters: Any,
-    layers: Any,
-    masks: Any,
-    overrides: Any,
-    threshold: Any,
-    bank: Any,
-    scratch: Any,
-    local: Any,
-    palette: Any,
-    model_out: Any,
-    blend: Any,
-    compose: Any,
-    threads: Any,
-) -> Any:
-    """The serial driver, or the parallel one on ``threads`` threads (one scratch block each)."""
+def run(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, compose: Any, threads: Any) -> Any:
+    """The serial driver, or the parallel one on ``threads`` threads (one scratch block each).
+
+    ``inputs`` = (layers, masks, overrides, threshold, bank arrays) and ``outputs`` = (local,
+    palette, model_out), as :func:`_character` takes them.
+    """
     threads = min(threads, max_threads())
     if threads <= 1:
-        return run_serial(
-            characters, layers, masks, overrides, threshold, bank, scratch, local, palette, model_out, blend, compose
-        )
+        return run_serial(characters, inputs, scratch, outputs, blend, compose)
     if get_num_threads() != threads:
         set_num_threads(threads)
     blocks = (scratch[0][:threads], scratch[1][:threads])
-    return run_parallel(
-        characters, layers, masks, overrides, threshold, bank, blocks, local, palette, model_out, blend, compose
-    )
+    return run_parallel(characters, *inputs, blocks, *outputs, blend, compose)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -247,21 +247,8 @@ def run(
 ) -> None:
     """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input."""
     layers, masks, overrides = state.kernel_inputs(times, weights, covers)
-    skipped = kernels().run(
-        chosen,
-        layers,
-        masks,
-        overrides,
-        threshold,
-        state.bank.arrays,
-        state.scratch(),
-        local,
-        palette,
-        model,
-        blend,
-        compose,
-        threads,
-    )
+    inputs = (layers, masks, overrides, threshold, state.bank.arrays)
+    skipped = kernels().run(chosen, inputs, state.scratch(), (local, palette, model), blend, compose, threads)
     if skipped:
         raise InvalidInputError(
             state.first_bad(times, weights, covers, chosen) or f"{skipped} characters had bad input"
