@@ -475,7 +475,8 @@ def blend_velocity(
     per_joint = w.shape == (layers, *batch, joints)
     if not per_joint and (w.ndim == 0 or w.shape[0] != layers or w.shape[1:] != batch[len(batch) - (w.ndim - 1) :]):
         raise InvalidInputError(
-            f"weights must have shape ({layers},), ({layers}, *{batch}) or ({layers}, *{batch}, {joints}), got {w.shape}"
+            f"weights must have shape ({layers},), ({layers}, *{batch}) or ({layers}, *{batch}, {joints}), "
+            f"got {w.shape}"
         )
     if np.any(w < 0.0):
         raise InvalidInputError(f"weights must be non-negative, got {float(w.min())}")

@@ -404,9 +404,19 @@ def run_serial(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
 def run_parallel(
-    characters: Any, layers: Any, masks: Any, overrides: Any, threshold: Any, bank: Any, scratch: Any,
-    local: Any, palette: Any, model_out: Any, blend: Any, compose: Any,
-) -> Any:  # fmt: skip
+    characters: Any,
+    layers: Any,
+    masks: Any,
+    overrides: Any,
+    threshold: Any,
+    bank: Any,
+    scratch: Any,
+    local: Any,
+    palette: Any,
+    model_out: Any,
+    blend: Any,
+    compose: Any,
+) -> Any:
     """:func:`run_serial` with one contiguous block of characters per scratch block, blocks in parallel.
 
     The arguments come one by one (a parallel loop's body takes no tuple of tuples): the inputs
@@ -440,7 +450,11 @@ def run(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, co
     if get_num_threads() != threads:
         set_num_threads(threads)
     blocks = (scratch[0][:threads], scratch[1][:threads])
-    return run_parallel(characters, *inputs, blocks, *outputs, blend, compose)
+    layers, masks, overrides, threshold, bank = inputs
+    local, palette, model_out = outputs
+    return run_parallel(
+        characters, layers, masks, overrides, threshold, bank, blocks, local, palette, model_out, blend, compose
+    )
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -56,7 +56,8 @@ class BufferFrame:
         self.state, self.pose, self.model, self.palette = state, pose, model, palette
         # the kernels' (C, J, ...) views of the buffers: local[c, j, e], model[c, j, row, column],
         # palette[c, j, column, row] (the kernels write palettes column-major)
-        self._local_views = tuple(array.transpose(2, 1, 0) for array in pose.arrays())
+        t, r, sc = (array.transpose(2, 1, 0) for array in pose.arrays())
+        self._local_views = (t, r, sc)
         self._model_view = model.entries.transpose(3, 2, 0, 1)
         self._palette_view = palette.entries.transpose(3, 2, 1, 0)
         self._workspace = Workspace()
@@ -99,8 +100,20 @@ class BufferFrame:
                 mine[..., chosen] = theirs
             return self.pose
         workers = threads_for(state, None, chosen.size)
-        run(state, chosen, times, weights, covers, threshold, self._local_views, state.no_palette, state.no_model,
-            True, False, workers)  # fmt: skip
+        run(
+            state,
+            chosen,
+            times,
+            weights,
+            covers,
+            threshold,
+            self._local_views,
+            state.no_palette,
+            state.no_model,
+            True,
+            False,
+            workers,
+        )
         return self.pose
 
     def finalize(
@@ -116,7 +129,9 @@ class BufferFrame:
         chosen = state.select(characters)
         shape = (state.num_characters, state.bank.num_joints, 4, 4)
         if records is not None and (
-            not isinstance(records, np.ndarray) or records.shape != shape or records.dtype not in (np.float32, np.float64)
+            not isinstance(records, np.ndarray)
+            or records.shape != shape
+            or records.dtype not in (np.float32, np.float64)
         ):
             raise InvalidInputError(f"records must be a float32 or float64 array shaped {shape}, got {records!r}")
         if resolve(backend) == "numpy":
@@ -127,8 +142,20 @@ class BufferFrame:
             return self.palette
         palette = self._palette_view if records is None else records
         empty = state.no_layers
-        run(state, chosen, empty, empty, state.no_overrides, 1.0, self._local_views, palette, self._model_view,
-            False, True, threads_for(state, None, chosen.size))  # fmt: skip
+        run(
+            state,
+            chosen,
+            empty,
+            empty,
+            state.no_overrides,
+            1.0,
+            self._local_views,
+            palette,
+            self._model_view,
+            False,
+            True,
+            threads_for(state, None, chosen.size),
+        )
         return self.palette
 
     def _numpy_subset(self, chosen: Any, records: np.ndarray | None) -> None:

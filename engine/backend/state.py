@@ -226,7 +226,9 @@ class FrameState:
             return self.no_overrides
         return self._shaped(values, (self.num_overrides, self.num_characters), "override_weights", "(overrides, C)")
 
-    def first_bad(self, times: FloatArray, weights: FloatArray, covers: FloatArray, characters: Int64Array) -> str | None:
+    def first_bad(
+        self, times: FloatArray, weights: FloatArray, covers: FloatArray, characters: Int64Array
+    ) -> str | None:
         """The first non-finite time, negative or non-finite weight, or override weight outside [0, 1], described."""
         for name, values, ok in (
             ("times", times, np.isfinite(times)),
@@ -249,7 +251,10 @@ class FrameState:
         return layers, self._masks, (self._override_masks, self._override_spans, covers)
 
     def joint_weights(self, weights: FloatArray, covers: FloatArray, characters: Int64Array) -> FloatArray:
-        """``(L, J, K)`` each layer's weight per joint for ``characters``: weight × mask × the overrides' complements."""
+        """``(L, J, K)`` each layer's weight per joint for ``characters``: weight × mask × the overrides' complements.
+
+        The numpy backend's blend weights (the kernels compute the same per character).
+        """
         w = weights[:, characters][:, None, :] * self._masks[:, :, None]
         for g in range(self.num_overrides):  # loop over overrides (a handful)
             start, stop = (int(v) for v in self._override_spans[g])
@@ -271,7 +276,9 @@ class FrameState:
 
     def __repr__(self) -> str:
         overrides = f", {self.num_overrides} overrides" if self.num_overrides else ""
-        return f"FrameState({self.num_layers} layers{overrides}, {self.num_characters} characters, {self.threads} threads)"
+        return (
+            f"FrameState({self.num_layers} layers{overrides}, {self.num_characters} characters, {self.threads} threads)"
+        )
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

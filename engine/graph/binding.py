@@ -273,7 +273,9 @@ class _Binder:
             children = [self.additive(child, machine, state, mask, reference)[0] for child in motion.children]
             if isinstance(motion, Blend1DMotion):
                 return TreeBlend((motion.parameter,), np.array(motion.positions), tuple(children)), set()
-            return TreeBlend(motion.parameters, GradientBand(np.array(motion.positions), motion.mode), tuple(children)), set()
+            return TreeBlend(
+                motion.parameters, GradientBand(np.array(motion.positions), motion.mode), tuple(children)
+            ), set()
         raise self.fail(motion.path, "an additive motion must be a clip or a blend space of clips")
 
     def reference(self, motion: AdditiveMotion) -> Pose | None:
@@ -297,7 +299,8 @@ class _Binder:
         if clip.num_targets != self.skeleton.num_joints:
             raise self.fail(
                 f"{motion.path}.clip",
-                f"clip {motion.clip!r} animates {clip.num_targets} joints but the skeleton has {self.skeleton.num_joints}",
+                f"clip {motion.clip!r} animates {clip.num_targets} joints "
+                f"but the skeleton has {self.skeleton.num_joints}",
             )
         return clip
 
@@ -306,8 +309,9 @@ class _Binder:
     ) -> Leaf:
         clip = self.clip(motion)
         self.played[motion.clip] = None
-        leaf = Leaf(len(self.leaves), clip, motion.speed, motion.loop, motion.sync, additive, reference, mask,
-                    machine, state)  # fmt: skip
+        leaf = Leaf(
+            len(self.leaves), clip, motion.speed, motion.loop, motion.sync, additive, reference, mask, machine, state
+        )
         self.leaves.append(leaf)
         return leaf
 

@@ -96,7 +96,7 @@ class Cover:
 
 
 class Weights:
-    """What one evaluation writes, for all ``C`` characters: leaf weights and their rates ``(N, C)``, covers ``(G, C)``."""
+    """What one evaluation writes for ``C`` characters: leaf weights and their rates ``(N, C)``, covers ``(G, C)``."""
 
     def __init__(self, leaves: int, covers: int, characters: int) -> None:
         self.weights = np.zeros((leaves, characters))
@@ -144,8 +144,15 @@ class TreeClip(Tree):
     def __init__(self, leaf: Leaf) -> None:
         self.leaf = leaf
 
-    def weigh(self, parameters: Parameters, machines: Machines, rows: IntArray, factor: FloatArray,  # noqa: ARG002 (Tree)
-              rate: FloatArray, out: Weights) -> None:  # fmt: skip
+    def weigh(
+        self,
+        parameters: Parameters,  # noqa: ARG002 (the Tree interface)
+        machines: Machines,  # noqa: ARG002
+        rows: IntArray,
+        factor: FloatArray,
+        rate: FloatArray,
+        out: Weights,
+    ) -> None:
         """The leaf's weight is the factor."""
         out.weights[self.leaf.index, rows] += factor
         out.rates[self.leaf.index, rows] += rate
@@ -158,7 +165,9 @@ class TreeClip(Tree):
 class TreeBlend(Tree):
     """A 1-D (``positions (P,)``) or 2-D (a :class:`~engine.anim.blendspace.GradientBand`) blend space."""
 
-    def __init__(self, parameters: tuple[str, ...], space: FloatArray | GradientBand, children: tuple[Tree, ...]) -> None:
+    def __init__(
+        self, parameters: tuple[str, ...], space: FloatArray | GradientBand, children: tuple[Tree, ...]
+    ) -> None:
         self.parameters = parameters
         self.space = space
         self.children = children
@@ -181,8 +190,15 @@ class TreeBlend(Tree):
             stamps[stale] = parameters.stamps[stale]
         return weights[rows]
 
-    def weigh(self, parameters: Parameters, machines: Machines, rows: IntArray, factor: FloatArray,
-              rate: FloatArray, out: Weights) -> None:  # fmt: skip
+    def weigh(
+        self,
+        parameters: Parameters,
+        machines: Machines,
+        rows: IntArray,
+        factor: FloatArray,
+        rate: FloatArray,
+        out: Weights,
+    ) -> None:
         """Each child weighted by its blend-space weight (only where it is positive)."""
         weights = self.blend_weights(parameters, rows)
         for p, child in enumerate(self.children):  # loop over children
@@ -212,8 +228,15 @@ class TreeAdditive(Tree):
     def __init__(self, base: Tree, additive: Tree, weight: float | str) -> None:
         self.base, self.additive, self.weight = base, additive, weight
 
-    def weigh(self, parameters: Parameters, machines: Machines, rows: IntArray, factor: FloatArray,
-              rate: FloatArray, out: Weights) -> None:  # fmt: skip
+    def weigh(
+        self,
+        parameters: Parameters,
+        machines: Machines,
+        rows: IntArray,
+        factor: FloatArray,
+        rate: FloatArray,
+        out: Weights,
+    ) -> None:
         """The base at ``factor``; the additive leaves at ``factor · weight``."""
         self.base.weigh(parameters, machines, rows, factor, rate, out)
         w = _weight_of(self.weight, parameters, rows, np.inf)
@@ -230,8 +253,15 @@ class TreeLayer(Tree):
     def __init__(self, base: Tree, layer: Tree, weight: float | str, covers: tuple[int, ...]) -> None:
         self.base, self.layer, self.weight, self.covers = base, layer, weight, covers
 
-    def weigh(self, parameters: Parameters, machines: Machines, rows: IntArray, factor: FloatArray,
-              rate: FloatArray, out: Weights) -> None:  # fmt: skip
+    def weigh(
+        self,
+        parameters: Parameters,
+        machines: Machines,
+        rows: IntArray,
+        factor: FloatArray,
+        rate: FloatArray,
+        out: Weights,
+    ) -> None:
         """The base at ``factor`` (covered by ``weight``), the layer's leaves at ``factor · weight``."""
         w = _weight_of(self.weight, parameters, rows, 1.0)
         self.base.weigh(parameters, machines, rows, factor, rate, out)
@@ -250,8 +280,15 @@ class TreeMachine(Tree):
     def __init__(self, machine: str) -> None:
         self.machine = machine
 
-    def weigh(self, parameters: Parameters, machines: Machines, rows: IntArray, factor: FloatArray,  # noqa: ARG002 (Tree)
-              rate: FloatArray, out: Weights) -> None:  # fmt: skip
+    def weigh(
+        self,
+        parameters: Parameters,  # noqa: ARG002 (the Tree interface)
+        machines: Machines,
+        rows: IntArray,
+        factor: FloatArray,
+        rate: FloatArray,
+        out: Weights,
+    ) -> None:
         """The sub-machine's states at ``factor``."""
         machines.weigh_machine(self.machine, rows, factor, rate, out)
 

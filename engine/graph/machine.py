@@ -50,9 +50,16 @@ class Hooks(Protocol):
         ...
 
     def start_stage(
-        self, machine: str, rows: IntArray, kind: str, duration: FloatArray, half_life: FloatArray,
-        source: Capture, target: Capture, delay: FloatArray,
-    ) -> None:  # fmt: skip
+        self,
+        machine: str,
+        rows: IntArray,
+        kind: str,
+        duration: FloatArray,
+        half_life: FloatArray,
+        source: Capture,
+        target: Capture,
+        delay: FloatArray,
+    ) -> None:
         """Start the player's transition stage for ``rows``."""
         ...
 
@@ -110,8 +117,9 @@ class Machine:
         :class:`Slot` s of the current and the live source state for the player.
     """
 
-    def __init__(self, graph: BoundGraph, name: str, parameters: Parameters, machines: dict[str, Machine],
-                 hooks: Hooks) -> None:  # fmt: skip
+    def __init__(
+        self, graph: BoundGraph, name: str, parameters: Parameters, machines: dict[str, Machine], hooks: Hooks
+    ) -> None:
         self.graph = graph
         self.name = name
         self.bound = graph.machines[name]
@@ -167,7 +175,7 @@ class Machine:
         return rate, source_rate, synced
 
     def phase_rate(self, rows: IntArray, *, source: bool) -> FloatArray:
-        """The rate ``(K,)`` the current (or the live source) state's phase advances at now (synced: the shared rate)."""
+        """The rate ``(K,)`` the current (or live source) state's phase advances at now (synced: the shared rate)."""
         rate, source_rate, synced = self._rates_pair(rows)
         duration = np.where(self.duration[rows] > 0.0, self.duration[rows], 1.0)
         alpha = np.clip(self.progress[rows] / duration, 0.0, 1.0)
@@ -175,8 +183,9 @@ class Machine:
         own = source_rate if source else rate
         return np.where(synced, shared, own)
 
-    def _phase_travel(self, rows: IntArray, seconds: FloatArray, rate: FloatArray, source_rate: FloatArray,
-                      synced: BoolArray) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+    def _phase_travel(
+        self, rows: IntArray, seconds: FloatArray, rate: FloatArray, source_rate: FloatArray, synced: BoolArray
+    ) -> tuple[FloatArray, FloatArray]:
         """Phase travel of the current and the source state over ``seconds`` (synced: the blended rate, exactly)."""
         travel, source_travel = rate * seconds, source_rate * seconds
         if synced.any():
@@ -185,8 +194,9 @@ class Machine:
             travel, source_travel = np.where(synced, shared, travel), np.where(synced, shared, source_travel)
         return travel, source_travel
 
-    def _time_to(self, rows: IntArray, gap: FloatArray, rate: FloatArray, source_rate: FloatArray,
-                 synced: BoolArray) -> FloatArray:  # fmt: skip
+    def _time_to(
+        self, rows: IntArray, gap: FloatArray, rate: FloatArray, source_rate: FloatArray, synced: BoolArray
+    ) -> FloatArray:
         """Seconds until the current state's phase has moved by ``gap`` ``(K,)`` (inf when it does not move)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             plain = np.where(rate > 0.0, gap / np.where(rate > 0.0, rate, 1.0), np.inf)
@@ -348,8 +358,16 @@ class Machine:
                     break
         return chosen, delay, event
 
-    def _exit_crossing(self, exit_time: float, rows: IntArray, dt: FloatArray, loops: bool, rate: FloatArray,
-                       source_rate: FloatArray, synced: BoolArray) -> tuple[BoolArray, FloatArray]:  # fmt: skip
+    def _exit_crossing(
+        self,
+        exit_time: float,
+        rows: IntArray,
+        dt: FloatArray,
+        loops: bool,
+        rate: FloatArray,
+        source_rate: FloatArray,
+        synced: BoolArray,
+    ) -> tuple[BoolArray, FloatArray]:
         """Whether the phase crosses ``exit_time`` within ``dt`` and after how many seconds."""
         phase = self.phase[rows]
         if loops:
@@ -376,7 +394,11 @@ class Machine:
             members = rows[picked]
             for trigger in table.triggers[index]:
                 self.parameters.triggers[trigger, members] = False
-            old_state, old_phase, old_elapsed = self.state[members].copy(), self.phase[members].copy(), self.elapsed[members].copy()
+            old_state, old_phase, old_elapsed = (
+                self.state[members].copy(),
+                self.phase[members].copy(),
+                self.elapsed[members].copy(),
+            )
             target = int(table.target[index])
             phase = np.full(members.size, float(table.offset[index]))
             if table.kind[index] == SYNCED:
@@ -408,10 +430,15 @@ class Machine:
         for code in np.unique(stage[staged]):  # loop over the stage kinds started
             picked = np.flatnonzero(stage[staged] == code)
             self.hooks.start_stage(
-                self.name, members[picked], STAGE_KINDS[int(code)], self.duration[members[picked]],
-                self.half_life[members[picked]], source.take(picked), target_capture.take(picked),
+                self.name,
+                members[picked],
+                STAGE_KINDS[int(code)],
+                self.duration[members[picked]],
+                self.half_life[members[picked]],
+                source.take(picked),
+                target_capture.take(picked),
                 delay[staged][picked],
-            )  # fmt: skip
+            )
 
     def _synced_phase(self, states: IntArray, phases: FloatArray, target: int, members: IntArray) -> FloatArray:
         """The target's starting phase: the source's, moved through shared clip markers when there are some."""
@@ -449,4 +476,3 @@ def _dominant(state: BoundState, parameters: Parameters, rows: IntArray) -> tupl
         return [], np.full(rows.size, -1, dtype=np.intp)
     weights = np.stack([w for _, w in leaves])
     return [leaf.clip for leaf, _ in leaves], np.argmax(weights, axis=0)
-

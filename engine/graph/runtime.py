@@ -134,8 +134,13 @@ class GraphRuntime:
         self._owner = np.full(count, -1, dtype=np.intp)  # the machine that started each stage transition
         self.layers = np.array(
             [
-                player.add_layer(leaf.clip, loop=Loop.REPEAT if leaf.loop else Loop.ONCE, mask=leaf.mask,
-                                 additive=leaf.additive, reference=leaf.reference)  # fmt: skip
+                player.add_layer(
+                    leaf.clip,
+                    loop=Loop.REPEAT if leaf.loop else Loop.ONCE,
+                    mask=leaf.mask,
+                    additive=leaf.additive,
+                    reference=leaf.reference,
+                )
                 for leaf in graph.leaves
             ],
             dtype=np.intp,
@@ -204,7 +209,11 @@ class GraphRuntime:
                         entry = leaf.raw(slot.entry[rows], np.zeros(rows.size), state.speed)
                         entered = slot.entered[rows]
                         begin = np.where(entered, entry, start[k, rows])
-                        travel = slot.phase[rows] * leaf.duration if leaf.sync else slot.elapsed[rows] * leaf.speed * state.speed
+                        travel = (
+                            slot.phase[rows] * leaf.duration
+                            if leaf.sync
+                            else slot.elapsed[rows] * leaf.speed * state.speed
+                        )
                         end[k, rows] = begin + travel
                         running[k, rows] = True
                         exact[k, rows] = leaf.times(phase, elapsed, np.zeros(rows.size), state.speed)[0]
@@ -234,7 +243,10 @@ class GraphRuntime:
         """Add the weights of machine ``name``'s current (and live source) states for ``rows``, times ``factor``."""
         machine = self.machines[name]
         target, target_rate, source, source_rate = machine.state_weights(rows)
-        for states, weight, slope in ((machine.state[rows], target, target_rate), (machine.source[rows], source, source_rate)):
+        for states, weight, slope in (
+            (machine.state[rows], target, target_rate),
+            (machine.source[rows], source, source_rate),
+        ):
             for s in np.unique(states[(states >= 0) & (weight > 0.0)]):  # loop over the states played
                 picked = np.flatnonzero((states == s) & (weight > 0.0))
                 tree = machine.bound.states[s].tree
@@ -261,8 +273,9 @@ class GraphRuntime:
         if self.covers.size:
             covers[self.covers] = out.covers[:, rows]
         at = player.frame_start[rows] + delay
-        return player.capture(rows, times, rates, weights, weight_rates, covers=covers, at=at, stage=before,
-                              leaving=leaving)  # fmt: skip
+        return player.capture(
+            rows, times, rates, weights, weight_rates, covers=covers, at=at, stage=before, leaving=leaving
+        )
 
     def _leaf_times(self, rows: IntArray) -> tuple[FloatArray, FloatArray, BoolArray]:
         """Clip times and rates ``(N, K)`` of every leaf for ``rows`` at the machines' clocks now.
@@ -291,8 +304,17 @@ class GraphRuntime:
                         entered[k, picked] = elapsed[picked] == 0.0
         return times, rates, entered
 
-    def start_stage(self, machine: str, rows: IntArray, kind: str, duration: FloatArray, half_life: FloatArray,
-                    source: Capture, target: Capture, delay: FloatArray) -> None:  # fmt: skip
+    def start_stage(
+        self,
+        machine: str,
+        rows: IntArray,
+        kind: str,
+        duration: FloatArray,
+        half_life: FloatArray,
+        source: Capture,
+        target: Capture,
+        delay: FloatArray,
+    ) -> None:
         """Start the player's transition stage for ``rows`` (owned by ``machine``)."""
         at = self.player.frame_start[rows] + delay
         self.player.start_transition(rows, kind, duration, source, target, half_life=half_life, at=at)

@@ -39,7 +39,7 @@ STAGE_KINDS = {FROZEN: "frozen", INERTIALIZE: "inertialize", SPRING: "spring", D
 
 @dataclass(frozen=True)
 class Condition:
-    """One condition with its parameter resolved: ``kind`` (``float``, ``bool``, ``trigger``), its row, ``op``, ``value``."""
+    """One condition, its parameter resolved: ``kind`` (``float``, ``bool``, ``trigger``), row, ``op``, ``value``."""
 
     kind: str
     row: int
@@ -105,7 +105,9 @@ class TransitionTable:
     definitions: tuple[Transition, ...]
 
     @classmethod
-    def of(cls, transitions: list[tuple[int, Transition]], states: list[str], parameters: Parameters) -> TransitionTable:
+    def of(
+        cls, transitions: list[tuple[int, Transition]], states: list[str], parameters: Parameters
+    ) -> TransitionTable:
         """The table of ``(source index or -1, transition)`` pairs, in priority order, of a machine with ``states``."""
         rows = parameters.index
         conditions = tuple(

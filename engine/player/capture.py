@@ -67,7 +67,13 @@ def _identity_skeleton(layer: Layer) -> Skeleton:
 
 
 def _sampled(
-    layer: Layer, row: int, skeleton: Skeleton, rest: Pose, times: FloatArray, leaving: BoolArray, tables: VelocityTables
+    layer: Layer,
+    row: int,
+    skeleton: Skeleton,
+    rest: Pose,
+    times: FloatArray,
+    leaving: BoolArray,
+    tables: VelocityTables,
 ) -> tuple[Pose, PoseVelocity]:
     """``layer``'s pose and velocity per second of clip time at ``times`` ``(K,)``.
 
@@ -167,8 +173,9 @@ def capture(
         weight_rates=np.moveaxis(rate_all, 1, 2),
     )
     for row in [r for r, layer in enumerate(table.layers) if layer.additive and weights[r].any()]:  # in order
-        pose, velocity = _added(skeleton, table, row, times[row], rates[row], weights[row], covers, pose, velocity,
-                                leaving[row], tables)  # fmt: skip
+        pose, velocity = _added(
+            skeleton, table, row, times[row], rates[row], weights[row], covers, pose, velocity, leaving[row], tables
+        )
     planar /= np.maximum(root_weight, threshold)[:, None]
     return Capture(pose, velocity, planar)
 

@@ -46,7 +46,7 @@ def joint_weights(table: LayerTable, rows: IntArray, characters: IntArray | None
 
 
 def in_place(slot: PoseBuffer, at: int) -> None:
-    """Joint ``at`` of a sampled layer ``slot`` without its planar motion (:func:`~engine.anim.rootmotion.remove_planar`)."""
+    """Joint ``at`` of a sampled layer ``slot`` in place (:func:`~engine.anim.rootmotion.remove_planar`)."""
     translations, rotations = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T)
     slot.translations[:, at], slot.rotations[:, at] = translations.T, rotations.T
 
@@ -144,8 +144,8 @@ def add_layers(
             delta = PoseBuffer.scratch(workspace, (count,), joints.size)
             sample(layer.compiled, Pose.identity(joints.size), at, out=delta, workspace=workspace)
             weight = joint_weights(table, np.array([row]), characters, joints)[0]  # (n, K)
-            pick = np.ix_(joints, np.arange(out.count) if characters is None else characters)
-            base = tuple(array[(slice(None), *pick)] for array in out.arrays())
-            moved = add_into(base, delta.arrays(), weight, axis=0)  # type: ignore[arg-type]
+            where: Any = (slice(None), *np.ix_(joints, np.arange(out.count) if characters is None else characters))
+            t, r, s = (array[where] for array in out.arrays())
+            moved = add_into((t, r, s), delta.arrays(), weight, axis=0)
             for array, values in zip(out.arrays(), moved, strict=True):
-                array[(slice(None), *pick)] = values
+                array[where] = values

@@ -89,7 +89,9 @@ class Layer:
             raise InvalidInputError(f"clip must be a Clip, got {type(clip).__name__}")
         joints = skeleton.num_joints
         if clip.num_targets != joints:
-            raise SkeletonMismatchError(f"clip {clip.name!r} targets {clip.num_targets} joints but the skeleton has {joints}")
+            raise SkeletonMismatchError(
+                f"clip {clip.name!r} targets {clip.num_targets} joints but the skeleton has {joints}"
+            )
         markers = clip.markers or {}
         for name, times in markers.items():
             if any(not 0.0 <= t <= clip.duration for t in times):
@@ -113,7 +115,7 @@ class Layer:
         return layer.with_mask(check_mask(mask, joints))
 
     def with_mask(self, mask: FloatArray | None) -> Layer:
-        """This layer with ``mask`` (checked by the caller); an additive one sampled only where it moves."""
+        """The layer with ``mask`` (checked by the caller); an additive one sampled only where it moves."""
         if not self.additive:
             return replace(self, mask=mask)
         moved = {c.target for c in self.clip.channels if c.path in ("translation", "rotation", "scale")}

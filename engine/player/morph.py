@@ -61,7 +61,7 @@ class MorphTargets:
         return int(self.defaults.size)
 
     def mix(self, clips: list[Clip], times: FloatArray, weights: FloatArray, out: FloatArray) -> FloatArray:
-        """The mixed weights of ``clips`` at ``times`` ``(n, C)`` with ``weights`` ``(n, C)``, into ``out`` ``(C, W)``."""
+        """The mixed weights of ``clips`` at ``times`` with ``weights`` (both ``(n, C)``) into ``out`` ``(C, W)``."""
         total = weights.sum(axis=0)
         out[...] = np.maximum(1.0 - total, 0.0)[:, None] * self.defaults
         for clip, time, weight in zip(clips, times, weights, strict=True):  # loop over weighted layers

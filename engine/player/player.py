@@ -124,7 +124,9 @@ class Player:
         self.stages: list[Callable[[Player], None]] = []
         self._stale: set[int] | None = set()  # joints whose subtrees need model matrices; None: all
         self._palette_stale = False
-        self._frame: tuple[int, BufferFrame, FloatArray] | None = None  # (layout version, kernels' state, 0/1 per layer)
+        self._frame: tuple[int, BufferFrame, FloatArray] | None = (
+            None  # (layout version, kernels' state, 0/1 per layer)
+        )
         self._characters: IntArray | None = None  # the characters the last pose() evaluated (None: all)
 
     def __repr__(self) -> str:
@@ -263,7 +265,7 @@ class Player:
             self._table.fresh[where] = True
 
     def on_marker(self, row: int, name: str, callback: MarkerCallback) -> None:
-        """Call ``callback(marker, time, characters, weights)`` each time characters cross marker ``name`` of layer ``row``.
+        """Call ``callback(marker, time, characters, weights)`` per crossing of marker ``name`` of layer ``row``.
 
         Fires for characters where the layer ran and has weight, once per crossing (a frame
         spanning two loops calls it twice), during :meth:`advance_layers`.
@@ -314,11 +316,20 @@ class Player:
         self._rates[index] = np.divide(stop - start, self._step, out=self._rates[index], where=self._step > 0.0)
         if self.root_joint is not None:
             self._root_travel(index, layers, start, raw, wraps)
-        self._markers.fire(index, table.layers, start, stop, moving & (table.weights[index] > 0.0),
-                           table.fresh[index], table.weights[index])  # fmt: skip
+        self._markers.fire(
+            index,
+            table.layers,
+            start,
+            stop,
+            moving & (table.weights[index] > 0.0),
+            table.fresh[index],
+            table.weights[index],
+        )
         table.fresh[index] &= ~moving
 
-    def _root_travel(self, index: IntArray, layers: list[Layer], start: FloatArray, raw: FloatArray, wraps: FloatArray) -> None:
+    def _root_travel(
+        self, index: IntArray, layers: list[Layer], start: FloatArray, raw: FloatArray, wraps: FloatArray
+    ) -> None:
         """Add the layers' keyed deltas, weighted at the root, to the frame's travel."""
         assert self.root_joint is not None
         table = self._table
@@ -349,13 +360,22 @@ class Player:
         with trusted():
             if self.backend == "numba" and blended:
                 _, frame, factors = self._buffer_frame()
-                frame.sample_blend(times, table.weights * factors, override_weights=table.override_weights,
-                                   characters=chosen, threshold=threshold, backend=self._requested)  # fmt: skip
+                frame.sample_blend(
+                    times,
+                    table.weights * factors,
+                    override_weights=table.override_weights,
+                    characters=chosen,
+                    threshold=threshold,
+                    backend=self._requested,
+                )
                 if self.root_joint is not None:
-                    evaluate.root_in_place(self.skeleton, table, times, chosen, self.root_joint, threshold,
-                                           self.pose_buffer, ws)  # fmt: skip
+                    evaluate.root_in_place(
+                        self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws
+                    )
             else:
-                evaluate.sample_blend(self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws)
+                evaluate.sample_blend(
+                    self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws
+                )
             evaluate.add_layers(table, times, chosen, self.pose_buffer, ws)
             stage = self.transitions
             stage.expire(self.clock)
@@ -401,7 +421,7 @@ class Player:
             stage(self)
 
     def update(self, dt: Any) -> None:
-        """A frame for a player whose layers nobody controls: :meth:`begin_frame`, :meth:`pose`, stages, :meth:`finalize`."""
+        """A frame without controllers: :meth:`begin_frame`, :meth:`pose`, the stages, :meth:`finalize`."""
         self.begin_frame(dt)
         self.pose()
         self.run_stages()
@@ -436,8 +456,9 @@ class Player:
             model_from_pose(self.skeleton, self.pose_buffer, out=self.model_buffer, workspace=self._workspace)
         elif self._stale:
             for joint in subtree_roots(self.skeleton.parents, self._stale):
-                model_from_pose(self.skeleton, self.pose_buffer, out=self.model_buffer, from_joint=joint,
-                                workspace=self._workspace)  # fmt: skip
+                model_from_pose(
+                    self.skeleton, self.pose_buffer, out=self.model_buffer, from_joint=joint, workspace=self._workspace
+                )
         self._stale = set()
         return self.model_buffer
 
@@ -506,7 +527,8 @@ class Player:
         Defaults: the layers as they are (:attr:`times`, :attr:`rates`, :attr:`weights`, weight
         rates 0, the overrides' weights ``covers`` ``(G, K)``), the transition stage at clock
         ``at`` ``(K,)`` (default :attr:`clock`) when ``stage``. A controller that switches
-        mid-frame passes the times and weights of that instant. ``leaving`` (scalar or ``(L, K)``): where true, a layer's velocity is that of the
+        mid-frame passes the times and weights of that instant. ``leaving`` (scalar or ``(L, K)``):
+        where true, a layer's velocity is that of the
         motion leaving its time (a layer entered now), else of the motion arriving.
         """
         chosen = self.select(characters)
@@ -515,15 +537,25 @@ class Player:
         times = self.times[:, chosen] if times is None else np.broadcast_to(as_array(times, "times"), shape)
         rates = self._rates[:, chosen] if rates is None else np.broadcast_to(as_array(rates, "rates"), shape)
         weights = table.weights[:, chosen] if weights is None else np.broadcast_to(as_array(weights, "weights"), shape)
-        moving = np.zeros(shape) if weight_rates is None else np.broadcast_to(as_array(weight_rates, "weight_rates"), shape)
+        moving = (
+            np.zeros(shape) if weight_rates is None else np.broadcast_to(as_array(weight_rates, "weight_rates"), shape)
+        )
         when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
         overrides = table.override_weights[:, chosen] if covers is None else as_array(covers, "covers")
         with trusted():
             result = capture(
-                self.skeleton, table, times, rates, weights, moving, overrides,
-                root=self.root_joint, threshold=self.rest_threshold,
-                leaving=np.broadcast_to(np.asarray(leaving, dtype=bool), shape), tables=self._velocity_tables,
-            )  # fmt: skip
+                self.skeleton,
+                table,
+                times,
+                rates,
+                weights,
+                moving,
+                overrides,
+                root=self.root_joint,
+                threshold=self.rest_threshold,
+                leaving=np.broadcast_to(np.asarray(leaving, dtype=bool), shape),
+                tables=self._velocity_tables,
+            )
             if stage:
                 self.transitions.apply_captured(result, chosen, when)
         return result
@@ -539,7 +571,7 @@ class Player:
         half_life: Any = 1.0,
         at: Any = None,
     ) -> None:
-        """Start ``kind`` (``"inertialize"``, ``"spring"``, ``"dead_blend"``, ``"frozen"``) from ``source`` to ``target``.
+        """Start ``kind`` (``"inertialize"``, ``"spring"``, ``"dead_blend"``, ``"frozen"``) from ``source``.
 
         Both are :meth:`capture` s of ``characters`` at the switch (clock ``at``, default now):
         ``source`` of the output before the controller changed the layers, ``target`` of the
@@ -620,8 +652,13 @@ class Player:
                 if id(compiled) not in slot:
                     slot[id(compiled)] = len(clips)
                     clips.append(compiled)
-            state = FrameState(ClipBank(self.skeleton, clips), table.count, self.num_characters,
-                               overrides=table.override_spans.shape[0], threads=self.threads)  # fmt: skip
+            state = FrameState(
+                ClipBank(self.skeleton, clips),
+                table.count,
+                self.num_characters,
+                overrides=table.override_spans.shape[0],
+                threads=self.threads,
+            )
             for r in blended:
                 state.play(r, slot[id(table.layers[r].compiled)])
             for r, layer in enumerate(table.layers):
@@ -668,7 +705,11 @@ def _default_backend(count: int) -> str:
 
 def _check_records(records: Any, shape: tuple[int, ...]) -> None:
     expected = (*shape, 4, 4)
-    if not isinstance(records, np.ndarray) or records.shape != expected or records.dtype not in (np.float32, np.float64):
+    if (
+        not isinstance(records, np.ndarray)
+        or records.shape != expected
+        or records.dtype not in (np.float32, np.float64)
+    ):
         raise InvalidInputError(f"records must be a float32 or float64 array shaped {expected}, got {records!r}")
 
 
@@ -681,5 +722,3 @@ def _view(array: np.ndarray) -> np.ndarray:
 def _frozen(array: FloatArray) -> FloatArray:
     array.flags.writeable = False
     return array
-
-

@@ -19,7 +19,7 @@ from engine.anim.events import Loop, clip_time
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import Planar, planar_from_root, root_motion_delta
 from engine.anim.sampling import CompiledClip, compile_clip, sample
-from engine.math._checks import FloatArray
+from engine.math._checks import FloatArray, IntArray
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class RootSum:
         self.w[:] = 0.0
         self.weight[:] = 0.0
 
-    def add(self, characters: FloatArray | slice, delta: Planar, weight: FloatArray) -> None:
+    def add(self, characters: IntArray | slice, delta: Planar, weight: FloatArray) -> None:
         """Add one layer's ``delta`` ``(K,)`` at root weight ``weight`` ``(K,)`` for ``characters``."""
         self.yaw[characters] += weight * delta.yaw
         self.w[characters] += weight * delta.w

@@ -87,12 +87,12 @@ class Capture:
             return Capture(self.pose[index], self.velocity[index], self.root[index])
 
 
-def end_time(kind: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
+def end_time(kind: IntArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
     """When each transition ends, seconds after its start (a spring after :data:`SPRING_SETTLE` half-lives)."""
     return np.where(kind == SPRING, SPRING_SETTLE * half_life, duration)
 
 
-def decay_integral(kind: FloatArray, elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
+def decay_integral(kind: IntArray, elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
     """``∫₀^e d(τ) dτ`` of each kind's root-velocity decay ``d`` (module docstring), seconds."""
     safe = np.where(duration > 0.0, duration, 1.0)
     s = np.clip(elapsed / safe, 0.0, 1.0)
@@ -108,7 +108,7 @@ def decay_integral(kind: FloatArray, elapsed: FloatArray, duration: FloatArray, 
     return np.where(kind == SPRING, spring, np.where(duration > 0.0, per_kind * duration, 0.0))
 
 
-def decay_weight(kind: FloatArray, elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
+def decay_weight(kind: IntArray, elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
     """``d(e)`` of each kind's root-velocity decay (module docstring)."""
     safe = np.where(duration > 0.0, duration, 1.0)
     s = np.where(duration > 0.0, np.clip(elapsed / safe, 0.0, 1.0), 1.0)
@@ -220,7 +220,7 @@ class _Offsets:
             t = elapsed[None, :]
             x = quintic_offset(decay, t) if isinstance(decay, QuinticDecay) else spring_offset(decay, t)  # (n, K, 3)
             components = pose.arrays()[p]  # (width, J, C)
-            where = (slice(None), *np.ix_(joints, members))
+            where: Any = (slice(None), *np.ix_(joints, members))
             vectors = np.moveaxis(x, -1, 0)  # (3, n, K)
             if path == "rotation":
                 block = components[where]
@@ -265,7 +265,7 @@ class TransitionStage:
     def begin(
         self, characters: IntArray, kind: str, duration: Any, half_life: Any, source: Capture, target: Capture, at: Any
     ) -> None:
-        """Start ``kind`` for ``characters`` ``(K,)`` at player clock ``at``, from ``source`` to ``target`` (captures)."""
+        """Start ``kind`` for ``characters`` ``(K,)`` at clock ``at``, from ``source`` to ``target`` (captures)."""
         code = KINDS.get(kind)
         if code is None:
             raise InvalidInputError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -375,7 +375,10 @@ class TransitionStage:
         slope = np.where(alpha < 1.0, 1.0 / safe, 0.0)
         still = PoseVelocity.zeros(live.shape)
         velocity = blend_velocity(
-            [snapshot, live], [still, live_velocity], np.stack((1.0 - alpha, alpha)), weight_rates=np.stack((-slope, slope))
+            [snapshot, live],
+            [still, live_velocity],
+            np.stack((1.0 - alpha, alpha)),
+            weight_rates=np.stack((-slope, slope)),
         )
         return pose, velocity
 

@@ -71,7 +71,9 @@ class SceneRecords:
     def clip(self, clip: Clip) -> Clip:
         """``clip`` (over the hierarchy's ``N`` nodes) over the records' ``R`` joints (the extras never move)."""
         if clip.num_targets != self.nodes:
-            raise SkeletonMismatchError(f"clip {clip.name!r} animates {clip.num_targets} nodes, the scene has {self.nodes}")
+            raise SkeletonMismatchError(
+                f"clip {clip.name!r} animates {clip.num_targets} nodes, the scene has {self.nodes}"
+            )
         return clip if self.count == self.nodes else Clip(clip.name, clip.channels, self.count, clip.markers)
 
     def of_frame(self, frame: SceneFrame) -> FloatArray:
@@ -213,7 +215,7 @@ class SceneRenderer:
 
     def _each(self) -> Any:
         """``(instance, primitive index, GPU mesh, joint offset, weight offset)`` of every primitive."""
-        for i, instance in enumerate(self.scene.instances):
+        for i in range(len(self.scene.instances)):
             for p, gpu in enumerate(self.meshes[i]):
                 yield i, p, gpu, self.records.offsets[i], self.weight_offsets.get(i, 0)
 
@@ -235,9 +237,14 @@ class SceneRenderer:
         self.draw_uploaded(view, projection, instance_transforms, **lighting)
 
     def draw_records(
-        self, records: Any, morph_weights: Any, view: Any, projection: Any, instance_transforms: Any = None,
+        self,
+        records: Any,
+        morph_weights: Any,
+        view: Any,
+        projection: Any,
+        instance_transforms: Any = None,
         **lighting: Any,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """:meth:`upload_records` then draw (a player's records: no scene frame made, no palette recomputed)."""
         self.upload_records(records, morph_weights)
         self.draw_uploaded(view, projection, instance_transforms, **lighting)

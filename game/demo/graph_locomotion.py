@@ -229,7 +229,9 @@ def fallback_document(model: Model) -> tuple[dict[str, Any], dict[str, float], l
     states: dict[str, Any] = {
         "idle": {
             "motion": {"clip": idle},
-            "transitions": [{"to": "locomotion", "conditions": [{"parameter": "speed", "op": ">", "value": 0.1}]} | move],
+            "transitions": [
+                {"to": "locomotion", "conditions": [{"parameter": "speed", "op": ">", "value": 0.1}]} | move
+            ],
         },
         "locomotion": {
             "motion": locomotion,
@@ -253,7 +255,9 @@ def fallback_document(model: Model) -> tuple[dict[str, Any], dict[str, float], l
             "motion": {"clip": roles.jump, "loop": False},
             "transitions": [{"to": "idle", "exit_time": 1.0, "conditions": [{"parameter": "grounded"}]} | move],
         }
-        document["any_state"] = [{"to": "jump", "conditions": [{"parameter": "jump"}, {"parameter": "grounded"}]} | move]
+        document["any_state"] = [
+            {"to": "jump", "conditions": [{"parameter": "jump"}, {"parameter": "grounded"}]} | move
+        ]
     else:
         notes.append("no jump clip: Space does nothing")
     return document, speeds, notes

@@ -86,7 +86,7 @@ class Leg:
 
 
 def find_body(skeleton: Skeleton) -> Humanoid | None:
-    """The body parts by role (:func:`engine.anim.humanoid.find_humanoid`), ``None`` for a skeleton that is not a biped."""
+    """The body parts by role (:func:`engine.anim.humanoid.find_humanoid`); ``None`` for a skeleton not a biped."""
     try:
         return find_humanoid(skeleton)
     except SkeletonMismatchError:

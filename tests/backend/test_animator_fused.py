@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.anim import Channel, Clip, Skeleton, sample
+from engine.anim import Channel, Clip, Skeleton
 from engine.anim.blending import subtree_mask
 from engine.anim.ik import two_bone_ik
 from engine.animator import Animator, Loop
 from engine.backend import buffers, select
-from engine.player import FUSED_MIN_CHARACTERS
 from engine.errors import InvalidInputError
 from engine.io import load_character
+from engine.player import FUSED_MIN_CHARACTERS
 from engine.procedural.mannequin import build_mannequin
 
 FPS_STEPS = {"30fps": 1 / 30, "60fps": 1 / 60, "144fps": 1 / 144, "random-dt": None}

@@ -446,7 +446,10 @@ def test_items_are_spaced_and_hover_over_the_ground() -> None:
         ({}, ["no clips: the rest pose glides"]),
         ({"walk": "walk"}, ["no idle clip: it stands in the rest pose", "no run clip: 'walk' is the fastest gait"]),
         ({"Take 001": "wave"}, ["no walk clip ('Take 001' is not a gait): the character glides"]),
-        ({"Take 001": "run"}, ["no idle clip: it stands in the rest pose", "no run clip: 'Take 001' is the fastest gait"]),
+        (
+            {"Take 001": "run"},
+            ["no idle clip: it stands in the rest pose", "no run clip: 'Take 001' is the fastest gait"],
+        ),
     ],
 )
 def test_models_missing_clips_fall_back(tmp_path: Path, clips: dict[str, str], notes: list[str]) -> None:

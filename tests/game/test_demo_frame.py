@@ -70,7 +70,7 @@ def test_one_composition_and_one_palette_per_step(model, monkeypatch: pytest.Mon
 
 
 def test_the_records_are_the_palettes_of_the_fitted_pose(model) -> None:
-    """The player's pose, matrices and palette records are one consistent frame: the palettes of the model of the pose."""
+    """The player's pose, matrices and palette records are one frame: the palettes of the model of the pose."""
     player = Player(model, Terrain(), position=(-15.0, 10.0))
     for _ in range(40):
         player.update(STEP, [0.0, 0.0, 1.0], run=False, jump=False, look_at=np.array([3.0, 1.5, 0.0]))

@@ -467,7 +467,9 @@ def test_a_thousand_characters_match_a_thousand_single_machines(character):
             single.parameters.set_bool("grounded", grounded[frame, c])
             if jumps[frame, c]:
                 single.parameters.set_trigger("jump")
-            single.player.begin_frame(steps[frame, c])  # the logic and layer times: the pose is compared once, at the end
+            single.player.begin_frame(
+                steps[frame, c]
+            )  # the logic and layer times: the pose is compared once, at the end
             single.control()
     many.player.pose()
     for single in singles:
@@ -603,8 +605,8 @@ def test_offset_starts_the_target_part_way(character):
 
 
 def test_component_rotation_kernel_matches_the_quaternion_functions():
-    from engine.player.transitions import turn_components as _turn  # noqa: PLC0415
     from engine.math import quat_from_rotvec, quat_multiply  # noqa: PLC0415
+    from engine.player.transitions import turn_components as _turn  # noqa: PLC0415
 
     rng = np.random.default_rng(4)
     rotvecs = rng.normal(size=(5, 7, 3)) * np.array([1e-9, 1e-5, 0.3, 1.0, 3.0])[:, None, None]
