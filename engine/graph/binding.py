@@ -44,7 +44,7 @@ from engine.graph.flat import Cover, Leaf, Tree, TreeAdditive, TreeBlend, TreeCl
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import TransitionTable
 from engine.math._checks import FloatArray
-from engine.player.player import joint_index
+from engine.player.compose import joint_index
 
 
 @dataclass(frozen=True)

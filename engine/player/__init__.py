@@ -23,16 +23,19 @@ A frame is a straight line (ozz-animation's sample → blend → IK → local-to
                                            edited subtrees) and the palette ──▶ palette_buffer,
                                            and the upload records
 
-Modules: :mod:`~engine.player.player` (the frame), :mod:`~engine.player.layers` (the layer
-table), :mod:`~engine.player.evaluate` (the numpy passes), :mod:`~engine.player.capture` (the
-output with its velocity), :mod:`~engine.player.transitions` (the transition stage),
+Modules: :mod:`~engine.player.player` (the frame), :mod:`~engine.player.controls` (what
+controllers write), :mod:`~engine.player.layers` (the layer table),
+:mod:`~engine.player.compose` (model matrices, palette, the compiled state),
+:mod:`~engine.player.evaluate` (the numpy passes), :mod:`~engine.player.capture` (the output
+with its velocity), :mod:`~engine.player.transitions` (the transition stage),
 :mod:`~engine.player.root` (root motion), :mod:`~engine.player.markers`,
 :mod:`~engine.player.morph`, :mod:`~engine.player.sync` (phase-locked rates).
 """
 
 from engine.anim.events import Loop
+from engine.player.compose import FUSED_MIN_CHARACTERS
 from engine.player.morph import MorphTargets
-from engine.player.player import FUSED_MIN_CHARACTERS, Player
+from engine.player.player import Player
 from engine.player.root import RootMotion
 from engine.player.transitions import Capture
 

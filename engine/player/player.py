@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -10,32 +9,26 @@ from typing import Any
 import numpy as np
 
 from engine.anim.blending import REST_THRESHOLD
-from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time, wrap_raw
 from engine.anim.ik import IKResult, apply_corrections
-from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
-from engine.anim.local_to_model import model_from_pose
+from engine.anim.layout import MatrixBuffer, PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
-from engine.anim.skinning import skinning_palette
-from engine.backend import BACKENDS, BufferFrame, ClipBank, FrameState, active_backend, default_threads
-from engine.backend.select import forced
-from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.anim.velocity import PoseVelocity
+from engine.backend import BACKENDS, BufferFrame
+from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array, trusted
 from engine.player import evaluate
 from engine.player.capture import VelocityTables, capture
-from engine.player.layers import Layer, LayerTable, check_mask
-from engine.player.markers import MarkerCallback, Markers
+from engine.player.compose import CompiledLayers, Composer, default_backend, joint_index, player_threads
+from engine.player.controls import LayerControls, read_only
+from engine.player.layers import Layer
 from engine.player.morph import MorphTargets
 from engine.player.root import RootMotion, RootSum
 from engine.player.transitions import Capture, TransitionStage
 
-#: Fewest characters for which a player picks the compiled kernels by itself (``backend=None``
-#: with numba available and ``OSSA_BACKEND`` unset); ``OSSA_BACKEND=numba`` compiles at any count.
-FUSED_MIN_CHARACTERS = 16
 
-
-class Player:
+class Player(LayerControls):
     """Plays layers of clips on ``num_characters`` characters sharing ``skeleton`` (see :mod:`engine.player`).
 
     Parameters
@@ -98,179 +91,54 @@ class Player:
         if not (rest_threshold > 0.0 and np.isfinite(rest_threshold)):
             raise InvalidInputError(f"rest_threshold must be positive and finite, got {rest_threshold}")
         count, joints = int(num_characters), skeleton.num_joints
-        self.skeleton = skeleton
-        self.num_characters = count
+        root = None if root_motion is None else joint_index(skeleton, root_motion, "root_motion")
+        super().__init__(skeleton, count, root)
         self.rest_threshold = float(rest_threshold)
-        self.root_joint = None if root_motion is None else joint_index(skeleton, root_motion, "root_motion")
-        self.backend = backend or _default_backend(count)
+        self.backend = backend or default_backend(count)
         self._requested = backend  # None: the active backend (its fallback applies)
         self._threads = threads
         self.morph = morph
         self.clock = np.zeros(count)
         self._frame_start = np.zeros(count)
         self._step = np.zeros(count)
-        self._table = LayerTable(count, joints)
-        self._markers = Markers()
         self._root_sum = RootSum(count)
-        self._rates = np.zeros((0, count))  # each layer's clip seconds per second over the last frame
         self.transitions = TransitionStage(count, joints)
         self._velocity_tables = VelocityTables()
-        self._workspace = Workspace()
-        self.pose_buffer = PoseBuffer.empty(count, joints).assign(skeleton.rest_pose)
-        self.model_buffer = model_from_pose(skeleton, self.pose_buffer, out=MatrixBuffer.empty(count, joints))
-        self.palette_buffer = skinning_palette(skeleton, self.model_buffer, out=MatrixBuffer.empty(count, joints))
+        self._composer = Composer(skeleton, count)
+        self._compiled = CompiledLayers(skeleton, self._table, self._composer.buffers)
         self._morph = np.tile(morph.defaults, (count, 1)) if morph is not None else np.zeros((count, 0))
         self.root_motion = RootMotion.still(count)
         self.stages: list[Callable[[Player], None]] = []
-        self._stale: set[int] | None = set()  # joints whose subtrees need model matrices; None: all
-        self._palette_stale = False
-        self._frame: tuple[int, BufferFrame, FloatArray] | None = (
-            None  # (layout version, kernels' state, 0/1 per layer)
-        )
         self._characters: IntArray | None = None  # the characters the last pose() evaluated (None: all)
 
     def __repr__(self) -> str:
         return f"Player({self.num_characters} characters, {self.num_layers} layers, {self.skeleton!r})"
 
+    def _layers_added(self) -> None:
+        self.transitions.animate(self._animated())
+
+    def _mask_changed(self, row: int, mask: FloatArray | None) -> None:
+        self._compiled.set_mask(row, mask)
+
     @property
     def threads(self) -> int:
-        """Threads of the compiled calls: ``threads`` when given, else ``OSSA_THREADS`` when set, else 1.
-
-        Not every CPU by default, unlike a crowd's :class:`~engine.backend.FrameState`: the
-        player's compiled calls sit between numpy work, and with the other cores busy (a game's
-        render and audio threads, other processes) each parallel call waits for a descheduled
-        worker (measured on a shared 2-core machine: 2 threads made a 100-character update 10×
-        slower than 1). Read when the compiled state is made (when layers are added).
-        """
-        if self._threads is not None:
-            return self._threads
-        return default_threads() if os.environ.get("OSSA_THREADS") else 1
-
-    # --- layers ---------------------------------------------------------------------------------
+        """Threads of the compiled calls (:func:`~engine.player.compose.player_threads`), read when layers are added."""
+        return player_threads(self._threads)
 
     @property
-    def num_layers(self) -> int:
-        """``L``, the layers added so far."""
-        return self._table.count
+    def pose_buffer(self) -> PoseBuffer:
+        """The frame's local pose, batch-innermost (stages edit it in place: report with :meth:`pose_changed`)."""
+        return self._composer.pose_buffer
 
     @property
-    def num_overrides(self) -> int:
-        """``G``, the overrides added so far."""
-        return self._table.override_spans.shape[0]
-
-    def layer(self, row: int) -> Layer:
-        """The :class:`~engine.player.layers.Layer` in row ``row`` (what it plays; immutable)."""
-        return self._table.layers[self._row(row)]
-
-    def add_layer(
-        self,
-        clip: Clip,
-        *,
-        loop: Loop = Loop.REPEAT,
-        mask: Any = None,
-        additive: bool = False,
-        reference: Pose | None = None,
-    ) -> int:
-        """A new layer playing ``clip`` (time 0, weight 0); returns its row.
-
-        ``additive`` layers are added on top of the blend as a delta against ``reference``
-        (``None``: the clip's first frame, :func:`~engine.anim.additive.additive_clip`), in row
-        order. ``mask`` ``(J,)`` weights the layer per joint.
-        """
-        layer = Layer.make(
-            self.skeleton, clip, loop=loop, mask=mask, additive=additive, reference=reference, root=self.root_joint
-        )
-        row = self._table.add(layer)
-        self._rates = np.concatenate((self._rates, np.zeros((1, self.num_characters))))
-        self.transitions.animate(self._animated())
-        return row
-
-    def add_override(self, covered: range, mask: Any) -> int:
-        """An override (weight 0) of the layers ``covered`` by ``mask`` ``(J,)`` in ``[0, 1]``; returns its index.
-
-        With weight ``W`` a covered layer weighs ``1 - W·M_j`` of itself at joint ``j``
-        (:mod:`engine.backend.state`): the layers that override them carry ``W`` and ``M``.
-        """
-        if not isinstance(covered, range) or covered.step != 1 or not 0 <= covered.start <= covered.stop:
-            raise InvalidInputError(f"covered must be a range of layers with step 1, got {covered!r}")
-        if covered.stop > self.num_layers:
-            raise InvalidInputError(f"covered must lie within the {self.num_layers} layers, got {covered!r}")
-        values = check_mask(mask, self.skeleton.num_joints)
-        if values is None or np.any(values > 1.0):
-            raise InvalidInputError("an override's mask must be given, with values in [0, 1]")
-        return self._table.add_override(covered, values)
-
-    def set_mask(self, row: int, mask: Any) -> None:
-        """Weight layer ``row`` per joint: ``(J,)`` non-negative, or ``None`` (every joint 1)."""
-        layer = self.layer(row).with_mask(check_mask(mask, self.skeleton.num_joints))
-        self._table.layers[row] = layer  # the same layout: the compiled state follows at once
-        if self._frame is not None:
-            self._frame[1].state.set_mask(row, layer.mask)
-
-    def set_loop(self, row: int, loop: Loop) -> None:
-        """Set layer ``row``'s loop mode; it continues from the same clip time."""
-        layer = self.layer(row)
-        self._table.raw[row] = clip_time(self._table.raw[row], layer.duration, layer.loop)
-        self._table.layers[row] = Layer(**{**vars(layer), "loop": Loop(loop)})
-
-    # --- per-frame inputs -----------------------------------------------------------------------
+    def model_buffer(self) -> MatrixBuffer:
+        """The model matrices (:meth:`update_model` brings them up to date)."""
+        return self._composer.model_buffer
 
     @property
-    def weights(self) -> FloatArray:
-        """``(L, C)`` each layer's weight per character (read-only view; :meth:`set_weights`)."""
-        return _view(self._table.weights)
-
-    @property
-    def override_weights(self) -> FloatArray:
-        """``(G, C)`` each override's weight per character (read-only view; :meth:`set_override_weights`)."""
-        return _view(self._table.override_weights)
-
-    @property
-    def raw_times(self) -> FloatArray:
-        """``(L, C)`` raw times (:mod:`engine.anim.events`; read-only view)."""
-        return _view(self._table.raw)
-
-    @property
-    def times(self) -> FloatArray:
-        """``(L, C)`` clip times: the raw times mapped by each layer's loop mode (a copy)."""
-        table = self._table
-        durations = np.array([layer.duration for layer in table.layers])[:, None]
-        loops = np.array([int(layer.loop) for layer in table.layers])[:, None]
-        return clip_time(table.raw, durations, loops) if table.count else np.zeros((0, self.num_characters))
-
-    @property
-    def rates(self) -> FloatArray:
-        """``(L, C)`` each layer's clip seconds per second over the last frame (a copy)."""
-        return self._rates.copy()
-
-    def set_weights(self, rows: Any, values: Any, characters: Any = None) -> None:
-        """Weights of layers ``rows`` (an index, slice or index array): ``values`` broadcast to ``(n, K)``, ``>= 0``."""
-        self._set(self._table.weights, rows, values, characters, "weights", upper=np.inf)
-
-    def set_override_weights(self, rows: Any, values: Any, characters: Any = None) -> None:
-        """Weights of overrides ``rows``: ``values`` in ``[0, 1]`` broadcast to ``(n, K)``."""
-        self._set(self._table.override_weights, rows, values, characters, "override weights", upper=1.0)
-
-    def set_time(self, rows: Any, raw: Any, characters: Any = None, *, fresh: bool = True) -> None:
-        """Put layers ``rows`` at raw time ``raw`` (broadcast to ``(n, K)``): a jump, no travel.
-
-        ``fresh``: a marker exactly at the new time fires on the next frame (after a start or a
-        jump); ``False`` only re-locks a time the layer reached by itself (a sync phase).
-        """
-        index, pick = np.arange(self.num_layers)[rows], self.select(characters)
-        values = np.broadcast_to(as_array(raw, "raw"), (np.size(index), pick.size) if np.ndim(index) else (pick.size,))
-        where = np.ix_(np.atleast_1d(index), pick)
-        self._table.raw[where] = values.reshape(np.size(index), pick.size)
-        if fresh:
-            self._table.fresh[where] = True
-
-    def on_marker(self, row: int, name: str, callback: MarkerCallback) -> None:
-        """Call ``callback(marker, time, characters, weights)`` per crossing of marker ``name`` of layer ``row``.
-
-        Fires for characters where the layer ran and has weight, once per crossing (a frame
-        spanning two loops calls it twice), during :meth:`advance_layers`.
-        """
-        self._markers.add(self._row(row), self.layer(row), name, callback)
+    def palette_buffer(self) -> MatrixBuffer:
+        """The skinning palette (:meth:`finalize` brings it up to date)."""
+        return self._composer.palette_buffer
 
     # --- the frame ------------------------------------------------------------------------------
 
@@ -353,13 +221,13 @@ class Player:
         :meth:`finalize`, after the post-blend stages.
         """
         chosen = None if characters is None else self.select(characters)
-        table, ws, threshold = self._table, self._workspace, self.rest_threshold
+        table, ws, threshold = self._table, self._composer.workspace, self.rest_threshold
         self.root_motion = self._root_motion()
         times = self.times
         blended = any(not layer.additive for layer in table.layers)
         with trusted():
             if self.backend == "numba" and blended:
-                _, frame, factors = self._buffer_frame()
+                frame, factors = self._compiled.frame(self.threads)
                 frame.sample_blend(
                     times,
                     table.weights * factors,
@@ -387,7 +255,8 @@ class Player:
         if self.morph is not None and self.morph.size:
             rows = evaluate.weighted(table, None, additive=False)
             self.morph.mix([table.layers[r].clip for r in rows], times[rows], table.weights[rows], self._morph)
-        self._stale, self._palette_stale, self._characters = None, True, chosen
+        self._composer.posed(chosen)
+        self._characters = chosen
         return self.pose_buffer
 
     def _root_motion(self) -> RootMotion:
@@ -431,10 +300,7 @@ class Player:
 
     def pose_changed(self, joint: int | str) -> None:
         """Report an edit of :attr:`pose_buffer` at ``joint`` (and below): only its subtree is recomposed."""
-        index = joint_index(self.skeleton, joint, "joint")
-        if self._stale is not None:
-            self._stale.add(index)
-        self._palette_stale = True
+        self._composer.pose_changed(joint_index(self.skeleton, joint, "joint"))
 
     def apply_corrections(self, joints: Any, corrections: Any = None) -> None:
         """Correct :attr:`pose_buffer`'s rotations in place (an IK result, or ``joints`` and ``corrections``)."""
@@ -449,18 +315,7 @@ class Player:
         After :meth:`pose` every joint is composed (once); after edits reported with
         :meth:`pose_changed` only their subtrees are. Nothing is done when it is up to date.
         """
-        if self._stale is None and self.backend == "numba" and self.num_layers:
-            self._buffer_frame()[1].finalize(characters=self._characters, backend=self._requested)
-            self._palette_stale = False
-        elif self._stale is None:
-            model_from_pose(self.skeleton, self.pose_buffer, out=self.model_buffer, workspace=self._workspace)
-        elif self._stale:
-            for joint in subtree_roots(self.skeleton.parents, self._stale):
-                model_from_pose(
-                    self.skeleton, self.pose_buffer, out=self.model_buffer, from_joint=joint, workspace=self._workspace
-                )
-        self._stale = set()
-        return self.model_buffer
+        return self._composer.update_model(self._compiled_frame(), self._requested)
 
     def finalize(self, records: np.ndarray | None = None) -> MatrixBuffer:
         """End the frame: model matrices and the skinning palette, once; returns :attr:`palette_buffer`.
@@ -469,18 +324,13 @@ class Player:
         also written there, each matrix column-major: what
         :meth:`engine.render.PaletteBuffer.upload` sends as it is (``packed=True``).
         """
-        if records is not None and self._stale is None and self.backend == "numba" and self.num_layers:
-            self._buffer_frame()[1].finalize(records=records, characters=self._characters, backend=self._requested)
-            self._stale, self._palette_stale = set(), True  # the palette went to records only
-            return self.palette_buffer
-        self.update_model()
-        if self._palette_stale:
-            skinning_palette(self.skeleton, self.model_buffer, out=self.palette_buffer, workspace=self._workspace)
-            self._palette_stale = False
-        if records is not None:
-            _check_records(records, self.pose_buffer.shape)
-            np.copyto(records, self.palette_buffer.entries.transpose(3, 2, 1, 0), casting="same_kind")
-        return self.palette_buffer
+        return self._composer.finalize(self._compiled_frame(), self._requested, records)
+
+    def _compiled_frame(self) -> BufferFrame | None:
+        """The kernels' frame when this player composes on them (the numba backend with layers), else ``None``."""
+        if self.backend != "numba" or not self.num_layers:
+            return None
+        return self._compiled.frame(self.threads)[0]
 
     # --- results ----------------------------------------------------------------------------------
 
@@ -505,7 +355,7 @@ class Player:
     @property
     def morph_weights(self) -> FloatArray:
         """``(C, W)`` the morph weights of the last :meth:`pose` in :attr:`morph`'s layout (read-only view)."""
-        return _view(self._morph)
+        return read_only(self._morph)
 
     # --- transitions -----------------------------------------------------------------------------
 
@@ -597,126 +447,9 @@ class Player:
         target = self.capture(chosen, stage=False, leaving=True)
         self.start_transition(chosen, kind, duration, source, target, half_life=half_life)
 
-    def output_velocity(self, characters: Any = None) -> Any:
+    def output_velocity(self, characters: Any = None) -> PoseVelocity:
         """Velocity ``(K, J)`` of the output now (the layers at their last frame's rates, weights held)."""
         return self.capture(self.select(characters)).velocity
-
-    # --- helpers ----------------------------------------------------------------------------------
-
-    def select(self, characters: Any) -> IntArray:
-        """Character indices from an index, slice, index array, boolean mask or ``None`` (all)."""
-        everyone = np.arange(self.num_characters)
-        if characters is None:
-            return everyone
-        try:
-            return np.atleast_1d(everyone[characters])
-        except (IndexError, TypeError) as exc:
-            raise InvalidInputError(
-                f"characters must index {self.num_characters} characters (int, slice, indices or mask), "
-                f"got {characters!r}: {exc}"
-            ) from None
-
-    def _row(self, row: int) -> int:
-        if isinstance(row, bool) or not isinstance(row, int | np.integer) or not 0 <= row < self.num_layers:
-            raise InvalidInputError(f"layer must be an index below {self.num_layers}, got {row!r}")
-        return int(row)
-
-    def _set(self, table: FloatArray, rows: Any, values: Any, characters: Any, name: str, *, upper: float) -> None:
-        index = np.atleast_1d(np.arange(table.shape[0])[rows])
-        pick = self.select(characters)
-        array = as_array(values, name)
-        if np.any(array < 0.0) or np.any(array > upper):
-            limits = "non-negative" if upper == np.inf else f"in [0, {upper:g}]"
-            raise InvalidInputError(f"{name} must be {limits}, got {float(array.min())}..{float(array.max())}")
-        table[np.ix_(index, pick)] = np.broadcast_to(array, (index.size, pick.size))
-
-    def _animated(self) -> dict[str, IntArray]:
-        """Per path, the joints some layer's clip animates."""
-        found: dict[str, set[int]] = {"translation": set(), "rotation": set(), "scale": set()}
-        for layer in self._table.layers:
-            for channel in layer.source.channels:
-                if channel.path in found:
-                    found[channel.path].add(channel.target)
-        return {path: np.array(sorted(joints), dtype=np.intp) for path, joints in found.items()}
-
-    def _buffer_frame(self) -> tuple[int, BufferFrame, FloatArray]:
-        """The compiled kernels' state over the buffers: one layer per row, additive rows at weight 0."""
-        table = self._table
-        version = table.version
-        if self._frame is None or self._frame[0] != version:
-            blended = [r for r, layer in enumerate(table.layers) if not layer.additive]
-            clips: list[Any] = []
-            slot: dict[int, int] = {}
-            for r in blended:
-                compiled = table.layers[r].compiled
-                if id(compiled) not in slot:
-                    slot[id(compiled)] = len(clips)
-                    clips.append(compiled)
-            state = FrameState(
-                ClipBank(self.skeleton, clips),
-                table.count,
-                self.num_characters,
-                overrides=table.override_spans.shape[0],
-                threads=self.threads,
-            )
-            for r in blended:
-                state.play(r, slot[id(table.layers[r].compiled)])
-            for r, layer in enumerate(table.layers):
-                state.set_mask(r, layer.mask)
-            for g, (start, stop) in enumerate(table.override_spans.tolist()):
-                state.set_override(g, range(start, stop), table.override_masks[g])
-            factors = np.array([[0.0] if layer.additive else [1.0] for layer in table.layers])
-            frame = BufferFrame(state, self.pose_buffer, self.model_buffer, self.palette_buffer)
-            self._frame = (version, frame, factors)
-        return self._frame
-
-
-def joint_index(skeleton: Skeleton, joint: str | int, name: str) -> int:
-    """The index of ``joint`` (a name or an index) in ``skeleton``; errors name the argument ``name``."""
-    if isinstance(joint, str):
-        try:
-            return skeleton.index(joint)
-        except SkeletonMismatchError as error:
-            raise SkeletonMismatchError(f"{name}: {error}") from None
-    if isinstance(joint, bool) or not 0 <= int(joint) < skeleton.num_joints:
-        raise SkeletonMismatchError(f"{name}: joint index {joint} is out of range for {skeleton.num_joints} joints")
-    return int(joint)
-
-
-def subtree_roots(parents: IntArray, joints: set[int]) -> list[int]:
-    """The joints of ``joints`` with no ancestor in the set, ascending (their subtrees cover the rest)."""
-    roots = []
-    for joint in sorted(joints):  # a handful of edited joints
-        ancestor = int(parents[joint])
-        while ancestor >= 0 and ancestor not in joints:
-            ancestor = int(parents[ancestor])
-        if ancestor < 0:
-            roots.append(joint)
-    return roots
-
-
-def _default_backend(count: int) -> str:
-    """The backend for ``backend=None``: ``OSSA_BACKEND``'s, else numba from :data:`FUSED_MIN_CHARACTERS` up."""
-    name = active_backend()
-    if name == "numba" and not forced() and count < FUSED_MIN_CHARACTERS:
-        return "numpy"
-    return name
-
-
-def _check_records(records: Any, shape: tuple[int, ...]) -> None:
-    expected = (*shape, 4, 4)
-    if (
-        not isinstance(records, np.ndarray)
-        or records.shape != expected
-        or records.dtype not in (np.float32, np.float64)
-    ):
-        raise InvalidInputError(f"records must be a float32 or float64 array shaped {expected}, got {records!r}")
-
-
-def _view(array: np.ndarray) -> np.ndarray:
-    view = array.view()
-    view.flags.writeable = False
-    return view
 
 
 def _frozen(array: FloatArray) -> FloatArray:

@@ -25,7 +25,7 @@ from game.model import load_model
 STEP = 1.0 / 60.0
 # the modules, not the functions engine.anim.local_to_model / skinning that shadow their names on the package
 local_to_model_module = importlib.import_module("engine.anim.local_to_model")
-player_module = importlib.import_module("engine.player.player")
+compose_module = importlib.import_module("engine.player.compose")
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def test_one_composition_and_one_palette_per_step(model, monkeypatch: pytest.Mon
     plans: list[object] = []
     palettes: list[int] = []
     compose = local_to_model_module._compose
-    palette = player_module.skinning_palette
+    palette = compose_module.skinning_palette
 
     def counting(m, plan, affine, workspace):
         plans.append(plan)
@@ -54,7 +54,7 @@ def test_one_composition_and_one_palette_per_step(model, monkeypatch: pytest.Mon
         raise AssertionError("Scene.frame: the per-skin palettes computed a second time")
 
     monkeypatch.setattr(local_to_model_module, "_compose", counting)
-    monkeypatch.setattr(player_module, "skinning_palette", counted_palette)
+    monkeypatch.setattr(compose_module, "skinning_palette", counted_palette)
     monkeypatch.setattr(Scene, "frame", no_scene_frame)
     look = np.array([3.0, 1.5, 0.0])
     for step in range(90):
