@@ -102,9 +102,12 @@ class CompiledLayers:
                     clips.append(compiled)
             count = table.raw.shape[1]
             state = FrameState(
-                ClipBank(self.skeleton, clips), table.count, count, overrides=table.override_spans.shape[0],
+                ClipBank(self.skeleton, clips),
+                table.count,
+                count,
+                overrides=table.override_spans.shape[0],
                 threads=threads,
-            )  # fmt: skip
+            )
             for r in blended:
                 state.play(r, slot[id(table.layers[r].compiled)])
             for r, layer in enumerate(table.layers):
