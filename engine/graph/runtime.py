@@ -152,9 +152,9 @@ class GraphRuntime:
         )
         self._weights = Weights(len(graph.leaves), len(graph.covers), count)
         self._capture_weights = Weights(len(graph.leaves), len(graph.covers), count)
-        player.begin_frame(0.0)  # the start states' pose, no transition chosen yet
+        player.begin_frame(0.0)  # the start states' pose, no transition chosen yet, no marker counted yet
         with trusted():
-            self._write_layers()
+            self._write_layers(advance=False)
         player.pose()
 
     def __repr__(self) -> str:
@@ -187,8 +187,11 @@ class GraphRuntime:
             self.root.step(step, np.ones(self.num_characters, dtype=bool))
             self._write_layers()
 
-    def _write_layers(self) -> None:
-        """Weights, overrides and exact times of every leaf's layer for this frame (module docstring)."""
+    def _write_layers(self, *, advance: bool = True) -> None:
+        """Weights, overrides and exact times of every leaf's layer for this frame (module docstring).
+
+        Without ``advance`` the layers only jump to their states' times (no travel, no markers).
+        """
         out = self._weights
         out.clear()
         everyone = np.arange(self.num_characters)
@@ -222,7 +225,8 @@ class GraphRuntime:
             del name
         for k, rows, entry in jumps:
             player.set_time(int(self.layers[k]), entry, rows)
-        player.advance_layers(self.layers, end, running)
+        if advance:
+            player.advance_layers(self.layers, end, running)
         played = np.flatnonzero(running.any(axis=1))
         for k in played.tolist():
             rows = np.flatnonzero(running[k])

@@ -602,17 +602,3 @@ def test_offset_starts_the_target_part_way(character):
     machine.update(0.12)  # jump lasts 1.2 s: from 0.9 s, 0.12 s on
     assert machine.state_names() == ["b"]
     assert machine.root.phase[0] == pytest.approx(0.75 + 0.12 / 1.2)
-
-
-def test_component_rotation_kernel_matches_the_quaternion_functions():
-    from engine.math import quat_from_rotvec, quat_multiply  # noqa: PLC0415
-    from engine.player.transitions import turn_components as _turn  # noqa: PLC0415
-
-    rng = np.random.default_rng(4)
-    rotvecs = rng.normal(size=(5, 7, 3)) * np.array([1e-9, 1e-5, 0.3, 1.0, 3.0])[:, None, None]
-    q = rng.normal(size=(5, 7, 4))
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    expected = quat_multiply(quat_from_rotvec(rotvecs), q)
-    got = np.moveaxis(q, -1, 0).copy()
-    _turn(got, np.moveaxis(rotvecs, -1, 0))
-    np.testing.assert_allclose(np.moveaxis(got, 0, -1), expected, atol=1e-15)
