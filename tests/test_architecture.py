@@ -58,3 +58,21 @@ def test_runtime_never_imports_io_or_render(path: Path) -> None:
     assert not {n for n in imported_modules(path) if n.startswith(("engine.io", "engine.render", "engine.camera"))}, (
         path
     )
+
+
+def engine_imports(path: Path) -> set[str]:
+    return {n for n in imported_modules(path) if n == "engine" or n.startswith("engine.")}
+
+
+@pytest.mark.parametrize("path", list((ROOT / "engine" / "graph").rglob("*.py")), ids=lambda p: p.name)
+def test_the_graph_imports_only_anim_the_player_math_and_errors(path: Path) -> None:
+    """A controller: it decides times and weights; posing is the player's (the command's logic is engine/cli's)."""
+    allowed = ("engine.anim", "engine.animator", "engine.player", "engine.math", "engine.errors", "engine.graph")
+    assert all(name.startswith(allowed) for name in engine_imports(path)), engine_imports(path)
+
+
+@pytest.mark.parametrize("path", list((ROOT / "engine" / "player").rglob("*.py")), ids=lambda p: p.name)
+def test_the_player_sits_on_anim_and_the_backend_only(path: Path) -> None:
+    """The one evaluator knows no controller (animator, graph) and no renderer."""
+    allowed = ("engine.anim", "engine.backend", "engine.player", "engine.math", "engine.errors")
+    assert all(name.startswith(allowed) for name in engine_imports(path)), engine_imports(path)

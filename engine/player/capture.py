@@ -5,10 +5,11 @@ and :meth:`engine.player.Player.output_velocity` reports it: :func:`capture` eva
 for ``K`` characters at their clip ``times`` with their ``rates`` (clip seconds per second) and
 weights (and the weights' rates, e.g. a crossfade's ramp):
 
-- each weighted blended layer sampled with its velocity (:class:`~engine.anim.velocity.VelocityTable`
-  for STEP/LINEAR clips, :func:`~engine.anim.velocity.sample_with_velocity` for cubic ones) times
-  its rate; with a root-motion joint its root made in place, the root's planar velocity turned
-  into the clip's own heading kept aside;
+- each weighted blended layer sampled with its velocity
+  (:class:`~engine.anim.clip_velocity.VelocityTable` for STEP/LINEAR clips,
+  :func:`~engine.anim.clip_velocity.sample_with_velocity` for cubic ones) times its rate; with
+  a root-motion joint its root made in place, the root's planar velocity turned into the clip's
+  own heading kept aside;
 - the blend and its derivative (:func:`~engine.anim.velocity.blend_velocity`) with the per-joint
   weights the blend uses, the rest pose as one more layer where the weights sum below the
   threshold;
@@ -23,20 +24,14 @@ import numpy as np
 
 from engine.anim.additive import apply_additive
 from engine.anim.blending import blend_joint_weights
+from engine.anim.clip_velocity import VelocityTable, sample_with_velocity, velocity_table
 from engine.anim.events import Loop
 from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import remove_planar, yaw_from_quat
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
-from engine.anim.velocity import (
-    PoseVelocity,
-    VelocityTable,
-    additive_velocity,
-    blend_velocity,
-    sample_with_velocity,
-    velocity_table,
-)
+from engine.anim.velocity import PoseVelocity, additive_velocity, blend_velocity
 from engine.math._checks import BoolArray, FloatArray, trusted
 from engine.math.quat import quat_conjugate, quat_multiply, quat_rotate
 from engine.player.layers import Layer, LayerTable
