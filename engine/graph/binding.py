@@ -310,8 +310,9 @@ class _Binder:
         clip = self.clip(motion)
         self.played[motion.clip] = None
         leaf = Leaf(
-            len(self.leaves), clip, motion.speed, motion.loop, motion.sync, additive, reference, mask, machine, state
-        )
+            len(self.leaves), clip, motion.speed, motion.loop, motion.sync, additive, reference, mask, machine, state,
+            float(clip.duration),
+        )  # fmt: skip
         self.leaves.append(leaf)
         return leaf
 

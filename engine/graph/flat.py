@@ -42,7 +42,7 @@ class Leaf:
     """One clip of a state's tree, played by one player layer (``index``: its place among the graph's leaves).
 
     ``mask`` is the product of the masks on its path (``None``: every joint 1); ``additive``
-    leaves are added as deltas against ``reference``.
+    leaves are added as deltas against ``reference``; ``duration`` is the clip's, seconds.
     """
 
     index: int
@@ -55,11 +55,7 @@ class Leaf:
     mask: FloatArray | None
     machine: str
     state: int
-
-    @property
-    def duration(self) -> float:
-        """The clip's duration, seconds."""
-        return float(self.clip.duration)
+    duration: float
 
     def cycle_rate(self, state_speed: float) -> float:
         """Phase per second this clip alone would advance its state by."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -45,8 +45,12 @@ from engine.player.transitions import SPRING_SETTLE, Capture
 class Hooks(Protocol):
     """What a machine asks of its runtime when a transition starts (:class:`~engine.graph.runtime.GraphRuntime`)."""
 
-    def capture_output(self, rows: IntArray, delay: FloatArray, *, before: bool) -> Capture:
-        """The output of ``rows`` at ``delay`` seconds into the frame (``before`` the switch, or the new layers)."""
+    def layer_state(self, rows: IntArray, delay: FloatArray) -> object:
+        """The layers' times and weights of ``rows`` at ``delay`` seconds into the frame (before a switch)."""
+        ...
+
+    def capture_switch(self, rows: IntArray, delay: FloatArray, before: Any) -> tuple[Capture, Capture]:
+        """The output of ``rows`` before the switch (from ``before``) and of the new layers now, in one capture."""
         ...
 
     def start_stage(
@@ -388,7 +392,7 @@ class Machine:
         staged = ~instant & (np.isin(kinds, list(STAGE_KINDS)) | ((kinds <= SYNCED) & ~live))
         stage = np.where(kinds <= SYNCED, FROZEN, kinds)  # a crossfade that is not live: from a frozen snapshot
         delay = self._spent[rows]
-        source = self.hooks.capture_output(rows[staged], delay[staged], before=True) if staged.any() else None
+        before = self.hooks.layer_state(rows[staged], delay[staged]) if staged.any() else None
         for index in np.unique(chosen):  # loop over the transitions taken
             picked = np.flatnonzero(chosen == index)
             members = rows[picked]
@@ -423,9 +427,9 @@ class Machine:
             self.locked[members] = not table.interruptible[index]
             self.source[members] = np.where(keep, old_state, -1)
             self.source_phase[members], self.source_elapsed[members] = old_phase, old_elapsed
-        if source is None:
+        if before is None:
             return
-        target_capture = self.hooks.capture_output(rows[staged], delay[staged], before=False)
+        source, target_capture = self.hooks.capture_switch(rows[staged], delay[staged], before)
         members = rows[staged]
         for code in np.unique(stage[staged]):  # loop over the stage kinds started
             picked = np.flatnonzero(stage[staged] == code)

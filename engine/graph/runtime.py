@@ -41,6 +41,27 @@ from engine.player.transitions import Capture
 
 
 @dataclass(frozen=True)
+class LayerState:
+    """Every player layer's state for ``K`` characters at one instant: what a capture reads.
+
+    ``times``, ``rates``, ``weights``, ``weight_rates``, ``leaving`` ``(L, K)``, ``covers``
+    ``(G, K)``, and ``at`` ``(K,)``: the player clock of that instant.
+    """
+
+    times: FloatArray
+    rates: FloatArray
+    weights: FloatArray
+    weight_rates: FloatArray
+    covers: FloatArray
+    leaving: BoolArray
+    at: FloatArray
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The fields, in order."""
+        return (self.times, self.rates, self.weights, self.weight_rates, self.covers, self.leaving, self.at)
+
+
+@dataclass(frozen=True)
 class GraphMarkerEvent:
     """One crossing of a clip marker in a graph state by some characters.
 
@@ -259,8 +280,12 @@ class GraphRuntime:
 
     # --- captures for the player's transition stage --------------------------------------------
 
-    def capture_output(self, rows: IntArray, delay: FloatArray, *, before: bool) -> Capture:
-        """The output of ``rows`` at ``delay`` seconds into the frame, from the machines' clocks now."""
+    def layer_state(self, rows: IntArray, delay: FloatArray) -> LayerState:
+        """Every player layer's times, rates, weights and their rates of ``rows`` at the machines' clocks now.
+
+        ``delay``: seconds into the frame (the clock the transition stage is read at). The graph's
+        layers come from its machines; other controllers' layers as they are in the player.
+        """
         player = self.player
         times, rates = player.times[:, rows], player.rates[:, rows]
         weights, weight_rates = player.weights[:, rows].copy(), np.zeros((player.num_layers, rows.size))
@@ -276,9 +301,41 @@ class GraphRuntime:
         covers = player.override_weights[:, rows].copy()
         if self.covers.size:
             covers[self.covers] = out.covers[:, rows]
-        at = player.frame_start[rows] + delay
-        return player.capture(
-            rows, times, rates, weights, weight_rates, covers=covers, at=at, stage=before, leaving=leaving
+        return LayerState(times, rates, weights, weight_rates, covers, leaving, player.frame_start[rows] + delay)
+
+    def capture_switch(self, rows: IntArray, delay: FloatArray, before: LayerState) -> tuple[Capture, Capture]:
+        """The output before a switch (``before``, with the transition stage) and the new layers' now: one capture."""
+        after = self.layer_state(rows, delay)
+        both = LayerState(
+            *(np.concatenate((a, b), axis=-1) for a, b in zip(before.arrays(), after.arrays(), strict=True))
+        )
+        pair = self.player.capture(
+            np.concatenate((rows, rows)),
+            both.times,
+            both.rates,
+            both.weights,
+            both.weight_rates,
+            covers=both.covers,
+            stage=False,
+            leaving=both.leaving,
+        )
+        count = rows.size
+        source, target = pair.take(np.arange(count)), pair.take(np.arange(count, 2 * count))
+        self.player.transitions.apply_captured(source, rows, before.at)
+        return source, target
+
+    def capture_output(self, rows: IntArray, delay: FloatArray) -> Capture:
+        """The output of ``rows`` at ``delay`` seconds into the frame (the transition stage included)."""
+        state = self.layer_state(rows, delay)
+        return self.player.capture(
+            rows,
+            state.times,
+            state.rates,
+            state.weights,
+            state.weight_rates,
+            covers=state.covers,
+            at=state.at,
+            leaving=state.leaving,
         )
 
     def _leaf_times(self, rows: IntArray) -> tuple[FloatArray, FloatArray, BoolArray]:
@@ -368,7 +425,7 @@ class GraphRuntime:
         """Velocity ``(K, J)`` of the output now for the selected characters (exact: clips, blends, transitions)."""
         rows = self.parameters.select(characters)
         with trusted():
-            return self.capture_output(rows, self.player.frame_step[rows], before=True).velocity
+            return self.capture_output(rows, self.player.frame_step[rows]).velocity
 
     def state_names(self, machine: str = "root") -> list[str]:
         """The current state of every character in ``machine``, by name."""

@@ -141,32 +141,42 @@ def capture(
     rows = np.array([r for r, layer in enumerate(table.layers) if not layer.additive and weights[r].any()], np.intp)
     per_joint = table.joint_weights(rows, weights[rows], covers)  # (n, J, K)
     per_rate = table.joint_weights(rows, weight_rates[rows], covers)
-    poses, speeds = [], []
+    # compacted: slot k of a character holds its k-th weighted layer (a character blends a few of the n)
+    present = weights[rows] > 0.0
+    rank = np.cumsum(present, axis=0) - 1
+    slots = int(present.sum(axis=0).max(initial=0)) + 1  # the last slot: the rest pose
+    stack = [np.zeros((slots, count, joints, width)) for width in (3, 4, 3)]
+    stack[1][..., 3], stack[2][...] = rest.rotations[..., 3], rest.scales
+    stack[0][...], stack[1][...] = rest.translations, rest.rotations
+    speed = [np.zeros((slots, count, joints, 3)) for _ in range(3)]
+    w, w_rate = np.zeros((slots, count, joints)), np.zeros((slots, count, joints))
     planar, root_weight = np.zeros((count, 3)), np.zeros(count)
-    for k, row in enumerate(rows.tolist()):  # loop over weighted blended layers
-        pose, velocity = _sampled(table.layers[row], row, skeleton, rest, times[row], leaving[row], tables)
-        velocity = _scaled(velocity, rates[row])
+    for k, row in enumerate(rows.tolist()):  # loop over weighted blended layers, each for its characters
+        who = np.flatnonzero(present[k])
+        pose, velocity = _sampled(table.layers[row], row, skeleton, rest, times[row, who], leaving[row, who], tables)
+        velocity = _scaled(velocity, rates[row, who])
         if root is not None:
-            planar += per_joint[k, root][:, None] * _root_apart(pose, velocity, root)
-            root_weight += per_joint[k, root]
-        poses.append(pose)
-        speeds.append(velocity)
-    # the rest pose as one more layer where the weights sum below the threshold (its weight falls as theirs rise)
-    total = per_joint.sum(axis=0)
+            planar[who] += per_joint[k, root, who][:, None] * _root_apart(pose, velocity, root)
+            root_weight[who] += per_joint[k, root, who]
+        slot = rank[k, who]
+        for array, values in zip(
+            (*stack, *speed), (*pose.arrays(), velocity.linear, velocity.angular, velocity.scaling), strict=True
+        ):
+            array[slot, who] = values
+        w[slot, who], w_rate[slot, who] = per_joint[k][:, who].T, per_rate[k][:, who].T
+    # the rest pose where the weights sum below the threshold (its weight falls as theirs rise)
+    total = w.sum(axis=0)
     below = total < threshold
-    weight_all = np.concatenate((per_joint, np.where(below, threshold - total, 0.0)[None]))
-    rate_all = np.concatenate((per_rate, np.where(below, -per_rate.sum(axis=0), 0.0)[None]))
-    stacked = PoseBuffer.empty(count, joints, layers=rows.size + 1)
-    for k, layer_pose in enumerate([*poses, rest]):
-        stacked.layer(k).assign(layer_pose)
-    blended = blend_joint_weights(rest, stacked, weight_all, threshold=threshold, out=PoseBuffer.empty(count, joints))
-    pose = blended.to_pose()
-    velocity = blend_velocity(
-        stacked.to_pose(),
-        [*speeds, PoseVelocity.zeros((count, joints))],
-        np.moveaxis(weight_all, 1, 2),
-        weight_rates=np.moveaxis(rate_all, 1, 2),
-    )
+    w[-1], w_rate[-1] = np.where(below, threshold - total, 0.0), np.where(below, -w_rate.sum(axis=0), 0.0)
+    with trusted():
+        layers = Pose(*stack)
+        t, r, sc = (array.transpose(0, 3, 2, 1) for array in stack)
+        buffer = PoseBuffer(t, r, sc, (count,))
+        blended = blend_joint_weights(
+            rest, buffer, w.transpose(0, 2, 1), threshold=threshold, out=PoseBuffer.empty(count, joints)
+        )
+        pose = blended.to_pose()
+        velocity = blend_velocity(layers, PoseVelocity(*speed), w, weight_rates=w_rate)
     for row in [r for r, layer in enumerate(table.layers) if layer.additive and weights[r].any()]:  # in order
         pose, velocity = _added(
             skeleton, table, row, times[row], rates[row], weights[row], covers, pose, velocity, leaving[row], tables

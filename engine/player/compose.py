@@ -127,6 +127,10 @@ class CompiledLayers:
 class Composer:
     """A player's model matrices and palette of its pose buffer, composed once (module docstring).
 
+    With ``character_major`` the buffers keep each character's numbers together in memory (the
+    order the compiled kernels write, one character at a time: contiguous), seen through the same
+    batch-innermost buffer types; else batch-innermost (the order the numpy jobs read fastest).
+
     Attributes
     ----------
     pose_buffer, model_buffer, palette_buffer
@@ -134,12 +138,23 @@ class Composer:
         palette (:class:`~engine.anim.layout.MatrixBuffer`) of ``C`` characters.
     """
 
-    def __init__(self, skeleton: Skeleton, count: int) -> None:
+    def __init__(self, skeleton: Skeleton, count: int, *, character_major: bool = False) -> None:
         joints = skeleton.num_joints
         self.skeleton = skeleton
-        self.pose_buffer = PoseBuffer.empty(count, joints).assign(skeleton.rest_pose)
-        self.model_buffer = model_from_pose(skeleton, self.pose_buffer, out=MatrixBuffer.empty(count, joints))
-        self.palette_buffer = skinning_palette(skeleton, self.model_buffer, out=MatrixBuffer.empty(count, joints))
+        if character_major:  # the kernels' order in memory, seen through the batch-innermost buffer types
+            t, r, s = (np.empty((count, joints, width)).transpose(2, 1, 0) for width in (3, 4, 3))
+            pose = PoseBuffer(t, r, s, (count,))
+            model = MatrixBuffer(np.empty((count, joints, 4, 4)).transpose(2, 3, 1, 0), (count,))
+            palette = MatrixBuffer(np.empty((count, joints, 4, 4)).transpose(3, 2, 1, 0), (count,))  # column-major
+        else:
+            pose, model, palette = (
+                PoseBuffer.empty(count, joints),
+                MatrixBuffer.empty(count, joints),
+                MatrixBuffer.empty(count, joints),
+            )
+        self.pose_buffer = pose.assign(skeleton.rest_pose)
+        self.model_buffer = model_from_pose(skeleton, self.pose_buffer, out=model)
+        self.palette_buffer = skinning_palette(skeleton, self.model_buffer, out=palette)
         self.workspace = Workspace()
         self._stale: set[int] | None = set()  # joints whose subtrees need model matrices; None: all
         self._palette_stale = False

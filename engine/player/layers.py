@@ -54,6 +54,8 @@ class Layer:
         The root-motion track of a blended layer when the player has a root-motion joint.
     marker_names, marker_times
         One entry per marker time of ``source`` (``(M,)`` each).
+    duration
+        The clip's duration, seconds.
     """
 
     source: Clip
@@ -66,11 +68,7 @@ class Layer:
     root: RootTrack | None
     marker_names: tuple[str, ...]
     marker_times: FloatArray
-
-    @property
-    def duration(self) -> float:
-        """The clip's duration, seconds."""
-        return float(self.clip.duration)
+    duration: float
 
     @classmethod
     def make(
@@ -111,6 +109,7 @@ class Layer:
             track,
             tuple(name for name, times in markers.items() for _ in times),
             np.array([t for times in markers.values() for t in times], dtype=np.float64),
+            float(played.duration),
         )
         return layer.with_mask(check_mask(mask, joints))
 

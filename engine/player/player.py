@@ -104,7 +104,7 @@ class Player(LayerControls):
         self._root_sum = RootSum(count)
         self.transitions = TransitionStage(count, joints)
         self._velocity_tables = VelocityTables()
-        self._composer = Composer(skeleton, count)
+        self._composer = Composer(skeleton, count, character_major=self.backend == "numba")
         self._compiled = CompiledLayers(skeleton, self._table, self._composer.buffers)
         self._morph = np.tile(morph.defaults, (count, 1)) if morph is not None else np.zeros((count, 0))
         self.root_motion = RootMotion.still(count)
