@@ -40,6 +40,7 @@ from engine.anim.events import Loop
 from engine.anim.humanoid import Humanoid, find_humanoid
 from engine.anim.ik import aim_ik, two_bone_ik
 from engine.anim.local_to_model import model_from_pose
+from engine.anim.scene import SceneFrame
 from engine.anim.skeleton import Skeleton
 from engine.animator import Animator
 from engine.camera import smooth_rotation, smoothing_alpha
@@ -240,6 +241,27 @@ class Player:
     def morph_weights(self) -> FloatArray:
         """``(1, W)`` the morph weights of the last step, in the renderer's layout (read-only)."""
         return self.posing.morph_weights
+
+    @property
+    def frame(self) -> SceneFrame:
+        """The scene frame of the last step (batch ``(1,)``), made on access for tools and tests.
+
+        The demo draws :attr:`palette_records` and :attr:`morph_weights` instead: they are the same
+        palettes, computed once in the step (this makes the per-skin palettes again).
+        """
+        nodes = self.records.nodes
+        morph = self.posing.morph
+        weights = self.posing.morph_weights
+        per_instance = []
+        slot = 0
+        for instance in self.model.scene.instances:
+            if instance.num_targets and morph is not None:
+                start, stop = morph.offsets[slot], morph.offsets[slot + 1]
+                per_instance.append(weights[:, start:stop])
+                slot += 1
+            else:
+                per_instance.append(np.zeros((1, 0)))
+        return self.model.scene.frame(self.model_matrices[None, :nodes], per_instance)
 
     def world(self) -> FloatArray:
         """``(4, 4)`` scene world space → world: the placement lowered by :attr:`ground`, times the model's frame."""
