@@ -278,7 +278,8 @@ class PoseBuffer:
         arrays = []
         for array in self.arrays():
             moved = np.moveaxis(array, (-3, -1), (-1, -3))  # (*layers, B, J, width)
-            arrays.append(np.ascontiguousarray(moved).reshape(*self.shape, array.shape[-3]))
+            copied = np.array(moved, order="C")  # a copy even where the moved axes are C-ordered already
+            arrays.append(copied.reshape(*self.shape, array.shape[-3]))
         with trusted():  # finite where they came from
             return Pose(*arrays)
 

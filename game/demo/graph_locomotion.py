@@ -12,8 +12,8 @@ the character's :class:`~engine.player.Player`.
   joint: each clip plays in place and the player's root motion — each clip's exact keyed travel,
   weighted like the pose — moves the character, so its feet do not slide at any blend.
 - **A graph made for the model** (:func:`fallback_document`) when it lacks the shipped graph's
-  clips (CesiumMan, the Fox, …): idle, a 1-D blend space over the speed of its idle, walk and
-  run clips at their measured ground speeds (:func:`game.model.analyze_gait`), and its jump.
+  clips (CesiumMan, the Fox, …): one state, a 1-D blend space over the speed of its idle, walk
+  and run clips at their measured ground speeds (:func:`game.model.analyze_gait`), and its jump.
   In-place gaits move the character by each clip's ground speed times the clip time it played.
 
 Examples
@@ -47,8 +47,8 @@ from game.model import Model
 
 GRAPH = Path(__file__).with_name("locomotion.toml")
 """The demo's locomotion graph."""
-REST = "#rest"
-"""The made-up clip of a model without an idle clip: the rest pose."""
+RUN_TIME_SCALE = 1.8
+"""How much faster the walk of a model without a run clip plays at its run."""
 GLIDE_SPEEDS = (1.2, 3.0)
 """Walk and run speeds, m/s, of a model whose clips do not walk (it glides)."""
 
@@ -62,7 +62,7 @@ class GraphLocomotion:
         The graph running on one character (on the character's player).
     stands_in
         Clips the graph plays that the model does not have, by the model's clip each stands for
-        (the strafe gaits: ``walk_left`` → ``walk``; the rest pose: ``None``).
+        (the strafe gaits: ``walk_left`` → ``walk``).
     gaits
         Ground speed and heading-frame direction of each in-place gait clip, by clip name: what
         those clips carry the character by (root-motion clips carry it by the player's travel).
@@ -73,7 +73,7 @@ class GraphLocomotion:
     def __init__(
         self,
         runtime: GraphRuntime,
-        stands_in: dict[str, str | None],
+        stands_in: dict[str, str],
         gaits: dict[str, float],
         notes: list[str],
     ) -> None:
@@ -91,7 +91,7 @@ class GraphLocomotion:
 
     @property
     def state(self) -> str:
-        """The current state: ``idle``, ``locomotion``, ``jump`` (or ``land`` in the shipped graph)."""
+        """The current state: ``locomotion`` or ``jump`` (and ``idle``, ``land`` in the shipped graph)."""
         return self.runtime.state_names()[0]
 
     @property
@@ -122,7 +122,7 @@ class GraphLocomotion:
         weights: dict[str, float] = {}
         player = self.runtime.player
         for name, layer in zip(self._clip_of, self.runtime.layers.tolist(), strict=True):
-            if name is not None and not player.layer(layer).additive:
+            if not player.layer(layer).additive:
                 weights[name] = weights.get(name, 0.0) + float(player.weights[layer, 0])
         return weights
 
@@ -195,49 +195,65 @@ def _strafe_clips(model: Model) -> dict[str, Clip]:
     }
 
 
+def _gait_points(name: str, speed: float, *, stops: bool, faster: bool) -> list[dict[str, Any]]:
+    """Blend-space points of gait ``name`` at ``speed`` m/s, and at 0 and faster on request.
+
+    With ``stops`` it slows to a stop at 0 too; with ``faster`` it plays :data:`RUN_TIME_SCALE`
+    times faster at as many times its speed.
+    Points of one clip at several clip speeds play it time-scaled: they share its phase, which
+    advances at their weighted mean rate (:func:`engine.player.synced_rate`), and pose it alike.
+    """
+    points = [{"at": 0.0, "clip": name, "speed": 0.0}] if stops else []
+    points.append({"at": speed, "clip": name})
+    if faster:
+        points.append({"at": RUN_TIME_SCALE * speed, "clip": name, "speed": RUN_TIME_SCALE})
+    return points
+
+
 def fallback_document(model: Model) -> tuple[dict[str, Any], dict[str, float], list[str]]:
     """A graph for a model without the shipped graph's clips: the document, the gaits' speeds, notes.
 
-    The speeds hold each in-place gait clip's ground speed by name and ``#walk``/``#run``: the
-    speeds the blend space places the walk and run at.
+    One ``locomotion`` state blends over the speed: the idle at 0, the walk and the run at their
+    measured ground speeds, walk and run synced. A missing idle: the walk slows to a stop; a
+    missing run: the walk plays faster; no walk: the first clip, time-scaled to the speed when it
+    is a gait, else played as is while the character glides. The jump, when the model has one,
+    plays from any state and lands back at its exit time. The speeds hold each in-place gait
+    clip's ground speed by name and ``#walk``/``#run``: the speeds the walk and run are asked at.
     """
-    roles, gaits, clips = model.roles, model.gaits, list(model.clips)
+    roles, gaits = model.roles, model.gaits
     notes: list[str] = []
-    moving = lambda name: name is not None and gaits[name].moves  # noqa: E731
-    walk = roles.walk if moving(roles.walk) else (clips[0] if moving(clips[0]) else None)  # a gait by any name
-    run = roles.run if moving(roles.run) and walk and gaits[roles.run].speed > 1.1 * gaits[walk].speed else None
-    idle = roles.idle or REST
-    if not roles.idle:
-        notes.append("no idle clip: it stands in the rest pose")
+    walk = roles.walk if roles.walk is not None and gaits[roles.walk].moves else None
+    locomotion: dict[str, Any]
     speeds: dict[str, float] = {}
     if walk is not None:
-        points = [{"at": 0.0, "clip": idle, "sync": False}, {"at": gaits[walk].speed, "clip": walk}]
+        faster = roles.run is not None and gaits[roles.run].moves and gaits[roles.run].speed > 1.1 * gaits[walk].speed
+        run = roles.run if faster else None
+        idle = [{"at": 0.0, "clip": roles.idle, "sync": False}] if roles.idle else []
+        if not roles.idle:
+            notes.append("no idle clip: the walk slows to a stop")
+        points = idle + _gait_points(walk, gaits[walk].speed, stops=not roles.idle, faster=run is None)
         if run is not None:
             points.append({"at": gaits[run].speed, "clip": run})
         else:
-            notes.append(f"no run clip: '{walk}' is the fastest gait")
-        locomotion: dict[str, Any] = {"blend1d": "speed", "points": points}
-        speeds["#walk"], speeds["#run"] = gaits[walk].speed, gaits[run or walk].speed
+            notes.append(f"no run clip: '{walk}' plays faster")
+        locomotion = {"blend1d": "speed", "points": points}
+        speeds["#walk"], speeds["#run"] = gaits[walk].speed, float(points[-1]["at"])
+        moving = [walk] + ([run] if run is not None else [])
     else:
-        name = clips[0]
-        locomotion = {"clip": name}
-        notes.append(f"no walk clip ('{name}' is not a gait): the character glides")
-    for name in (walk, run):
-        if name is not None and not gaits[name].root_motion:
+        name = next(iter(model.clips))
+        moving = [name] if gaits[name].moves else []
+        if moving:
+            points = _gait_points(name, gaits[name].speed, stops=True, faster=True)
+            locomotion = {"blend1d": "speed", "points": points}
+            speeds["#walk"], speeds["#run"] = gaits[name].speed, float(points[-1]["at"])
+            notes.append(f"no idle/walk/run clips: '{name}' plays in place, time-scaled to the speed")
+        else:
+            locomotion = {"clip": name}
+            notes.append(f"no walk clip ('{name}' is not a gait): the character glides")
+    for name in moving:
+        if not gaits[name].root_motion:
             speeds[name] = gaits[name].speed
-    move = {"kind": "inertialize", "duration": 0.3}
-    states: dict[str, Any] = {
-        "idle": {
-            "motion": {"clip": idle},
-            "transitions": [
-                {"to": "locomotion", "conditions": [{"parameter": "speed", "op": ">", "value": 0.1}]} | move
-            ],
-        },
-        "locomotion": {
-            "motion": locomotion,
-            "transitions": [{"to": "idle", "conditions": [{"parameter": "speed", "op": "<=", "value": 0.1}]} | move],
-        },
-    }
+    states: dict[str, Any] = {"locomotion": {"motion": locomotion}}
     document: dict[str, Any] = {
         "name": f"{model.name} locomotion",
         "parameters": {
@@ -247,14 +263,13 @@ def fallback_document(model: Model) -> tuple[dict[str, Any], dict[str, float], l
             "grounded": {"type": "bool", "default": True},
             "jump": {"type": "trigger"},
         },
-        "start": "idle",
+        "start": "locomotion",
         "states": states,
     }
     if roles.jump:
-        states["jump"] = {
-            "motion": {"clip": roles.jump, "loop": False},
-            "transitions": [{"to": "idle", "exit_time": 1.0, "conditions": [{"parameter": "grounded"}]} | move],
-        }
+        move = {"kind": "inertialize", "duration": 0.3}
+        back = {"to": "locomotion", "exit_time": 1.0, "conditions": [{"parameter": "grounded"}]}
+        states["jump"] = {"motion": {"clip": roles.jump, "loop": False}, "transitions": [back | move]}
         document["any_state"] = [
             {"to": "jump", "conditions": [{"parameter": "jump"}, {"parameter": "grounded"}]} | move
         ]
@@ -278,7 +293,6 @@ def load_locomotion(model: Model, player: Player, records: SceneRecords, graph: 
         raise AssetError(f"{model.name} has no clips: no locomotion to play")
     made = _strafe_clips(model)
     clips = {name: records.clip(clip) for name, clip in {**model.clips, **made}.items()}
-    clips[REST] = Clip(REST, (), records.count)
     root = model.root if model.root_motion else None
     bound = None
     if graph is not None:
@@ -287,8 +301,8 @@ def load_locomotion(model: Model, player: Player, records: SceneRecords, graph: 
         except AssetError:
             bound = None
     if bound is not None:
-        stands_in: dict[str, str | None] = {name: name.split("_")[0] for name in made}
+        stands_in = {name: name.split("_")[0] for name in made}
         return GraphLocomotion(GraphRuntime(bound, 1, player=player), stands_in, {}, [])
     document, speeds, notes = fallback_document(model)
     bound = bind_graph(parse_graph(document, document["name"]), records.skeleton, clips, root_motion=root)
-    return GraphLocomotion(GraphRuntime(bound, 1, player=player), {REST: None}, speeds, notes)
+    return GraphLocomotion(GraphRuntime(bound, 1, player=player), {}, speeds, notes)

@@ -223,6 +223,19 @@ def test_results_are_ordinary_arrays_or_read_only(mannequin) -> None:
             array[...] = 0.0
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_results_are_copies_the_next_frame_leaves_alone(mannequin, backend) -> None:
+    """The compiled backend's buffers are character-major: their C-ordered views must be copied too."""
+    player, rows = rig(mannequin, backend, count=20)
+    play(player, rows, 1, 1 / 60)
+    pose, model, palette = player.local_pose, player.model, player.palette
+    kept = [array.copy() for array in (*pose.arrays(), model, palette)]
+    play(player, rows, 3, 1 / 60)
+    for array, before in zip((*pose.arrays(), model, palette), kept, strict=True):
+        np.testing.assert_array_equal(array, before)
+    assert not np.array_equal(player.local_pose.rotations, pose.rotations)  # the frames did move
+
+
 def test_bad_input_is_a_typed_one_line_error(mannequin) -> None:
     player, _rows = rig(mannequin, "numpy", count=3)
     cases = [
