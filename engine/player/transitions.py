@@ -147,8 +147,9 @@ class _Offsets:
     """The decays of the inertialized transitions in progress, per kind and path, on the animated joints.
 
     For each kind (quintic :class:`QuinticDecay`, spring :class:`SpringDecay`) and path, every
-    field shaped ``(n, C[, 3])`` (joints, then characters: the characters innermost, like the
-    poses), allocated on first use. Joints added to a path later get zero decays (no offset).
+    field shaped ``(C, n[, 3])`` (characters, then the path's joints: a frame gathers the
+    characters in transition as whole rows), allocated on first use. Joints added to a path
+    later get zero decays (no offset).
     """
 
     def __init__(self, count: int) -> None:
@@ -167,8 +168,8 @@ class _Offsets:
                 if name != path:
                     continue
                 for field, values in table.items():
-                    grown = np.zeros((joints.size, *values.shape[1:]))
-                    grown[where] = values
+                    grown = np.zeros((values.shape[0], joints.size, *values.shape[2:]))
+                    grown[:, where] = values
                     table[field] = grown
                 self.arrays[(kind, name)] = table
             self.joints[path] = joints
@@ -179,19 +180,18 @@ class _Offsets:
             joints = self.joints[path]
             if not joints.size:
                 continue
-            x = np.swapaxes(offsets[:, joints, p], 0, 1)  # (n, K, 3)
-            v = np.swapaxes(rates[:, joints, p], 0, 1)
-            decay = quintic_decay(x, v, length[None, :]) if kind == INERTIALIZE else spring_decay(x, v, length[None, :])
+            x, v = offsets[:, joints, p], rates[:, joints, p]  # (K, n, 3)
+            decay = quintic_decay(x, v, length[:, None]) if kind == INERTIALIZE else spring_decay(x, v, length[:, None])
             table = self.arrays.setdefault((kind, path), {})
-            for field in fields(decay):  # one contiguous array per field: the per-frame math reads them whole
+            for field in fields(decay):  # one array per field: a frame gathers the rows of its characters
                 values = getattr(decay, field.name)
                 if field.name not in table:
-                    table[field.name] = np.zeros((values.shape[0], self.count, *values.shape[2:]))
-                table[field.name][:, members] = values
+                    table[field.name] = np.zeros((self.count, *values.shape[1:]))
+                table[field.name][members] = values
 
     def decay(self, kind: int, path: str, members: Any) -> QuinticDecay | SpringDecay:
-        """The stored decays of ``members`` on ``path``, batch ``(n, K)``."""
-        values = {name: array[:, members] for name, array in self.arrays[(kind, path)].items()}
+        """The stored decays of ``members`` on ``path``, batch ``(K, n)``."""
+        values = {name: array[members] for name, array in self.arrays[(kind, path)].items()}
         return QuinticDecay(**values) if kind == INERTIALIZE else SpringDecay(**values)
 
     def full(self, kind: int, members: IntArray, elapsed: FloatArray, joints: int) -> tuple[FloatArray, FloatArray]:
@@ -202,12 +202,13 @@ class _Offsets:
             if (kind, path) not in self.arrays:
                 continue
             decay = self.decay(kind, path, members)
+            t = elapsed[:, None]
             if isinstance(decay, QuinticDecay):
-                x, v = quintic_offset(decay, elapsed[None, :]), quintic_rates(decay, elapsed[None, :])[0]
+                x, v = quintic_offset(decay, t), quintic_rates(decay, t)[0]
             else:
-                x, v = spring_offset(decay, elapsed[None, :]), spring_rates(decay, elapsed[None, :])[0]
-            offsets[:, self.joints[path], p] = np.swapaxes(x, 0, 1)
-            rates[:, self.joints[path], p] = np.swapaxes(v, 0, 1)
+                x, v = spring_offset(decay, t), spring_rates(decay, t)[0]
+            offsets[:, self.joints[path], p] = x
+            rates[:, self.joints[path], p] = v
         return offsets, rates
 
     def apply(self, kind: int, members: IntArray, pose: PoseBuffer, elapsed: FloatArray) -> None:
@@ -217,11 +218,11 @@ class _Offsets:
                 continue
             joints = self.joints[path]
             decay = self.decay(kind, path, members)
-            t = elapsed[None, :]
-            x = quintic_offset(decay, t) if isinstance(decay, QuinticDecay) else spring_offset(decay, t)  # (n, K, 3)
+            t = elapsed[:, None]
+            x = quintic_offset(decay, t) if isinstance(decay, QuinticDecay) else spring_offset(decay, t)  # (K, n, 3)
             components = pose.arrays()[p]  # (width, J, C)
             where: Any = (slice(None), *np.ix_(joints, members))
-            vectors = np.moveaxis(x, -1, 0)  # (3, n, K)
+            vectors = x.transpose(2, 1, 0)  # (3, n, K)
             if path == "rotation":
                 block = components[where]
                 turn_components(block, vectors)
