@@ -220,10 +220,10 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
             for j in range(n):
                 work[_WEIGHT, j] = layer_weight * masks[layer, j]
             for g in range(override_spans.shape[0]):  # the overrides covering this layer (usually none)
-                cover = override_weights[g, c]
-                if cover > 0.0 and override_spans[g, 0] <= layer < override_spans[g, 1]:
+                overriding = override_weights[g, c]
+                if overriding > 0.0 and override_spans[g, 0] <= layer < override_spans[g, 1]:
                     for j in range(n):
-                        work[_WEIGHT, j] *= 1.0 - cover * override_masks[g, j]
+                        work[_WEIGHT, j] *= 1.0 - overriding * override_masks[g, j]
             if fresh:
                 for j in range(n):
                     w = work[_WEIGHT, j]

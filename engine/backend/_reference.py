@@ -34,7 +34,7 @@ def local_pose(
     state: FrameState,
     times: FloatArray,
     weights: FloatArray,
-    covers: FloatArray,
+    override_weights: FloatArray,
     characters: IntArray,
     threshold: float,
 ) -> Pose:
@@ -67,7 +67,7 @@ def local_pose(
                 segment = np.maximum(np.searchsorted(clip.timeline, layer_times[chosen], side="right") - 1, 0)
                 weighted = weights[layer, characters[chosen]] > 0.0
                 cursors[layer, characters[chosen[weighted]]] = segment[weighted]
-        joint_weights = state.joint_weights(weights, covers, characters)
+        joint_weights = state.joint_weights(weights, override_weights, characters)
         blend_joint_weights(rest, stacked, joint_weights, threshold=threshold, out=local, workspace=jobs)
         return local.to_pose()
 

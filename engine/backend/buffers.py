@@ -88,14 +88,16 @@ class BufferFrame:
         """
         state = self.state
         times, weights = state.per_layer(times, "times"), state.per_layer(weights, "weights")
-        covers = state.per_override(override_weights)
+        override_weights = state.per_override(override_weights)
         threshold = check_threshold(threshold)
         chosen = state.select(characters)
         if resolve(backend) == "numpy":
-            problem = state.first_bad(times, weights, covers, chosen)
+            problem = state.first_bad(times, weights, override_weights, chosen)
             if problem is not None:
                 raise InvalidInputError(problem)
-            pose = PoseBuffer.from_pose(_reference.local_pose(state, times, weights, covers, chosen, threshold))
+            pose = PoseBuffer.from_pose(
+                _reference.local_pose(state, times, weights, override_weights, chosen, threshold)
+            )
             for mine, theirs in zip(self.pose.arrays(), pose.arrays(), strict=True):
                 mine[..., chosen] = theirs
             return self.pose
@@ -105,7 +107,7 @@ class BufferFrame:
             chosen,
             times,
             weights,
-            covers,
+            override_weights,
             threshold,
             self._local_views,
             state.no_palette,

@@ -119,18 +119,18 @@ def evaluate_frame(
         (named ``times[l, c]`` …; the other characters may have been written already).
     """
     times, weights = state.per_layer(times, "times"), state.per_layer(weights, "weights")
-    covers = state.per_override(override_weights)
+    override_weights = state.per_override(override_weights)
     out = _check_out(out, state, "out", (np.float32, np.float64))
     model = state.no_model if model_out is None else _check_out(model_out, state, "model_out", (np.float64,))
     chosen = state.select(characters)
     threshold = check_threshold(threshold)
     workers = threads_for(state, threads, chosen.size)
     if resolve(backend) == "numpy":
-        _numpy_checks(state, times, weights, covers, chosen)
-        local = _reference.local_pose(state, times, weights, covers, chosen, threshold)
+        _numpy_checks(state, times, weights, override_weights, chosen)
+        local = _reference.local_pose(state, times, weights, override_weights, chosen, threshold)
         _write_matrices(state, local, chosen, out, model_out)
         return out
-    run(state, chosen, times, weights, covers, threshold, state.no_local, out, model, True, True, workers)
+    run(state, chosen, times, weights, override_weights, threshold, state.no_local, out, model, True, True, workers)
     return out
 
 
@@ -153,18 +153,31 @@ def sample_blend(
     unit). Returns ``out``.
     """
     times, weights = state.per_layer(times, "times"), state.per_layer(weights, "weights")
-    covers = state.per_override(override_weights)
+    override_weights = state.per_override(override_weights)
     local = _check_pose(out, state, "out")
     chosen = state.select(characters)
     threshold = check_threshold(threshold)
     workers = threads_for(state, threads, chosen.size)
     if resolve(backend) == "numpy":
-        _numpy_checks(state, times, weights, covers, chosen)
-        pose = _reference.local_pose(state, times, weights, covers, chosen, threshold)
+        _numpy_checks(state, times, weights, override_weights, chosen)
+        pose = _reference.local_pose(state, times, weights, override_weights, chosen, threshold)
         for mine, theirs in zip(out.arrays(), pose.arrays(), strict=True):
             mine[chosen] = theirs
         return out
-    run(state, chosen, times, weights, covers, threshold, local, state.no_palette, state.no_model, True, False, workers)
+    run(
+        state,
+        chosen,
+        times,
+        weights,
+        override_weights,
+        threshold,
+        local,
+        state.no_palette,
+        state.no_model,
+        True,
+        False,
+        workers,
+    )
     return out
 
 
@@ -212,9 +225,9 @@ def _check_pose(pose: Any, state: FrameState, name: str) -> tuple[FloatArray, Fl
 
 
 def _numpy_checks(
-    state: FrameState, times: FloatArray, weights: FloatArray, covers: FloatArray, chosen: Int64Array
+    state: FrameState, times: FloatArray, weights: FloatArray, override_weights: FloatArray, chosen: Int64Array
 ) -> None:
-    problem = state.first_bad(times, weights, covers, chosen)
+    problem = state.first_bad(times, weights, override_weights, chosen)
     if problem is not None:
         raise InvalidInputError(problem)
 
@@ -236,7 +249,7 @@ def run(
     chosen: Int64Array,
     times: FloatArray,
     weights: FloatArray,
-    covers: FloatArray,
+    override_weights: FloatArray,
     threshold: float,
     local: tuple[FloatArray, FloatArray, FloatArray],
     palette: np.ndarray,
@@ -246,10 +259,10 @@ def run(
     threads: int,
 ) -> None:
     """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input."""
-    layers, masks, overrides = state.kernel_inputs(times, weights, covers)
+    layers, masks, overrides = state.kernel_inputs(times, weights, override_weights)
     inputs = (layers, masks, overrides, threshold, state.bank.arrays)
     skipped = kernels().run(chosen, inputs, state.scratch(), (local, palette, model), blend, compose, threads)
     if skipped:
         raise InvalidInputError(
-            state.first_bad(times, weights, covers, chosen) or f"{skipped} characters had bad input"
+            state.first_bad(times, weights, override_weights, chosen) or f"{skipped} characters had bad input"
         )

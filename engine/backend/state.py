@@ -227,13 +227,13 @@ class FrameState:
         return self._shaped(values, (self.num_overrides, self.num_characters), "override_weights", "(overrides, C)")
 
     def first_bad(
-        self, times: FloatArray, weights: FloatArray, covers: FloatArray, characters: Int64Array
+        self, times: FloatArray, weights: FloatArray, override_weights: FloatArray, characters: Int64Array
     ) -> str | None:
         """The first non-finite time, negative or non-finite weight, or override weight outside [0, 1], described."""
         for name, values, ok in (
             ("times", times, np.isfinite(times)),
             ("weights", weights, np.isfinite(weights) & (weights >= 0.0)),
-            ("override_weights", covers, (covers >= 0.0) & (covers <= 1.0)),
+            ("override_weights", override_weights, (override_weights >= 0.0) & (override_weights <= 1.0)),
         ):
             bad = np.argwhere(~ok[:, characters])
             if bad.size:
@@ -244,13 +244,13 @@ class FrameState:
         return None
 
     def kernel_inputs(
-        self, times: FloatArray, weights: FloatArray, covers: FloatArray
+        self, times: FloatArray, weights: FloatArray, override_weights: FloatArray
     ) -> tuple[tuple[Any, ...], FloatArray, tuple[Any, ...]]:
         """The layers tuple, the masks and the overrides tuple the compiled kernels unpack (no copy)."""
         layers = (self._clip_ids, times, weights, self.cursors)
-        return layers, self._masks, (self._override_masks, self._override_spans, covers)
+        return layers, self._masks, (self._override_masks, self._override_spans, override_weights)
 
-    def joint_weights(self, weights: FloatArray, covers: FloatArray, characters: Int64Array) -> FloatArray:
+    def joint_weights(self, weights: FloatArray, override_weights: FloatArray, characters: Int64Array) -> FloatArray:
         """``(L, J, K)`` each layer's weight per joint for ``characters``: weight × mask × the overrides' complements.
 
         The numpy backend's blend weights (the kernels compute the same per character).
@@ -258,9 +258,9 @@ class FrameState:
         w = weights[:, characters][:, None, :] * self._masks[:, :, None]
         for g in range(self.num_overrides):  # loop over overrides (a handful)
             start, stop = (int(v) for v in self._override_spans[g])
-            cover = covers[g, characters]
-            if stop > start and np.any(cover > 0.0):
-                w[start:stop] *= 1.0 - cover[None, None, :] * self._override_masks[g][None, :, None]
+            overriding = override_weights[g, characters]
+            if stop > start and np.any(overriding > 0.0):
+                w[start:stop] *= 1.0 - overriding[None, None, :] * self._override_masks[g][None, :, None]
         return w
 
     def _shaped(self, values: Any, expected: tuple[int, int], name: str, meaning: str) -> FloatArray:

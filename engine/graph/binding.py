@@ -7,7 +7,7 @@ character's skeleton and clips (by name) and compiles it once:
   :class:`~engine.graph.flat.Leaf` s (:mod:`engine.graph.flat`): one player layer per leaf, in
   tree order, a sub-machine's leaves where it is first used;
 - every machine's transitions as a :class:`~engine.graph.transitions.TransitionTable`;
-- the overrides (:class:`~engine.graph.flat.Cover`) of the layer motions.
+- the overrides (:class:`~engine.graph.flat.Override`) of the layer motions.
 
 The :class:`BoundGraph` is shared, read-only, by every runtime of that character.
 """
@@ -40,7 +40,7 @@ from engine.graph.definition import (
     Mask,
     Motion,
 )
-from engine.graph.flat import Cover, Leaf, Tree, TreeAdditive, TreeBlend, TreeClip, TreeLayer, TreeMachine
+from engine.graph.flat import Leaf, Override, Tree, TreeAdditive, TreeBlend, TreeClip, TreeLayer, TreeMachine
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import TransitionTable
 from engine.math._checks import FloatArray
@@ -92,7 +92,7 @@ class BoundGraph:
     ----------
     leaves
         Every clip of every tree, one player layer each, in layer order.
-    covers
+    overrides
         The layer motions' overrides, in override order.
     played
         The names of the character's clips the graph plays.
@@ -105,7 +105,7 @@ class BoundGraph:
     skeleton: Skeleton
     machines: dict[str, BoundMachine]
     leaves: tuple[Leaf, ...]
-    covers: tuple[Cover, ...]
+    overrides: tuple[Override, ...]
     played: tuple[str, ...]
     root_motion: int | None = None
 
@@ -164,7 +164,7 @@ class _Binder:
         self.clips = clips
         self.masks = {name: self.mask(mask) for name, mask in definition.masks.items()}
         self.leaves: list[Leaf] = []
-        self.covers: list[Cover] = []
+        self.overrides: list[Override] = []
         self.machines: dict[str, BoundMachine] = {}
         self.ranges: dict[str, tuple[int, int]] = {}  # each machine's leaves
         self.played: dict[str, None] = {}
@@ -194,7 +194,7 @@ class _Binder:
             self.skeleton,
             {"root": self.machines["root"], **{n: self.machines[n] for n in self.definition.machines}},
             tuple(self.leaves),
-            tuple(self.covers),
+            tuple(self.overrides),
             tuple(self.played),
             root,
         )
@@ -251,13 +251,13 @@ class _Binder:
             start = len(self.leaves)
             base, used = self.tree(motion.base, machine, state, mask)
             ranges = [(start, len(self.leaves))] + [self.ranges[m] for m in sorted(used) if self.ranges[m][1] <= start]
-            covers = []
+            overrides = []
             for low, high in ranges:
                 if high > low:
-                    covers.append(len(self.covers))
-                    self.covers.append(Cover(low, high, self.masks[motion.mask]))
+                    overrides.append(len(self.overrides))
+                    self.overrides.append(Override(low, high, self.masks[motion.mask]))
             layer, more = self.tree(motion.layer, machine, state, _times(mask, self.masks[motion.mask]))
-            return TreeLayer(base, layer, motion.weight, tuple(covers)), used | more
+            return TreeLayer(base, layer, motion.weight, tuple(overrides)), used | more
         assert isinstance(motion, MachineMotion)
         if motion.machine not in self.machines:
             self.machine(motion.machine, self.definition.machines[motion.machine])

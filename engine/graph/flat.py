@@ -10,7 +10,7 @@ masks; a tree decides those numbers). Per character, a node multiplies the weigh
 - :class:`TreeAdditive`: the base as it is, the additive leaves (player additive layers) times the
   node's weight, their masks times the node's mask;
 - :class:`TreeLayer`: the base as it is, the layer's leaves times the weight ``w`` and the mask
-  ``m``, and an **override** (:class:`Cover`) of the base's leaves with weight ``w`` and mask
+  ``m``, and an **override** (:class:`Override`) of the base's leaves with weight ``w`` and mask
   ``m`` — the player weighs each base leaf ``1 - w·m_j`` of itself at joint ``j``, exactly the
   per-joint weights the nested blend ``blend(base, layer, 1 - w·m, w·m)`` gives it;
 - :class:`TreeMachine`: the sub-machine's current states, times the weight.
@@ -83,7 +83,7 @@ class Leaf:
 
 
 @dataclass(frozen=True)
-class Cover:
+class Override:
     """An override of the leaves ``[start, stop)`` by ``mask`` ``(J,)`` (one per contiguous range of a layer's base)."""
 
     start: int
@@ -92,18 +92,21 @@ class Cover:
 
 
 class Weights:
-    """What one evaluation writes for ``C`` characters: leaf weights and their rates ``(N, C)``, covers ``(G, C)``."""
+    """What one evaluation writes for ``C`` characters: leaf weights and rates, override weights.
 
-    def __init__(self, leaves: int, covers: int, characters: int) -> None:
+    ``weights``, ``rates`` ``(N, C)``; ``overrides`` ``(G, C)``.
+    """
+
+    def __init__(self, leaves: int, overrides: int, characters: int) -> None:
         self.weights = np.zeros((leaves, characters))
         self.rates = np.zeros((leaves, characters))
-        self.covers = np.zeros((covers, characters))
+        self.overrides = np.zeros((overrides, characters))
 
     def clear(self) -> None:
         """Every weight 0."""
         self.weights[:] = 0.0
         self.rates[:] = 0.0
-        self.covers[:] = 0.0
+        self.overrides[:] = 0.0
 
 
 class Machines(Protocol):
@@ -244,10 +247,10 @@ class TreeAdditive(Tree):
 
 
 class TreeLayer(Tree):
-    """``layer`` over ``base`` by ``weight`` and a mask: the layer's leaves and the base's covers."""
+    """``layer`` over ``base`` by ``weight`` and a mask: the layer's leaves and the overrides of the base's."""
 
-    def __init__(self, base: Tree, layer: Tree, weight: float | str, covers: tuple[int, ...]) -> None:
-        self.base, self.layer, self.weight, self.covers = base, layer, weight, covers
+    def __init__(self, base: Tree, layer: Tree, weight: float | str, overrides: tuple[int, ...]) -> None:
+        self.base, self.layer, self.weight, self.overrides = base, layer, weight, overrides
 
     def weigh(
         self,
@@ -262,8 +265,8 @@ class TreeLayer(Tree):
         w = _weight_of(self.weight, parameters, rows, 1.0)
         self.base.weigh(parameters, machines, rows, factor, rate, out)
         self.layer.weigh(parameters, machines, rows, factor * w, rate * w, out)
-        for cover in self.covers:
-            out.covers[cover, rows] = w
+        for override in self.overrides:
+            out.overrides[override, rows] = w
 
     def timing(self, parameters: Parameters, rows: IntArray, synced_only: bool) -> list[tuple[Leaf, FloatArray]]:
         """The base's: the layer does not time the state."""

@@ -44,21 +44,21 @@ from engine.player.transitions import Capture
 class LayerState:
     """Every player layer's state for ``K`` characters at one instant: what a capture reads.
 
-    ``times``, ``rates``, ``weights``, ``weight_rates``, ``leaving`` ``(L, K)``, ``covers``
-    ``(G, K)``, and ``at`` ``(K,)``: the player clock of that instant.
+    ``times``, ``rates``, ``weights``, ``weight_rates``, ``leaving`` ``(L, K)``,
+    ``override_weights`` ``(G, K)``, and ``at`` ``(K,)``: the player clock of that instant.
     """
 
     times: FloatArray
     rates: FloatArray
     weights: FloatArray
     weight_rates: FloatArray
-    covers: FloatArray
+    override_weights: FloatArray
     leaving: BoolArray
     at: FloatArray
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """The fields, in order."""
-        return (self.times, self.rates, self.weights, self.weight_rates, self.covers, self.leaving, self.at)
+        return (self.times, self.rates, self.weights, self.weight_rates, self.override_weights, self.leaving, self.at)
 
 
 @dataclass(frozen=True)
@@ -168,11 +168,13 @@ class GraphRuntime:
         )
         """The player layer of each leaf of the graph (:attr:`BoundGraph.leaves`)."""
         first = int(self.layers[0]) if self.layers.size else 0
-        self.covers = np.array(
-            [player.add_override(range(first + c.start, first + c.stop), c.mask) for c in graph.covers], dtype=np.intp
+        self.overrides = np.array(
+            [player.add_override(range(first + c.start, first + c.stop), c.mask) for c in graph.overrides],
+            dtype=np.intp,
         )
-        self._weights = Weights(len(graph.leaves), len(graph.covers), count)
-        self._capture_weights = Weights(len(graph.leaves), len(graph.covers), count)
+        """The player override of each of the graph's (:attr:`BoundGraph.overrides`)."""
+        self._weights = Weights(len(graph.leaves), len(graph.overrides), count)
+        self._capture_weights = Weights(len(graph.leaves), len(graph.overrides), count)
         player.begin_frame(0.0)  # the start states' pose, no transition chosen yet, no marker counted yet
         with trusted():
             self._write_layers(advance=False)
@@ -219,8 +221,8 @@ class GraphRuntime:
         self.weigh_machine("root", everyone, np.ones(self.num_characters), np.zeros(self.num_characters), out)
         player = self.player
         player.set_weights(self.layers, out.weights)
-        if self.covers.size:
-            player.set_override_weights(self.covers, out.covers)
+        if self.overrides.size:
+            player.set_override_weights(self.overrides, out.overrides)
         start = player.raw_times[self.layers]
         end, exact = start.copy(), start.copy()
         running = np.zeros(start.shape, dtype=bool)
@@ -290,7 +292,7 @@ class GraphRuntime:
         times, rates = player.times[:, rows], player.rates[:, rows]
         weights, weight_rates = player.weights[:, rows].copy(), np.zeros((player.num_layers, rows.size))
         out = self._capture_weights
-        out.weights[:, rows], out.rates[:, rows], out.covers[:, rows] = 0.0, 0.0, 0.0
+        out.weights[:, rows], out.rates[:, rows], out.overrides[:, rows] = 0.0, 0.0, 0.0
         self.weigh_machine("root", rows, np.ones(rows.size), np.zeros(rows.size), out)
         weights[self.layers] = out.weights[:, rows]
         weight_rates[self.layers] = out.rates[:, rows]
@@ -298,10 +300,10 @@ class GraphRuntime:
         times[self.layers], rates[self.layers] = leaf_times, leaf_rates
         leaving = np.zeros(times.shape, dtype=bool)
         leaving[self.layers] = entered
-        covers = player.override_weights[:, rows].copy()
-        if self.covers.size:
-            covers[self.covers] = out.covers[:, rows]
-        return LayerState(times, rates, weights, weight_rates, covers, leaving, player.frame_start[rows] + delay)
+        overrides = player.override_weights[:, rows].copy()
+        if self.overrides.size:
+            overrides[self.overrides] = out.overrides[:, rows]
+        return LayerState(times, rates, weights, weight_rates, overrides, leaving, player.frame_start[rows] + delay)
 
     def capture_switch(self, rows: IntArray, delay: FloatArray, before: LayerState) -> tuple[Capture, Capture]:
         """The output before a switch (``before``, with the transition stage) and the new layers' now: one capture."""
@@ -315,7 +317,7 @@ class GraphRuntime:
             both.rates,
             both.weights,
             both.weight_rates,
-            covers=both.covers,
+            override_weights=both.override_weights,
             stage=False,
             leaving=both.leaving,
         )
@@ -333,7 +335,7 @@ class GraphRuntime:
             state.rates,
             state.weights,
             state.weight_rates,
-            covers=state.covers,
+            override_weights=state.override_weights,
             at=state.at,
             leaving=state.leaving,
         )

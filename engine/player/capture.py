@@ -123,7 +123,7 @@ def capture(
     rates: FloatArray,
     weights: FloatArray,
     weight_rates: FloatArray,
-    covers: FloatArray,
+    override_weights: FloatArray,
     *,
     root: int | None,
     threshold: float,
@@ -132,15 +132,15 @@ def capture(
 ) -> Capture:
     """The layers' output for ``K`` characters and its velocity (module docstring).
 
-    ``times``, ``rates``, ``weights`` and ``weight_rates`` are ``(L, K)``, ``covers`` ``(G, K)``
+    ``times``, ``rates``, ``weights`` and ``weight_rates`` are ``(L, K)``, ``override_weights`` ``(G, K)``
     the overrides' weights (held constant). ``leaving`` ``(L, K)``: the layer's velocity is that of
     the motion leaving now (a layer entered this instant), else of the motion arriving.
     """
     count, joints = weights.shape[1], skeleton.num_joints
     rest = skeleton.rest_pose
     rows = np.array([r for r, layer in enumerate(table.layers) if not layer.additive and weights[r].any()], np.intp)
-    per_joint = table.joint_weights(rows, weights[rows], covers)  # (n, J, K)
-    per_rate = table.joint_weights(rows, weight_rates[rows], covers)
+    per_joint = table.joint_weights(rows, weights[rows], override_weights)  # (n, J, K)
+    per_rate = table.joint_weights(rows, weight_rates[rows], override_weights)
     # compacted: slot k of a character holds its k-th weighted layer (a character blends a few of the n)
     present = weights[rows] > 0.0
     rank = np.cumsum(present, axis=0) - 1
@@ -179,7 +179,17 @@ def capture(
         velocity = blend_velocity(layers, PoseVelocity(*speed), w, weight_rates=w_rate)
     for row in [r for r, layer in enumerate(table.layers) if layer.additive and weights[r].any()]:  # in order
         pose, velocity = _added(
-            skeleton, table, row, times[row], rates[row], weights[row], covers, pose, velocity, leaving[row], tables
+            skeleton,
+            table,
+            row,
+            times[row],
+            rates[row],
+            weights[row],
+            override_weights,
+            pose,
+            velocity,
+            leaving[row],
+            tables,
         )
     planar /= np.maximum(root_weight, threshold)[:, None]
     return Capture(pose, velocity, planar)
@@ -192,7 +202,7 @@ def _added(
     times: FloatArray,
     rates: FloatArray,
     weights: FloatArray,
-    covers: FloatArray,
+    override_weights: FloatArray,
     pose: Pose,
     velocity: PoseVelocity,
     leaving: BoolArray,
@@ -213,7 +223,7 @@ def _added(
         mine[:, moved] = theirs
     for name in ("linear", "angular", "scaling"):
         getattr(delta_velocity, name)[:, moved] = getattr(part_velocity, name)
-    mask = table.joint_weights(np.array([row]), weights[None], covers)[0].T  # (K, J)
+    mask = table.joint_weights(np.array([row]), weights[None], override_weights)[0].T  # (K, J)
     return apply_additive(pose, delta, 1.0, mask), additive_velocity(pose, velocity, delta, delta_velocity, 1.0, mask)
 
 

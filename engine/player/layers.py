@@ -4,7 +4,7 @@ A :class:`LayerTable` holds one row per layer and one column per character: the 
 (:mod:`engine.anim.events`: the clip time before the loop mode maps it), the weights, and the
 ``fresh`` flags (the next frame counts markers at its start time too). Per layer it keeps a
 :class:`Layer`: the clip, its loop mode, mask, additive flag, root track and markers.
-**Overrides** (:mod:`engine.backend.state`) are kept beside: a mask, the layers each covers, and
+**Overrides** (:mod:`engine.backend.state`) are kept beside: a mask, the layers each override_weights, and
 a weight per character.
 
 Nothing here samples or blends; the player (:mod:`engine.player.player`) reads the table, the
@@ -195,10 +195,12 @@ class LayerTable:
         joints = self.override_masks.shape[1]
         return np.array([np.ones(joints) if self.layers[r].mask is None else self.layers[r].mask for r in rows])
 
-    def joint_weights(self, rows: IntArray, weights: FloatArray, covers: FloatArray, joints: Any = None) -> FloatArray:
+    def joint_weights(
+        self, rows: IntArray, weights: FloatArray, override_weights: FloatArray, joints: Any = None
+    ) -> FloatArray:
         """``(n, J', K)`` per-joint weights of ``rows``: ``weights`` × mask × the covering overrides' complements.
 
-        ``weights`` ``(n, K)`` are the rows' weights and ``covers`` ``(G, K)`` the overrides'
+        ``weights`` ``(n, K)`` are the rows' weights and ``override_weights`` ``(G, K)`` the overrides'
         weights for some ``K`` characters; ``joints`` (an index array, default all) picks ``J'``.
         """
         at = slice(None) if joints is None else joints
@@ -206,6 +208,6 @@ class LayerTable:
         for g in range(self.override_spans.shape[0]):  # loop over overrides (a handful)
             start, stop = self.override_spans[g]
             covered = (rows >= start) & (rows < stop)
-            if covered.any() and np.any(covers[g] > 0.0):
-                result[covered] *= 1.0 - covers[g][None, None, :] * self.override_masks[g, at][None, :, None]
+            if covered.any() and np.any(override_weights[g] > 0.0):
+                result[covered] *= 1.0 - override_weights[g][None, None, :] * self.override_masks[g, at][None, :, None]
         return result

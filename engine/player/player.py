@@ -367,7 +367,7 @@ class Player(LayerControls):
         weights: Any = None,
         weight_rates: Any = None,
         *,
-        covers: Any = None,
+        override_weights: Any = None,
         at: Any = None,
         stage: bool = True,
         leaving: Any = False,
@@ -375,7 +375,7 @@ class Player(LayerControls):
         """The output of ``characters`` ``(K,)`` and its velocity, for layers at clip ``times`` ``(L, K)``.
 
         Defaults: the layers as they are (:attr:`times`, :attr:`rates`, :attr:`weights`, weight
-        rates 0, the overrides' weights ``covers`` ``(G, K)``), the transition stage at clock
+        rates 0, :attr:`override_weights` ``(G, K)``), the transition stage at clock
         ``at`` ``(K,)`` (default :attr:`clock`) when ``stage``. A controller that switches
         mid-frame passes the times and weights of that instant. ``leaving`` (scalar or ``(L, K)``):
         where true, a layer's velocity is that of the
@@ -391,7 +391,8 @@ class Player(LayerControls):
             np.zeros(shape) if weight_rates is None else np.broadcast_to(as_array(weight_rates, "weight_rates"), shape)
         )
         when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
-        overrides = table.override_weights[:, chosen] if covers is None else as_array(covers, "covers")
+        given = override_weights
+        overrides = table.override_weights[:, chosen] if given is None else as_array(given, "override_weights")
         with trusted():
             result = capture(
                 self.skeleton,

@@ -173,7 +173,7 @@ class Player:
             self.wave = self._waves.action(clip, mask=mask).set_loop(Loop.ONCE)
             graph_layers = self.graph.runtime.layers if self.graph is not None else np.zeros(0, dtype=np.intp)
             covered = range(int(graph_layers.min()), int(graph_layers.max()) + 1) if graph_layers.size else range(0)
-            self._wave_cover = self.posing.add_override(covered, mask)
+            self._wave_override = self.posing.add_override(covered, mask)
         self._ending = False  # the wave is fading out
         self.legs = find_legs(body)
         self.head = find_head(body)
@@ -329,7 +329,7 @@ class Player:
             self.wave.fade_out(ONE_SHOT_FADE)  # the one-shot fades out as its clip ends
             self._ending = True
         self._waves.control()
-        self.posing.set_override_weights(self._wave_cover, np.minimum(self.wave.effective_weight, 1.0))
+        self.posing.set_override_weights(self._wave_override, np.minimum(self.wave.effective_weight, 1.0))
 
     def _move(self, dt: float) -> None:
         """Move by the animation: root motion, in-place gaits or a glide; with the jump's momentum."""
