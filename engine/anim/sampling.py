@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, Protocol, overload, runtime_checkable
 
 import numpy as np
 
@@ -106,6 +106,17 @@ class CompiledClip:
     def num_targets(self) -> int:
         """Size of the target index space (joints, or nodes)."""
         return self.clip.num_targets
+
+
+@runtime_checkable
+class SampledClip(Protocol):
+    """A clip stored another way (:class:`engine.compress.CompressedClip`): :func:`sample` checks, it fills the pose."""
+
+    name: str
+    num_targets: int
+
+    def fill(self, rest: tuple[FloatArray, FloatArray, FloatArray], times: FloatArray, buffer: PoseBuffer) -> None:
+        """Write the pose at flat ``times`` ``(B,)`` into ``buffer`` ``(k, J, B)``, ``rest`` where nothing plays."""
 
 
 def _slerp_frame(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -315,7 +326,7 @@ def _segments(compiled_clip: CompiledClip, times: FloatArray) -> tuple[IntArray,
 
 @overload
 def sample(
-    clip: Clip | CompiledClip,
+    clip: Clip | CompiledClip | SampledClip,
     rest: Pose,
     times: Any,
     *,
@@ -326,7 +337,7 @@ def sample(
 
 @overload
 def sample(
-    clip: Clip | CompiledClip,
+    clip: Clip | CompiledClip | SampledClip,
     rest: Pose,
     times: Any,
     *,
@@ -336,7 +347,7 @@ def sample(
 
 
 def sample(
-    clip: Clip | CompiledClip,
+    clip: Clip | CompiledClip | SampledClip,
     rest: Pose,
     times: Any,
     *,
@@ -349,7 +360,7 @@ def sample(
     ----------
     clip
         A :class:`~engine.anim.clip.Clip` (joints of a skin, or all nodes of a scene
-        hierarchy) or its :class:`CompiledClip`.
+        hierarchy), its :class:`CompiledClip`, or a compressed clip (:class:`SampledClip`).
     rest
         The values of the targets no channel animates: a :class:`~engine.anim.pose.Pose`
         ``(J,)`` with ``J = clip.num_targets``, usually ``skeleton.rest_pose``, or
@@ -387,13 +398,15 @@ def sample(
     >>> sample(clip, skeleton.rest_pose, [-1.0, 0.5, 3.0]).translations[:, 0, 0]
     array([0. , 0.5, 2. ])
     """
-    compiled_clip = compiled(clip)
+    other = not isinstance(clip, Clip | CompiledClip) and isinstance(clip, SampledClip)
+    compiled_clip = clip if other else compiled(clip)
     if not isinstance(rest, Pose):
         raise InvalidInputError(f"rest must be a Pose (e.g. skeleton.rest_pose), got {type(rest).__name__}")
     joints = compiled_clip.num_targets
     if rest.num_joints != joints:
         raise SkeletonMismatchError(
-            f"clip {compiled_clip.clip.name!r} animates {joints} targets but the rest pose has {rest.num_joints} joints"
+            f"clip {clip.name if other else compiled_clip.clip.name!r} animates {joints} targets but the rest pose has "
+            f"{rest.num_joints} joints"
         )
     if rest.shape != (joints,):
         raise InvalidInputError(f"rest must be one pose of {joints} joints, shape ({joints},), got {rest.shape}")
@@ -422,13 +435,16 @@ def sample(
 
 
 def _fill(
-    compiled_clip: CompiledClip,
+    compiled_clip: CompiledClip | SampledClip,
     rest: tuple[FloatArray, FloatArray, FloatArray],
     times: FloatArray,
     buffer: PoseBuffer,
     workspace: Workspace,
 ) -> None:
     """Write the pose at flat ``times`` ``(B,)`` into ``buffer``: rest values, then every channel."""
+    if isinstance(compiled_clip, SampledClip):
+        compiled_clip.fill(rest, times, buffer)
+        return
     outputs = dict(zip(PATHS, buffer.arrays(), strict=True))
     for path, rest_values in zip(PATHS, rest, strict=True):
         static = compiled_clip.static[path]
