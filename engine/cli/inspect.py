@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.options import add_scale, is_bvh, refuse_scale_for_gltf
+from engine.compress import is_library, load_library
+from engine.compress.report import summarize_library
+from engine.errors import InvalidInputError
 from engine.io.build import load_gltf
 from engine.io.bvh import load_bvh
 from engine.io.commands import summarize
@@ -17,15 +20,21 @@ from engine.io.mocap_commands import summarize_bvh
 def add_parser(subcommands: Any) -> None:
     """Add ``inspect``."""
     parser = subcommands.add_parser(
-        "inspect", help="summarise a glTF/GLB file (scenes, nodes, skins, meshes, clips, warnings) or a BVH take"
+        "inspect",
+        help="summarise a glTF/GLB file (scenes, nodes, skins, meshes, clips, warnings), a BVH take or a clip library",
     )
-    parser.add_argument("model", type=Path, help="a .gltf, .glb or .bvh file")
+    parser.add_argument("model", type=Path, help="a .gltf, .glb, .bvh or .ossalib file")
     add_scale(parser, "a .bvh MODEL")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the summary of ``args.model``."""
+    if is_library(args.model):  # a clip library (ossa compress / ossa build): its own summary
+        if args.scale is not None:
+            raise InvalidInputError(f"--scale applies to .bvh files; {args.model.name} is a clip library, in metres")
+        print(summarize_library(load_library(args.model), args.model))
+        return 0
     if is_bvh(args.model):
         print(summarize_bvh(load_bvh(args.model, scale=args.scale), args.model))
         return 0

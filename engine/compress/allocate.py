@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.anim.pose import Pose
+from engine.compress.clip import constant_values
 from engine.compress.metric import model_transforms, shell_error
 from engine.compress.quantize import (
     LEVEL_BITS,
@@ -60,10 +61,7 @@ def base_pose(source: Source, tracks: Tracks) -> FloatArray:
     """``(J, 10)`` the pose of the default and constant tracks (animated tracks hold their rest value)."""
     skeleton = source.skeleton
     pose = np.concatenate((skeleton.rest_translations, skeleton.rest_rotations, skeleton.rest_scales), axis=1)
-    constants = tracks.constants.astype(np.float64)
-    rotations = constants[:, ROTATION]
-    norms = np.sqrt((rotations**2).sum(axis=-1, keepdims=True))
-    constants[:, ROTATION] = rotations / np.where(norms > 0.0, norms, 1.0)
+    constants = constant_values(tracks.constants, (np.arange(3) == ROTATION)[None, :])
     for path, begin, width in ((TRANSLATION, 0, 3), (ROTATION, 3, 4), (SCALE, 7, 3)):
         chosen = tracks.kinds[:, path] == 1
         pose[chosen, begin : begin + width] = constants[chosen, path, :width]
@@ -155,7 +153,7 @@ def raise_worst(
     stuck = score[np.arange(segments.size), best] < 0.0
     if np.any(stuck):
         raise InvalidInputError(
-            f"clip {source.clip.name!r}: the tolerance of {source.tolerance * 100:.3g} cm cannot be met at joint "
+            f"clip {source.clip.name!r}: the tolerance cannot be met at joint "
             f"{source.skeleton.names[int(joints[stuck][0])]!r}: every track above it is at full precision"
         )
     chosen = track.reshape(segments.size, -1)[np.arange(segments.size), best]

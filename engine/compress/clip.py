@@ -152,10 +152,8 @@ class CompressedClip:
                 array[:, default] = values[default].T[:, :, None]
             constant = self.kinds[:, path] == CONSTANT
             if constant.any():
-                stored = self.constants[self.refs[constant, path]].astype(np.float64)[:, : PATH_WIDTH[path]]
-                if path == ROTATION:
-                    stored /= np.sqrt((stored**2).sum(axis=-1, keepdims=True))
-                array[:, constant] = stored.T[:, :, None]
+                stored = constant_values(self.constants[self.refs[constant, path]], path == ROTATION)
+                array[:, constant] = stored[:, : PATH_WIDTH[path]].T[:, :, None]
         joint, path = self.animated
         if not joint.size:
             return
@@ -165,6 +163,12 @@ class CompressedClip:
             chosen = path == p
             if chosen.any():
                 array[:, joint[chosen]] = played[:, chosen, : PATH_WIDTH[p]].transpose(2, 1, 0)
+
+
+def constant_values(stored: Any, rotation: Any) -> FloatArray:
+    """Float64 values ``(..., 4)`` of float32 constants ``(..., 4)``, rotations normalised (as a key is)."""
+    values = np.asarray(stored, dtype=np.float64)
+    return interpolate(values, values, np.zeros(values.shape[:-1]), rotation)
 
 
 def read_bits(words: npt.NDArray[np.uint64], position: Any, bits: Any) -> npt.NDArray[np.uint64]:

@@ -73,12 +73,14 @@ def _repair(
     raise_worst(source, tracks, reach, levels, decode_stored(tracks, levels), violations)
 
 
-def _statistics(errors: FloatArray, compressed: CompressedClip, source: Source) -> dict[str, Any]:
+def _statistics(errors: FloatArray, compressed: CompressedClip, source: Source, unit: float) -> dict[str, Any]:
+    """What ``info`` records: errors (already in metres), sizes, the ratio, the keys of the source."""
     joints = source.skeleton.num_joints
     raw = RAW_BYTES_PER_JOINT * joints * source.grid.count
     channels = sum(4 * c.values[..., 0].size * c.values.shape[-1] for c in source.clip.channels if c.path != "weights")
     return {
-        "tolerance_m": source.tolerance,
+        "tolerance_m": source.tolerance * unit,
+        "metres_per_unit": unit,
         "max_error_m": float(errors.max(initial=0.0)),
         "p99_error_m": float(np.percentile(errors, 99)) if errors.size else 0.0,
         "mean_error_m": float(errors.mean()) if errors.size else 0.0,
@@ -88,8 +90,18 @@ def _statistics(errors: FloatArray, compressed: CompressedClip, source: Source) 
         "source_float32_bytes": int(channels),
         "ratio": raw / compressed.nbytes,
         "animated_tracks": int(compressed.animated[0].size),
-        "shell_m": float(np.median(source.radii)),
+        "shell_m": float(np.median(source.radii)) * unit,
+        "key_times": _key_times(source),
     }
+
+
+def _key_times(source: Source) -> str | list[float]:
+    """``"grid"`` when the source's keys are the grid samples, else the key times (what decompression samples)."""
+    keys = np.unique(np.concatenate([c.times for c in source.clip.channels if c.path != "weights"] or [np.zeros(1)]))
+    grid = source.grid.times
+    if keys.size == grid.size and np.allclose(keys, grid, rtol=0.0, atol=1e-9):
+        return "grid"
+    return [float(t) for t in keys]
 
 
 def compress_clip(
@@ -100,6 +112,7 @@ def compress_clip(
     shell: float = DEFAULT_SHELL,
     meshes: Sequence[MeshData] = (),
     effectors: Mapping[str, float] | None = None,
+    metres_per_unit: float = 1.0,
 ) -> CompressedClip:
     """Compress ``clip`` of ``skeleton`` so that no shell vertex moves by more than ``tolerance``.
 
@@ -112,7 +125,11 @@ def compress_clip(
     tolerance
         The largest displacement of any virtual vertex at any checked time, metres (0.01 cm).
     shell, meshes, effectors
-        The virtual vertices' radius per joint (:func:`~engine.compress.metric.shell_radii`).
+        The virtual vertices' radius per joint (:func:`~engine.compress.metric.shell_radii`),
+        metres (mesh vertices are measured in the skeleton's own units).
+    metres_per_unit
+        Length of one unit of the skeleton's model space (0.01 for a glTF character modelled in
+        centimetres): tolerance and shells are converted to it, errors reported in metres.
 
     Returns
     -------
@@ -127,10 +144,13 @@ def compress_clip(
     SkeletonMismatchError
         A clip of another number of joints, or effectors naming joints the skeleton lacks.
     """
-    if not (isinstance(tolerance, int | float | np.floating) and np.isfinite(tolerance) and tolerance > 0.0):
-        raise InvalidInputError(f"tolerance must be a positive number of metres, got {tolerance!r}")
-    radii = shell_radii(skeleton, shell, meshes=meshes, effectors=effectors)
-    source = prepare(skeleton, clip, radii, float(tolerance))
+    for value, name in ((tolerance, "tolerance"), (metres_per_unit, "metres_per_unit")):
+        if not (isinstance(value, int | float | np.floating) and np.isfinite(value) and value > 0.0):
+            raise InvalidInputError(f"{name} must be a positive number of metres, got {value!r}")
+    unit = float(metres_per_unit)
+    scaled = {name: radius / unit for name, radius in (effectors or {}).items()}
+    radii = shell_radii(skeleton, shell / unit, meshes=meshes, effectors=scaled)
+    source = prepare(skeleton, clip, radii, float(tolerance) / unit)
     reach = Reach.of(source)
     tracks = build_tracks(source, reach)
     levels = allocate(source, tracks, reach)
@@ -138,10 +158,9 @@ def compress_clip(
         compressed = encode(source, tracks, levels, {})
         errors = measure(compressed, source)
         if errors.max(initial=0.0) <= source.tolerance:
-            info = _statistics(errors, compressed, source)
-            return encode(source, tracks, levels, info)
+            return encode(source, tracks, levels, _statistics(errors * unit, compressed, source, unit))
         _repair(source, tracks, reach, levels, compressed, errors)
     raise InvalidInputError(
         f"clip {clip.name!r}: the tolerance of {tolerance * 100:.3g} cm is still exceeded after {MAX_REPAIRS} repairs "
-        f"(by {(errors.max() - tolerance) * 100:.3g} cm)"
+        f"(by {(errors.max() * unit - tolerance) * 100:.3g} cm)"
     )

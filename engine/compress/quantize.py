@@ -6,10 +6,11 @@ rotation without one component) quantized in two stages of range reduction:
 
 1. per clip and component: ``clip_min``, ``clip_extent`` (float32);
 2. per segment and component, inside the clip range on :data:`RANGE_STEPS` steps: the bytes
-   ``min_q``, ``extent_q``, giving ``segment_min = clip_min + clip_extent · min_q / 255`` and
-   ``segment_extent = clip_extent · extent_q / 255`` (:func:`segment_bounds`);
+   ``min_q``, ``extent_q``, giving ``segment_min = clip_min + clip_extent · (min_q · u)`` and
+   ``segment_extent = clip_extent · (extent_q · u)`` with ``u`` = :data:`RANGE_UNIT` (1/255 in
+   float64; :func:`segment_bounds`);
 3. per sample: an unsigned integer of ``bits`` bits, ``value = segment_min + segment_extent · q /
-   (2^bits − 1)`` (:func:`dequantize`). A level (:data:`LEVEL_BITS`), chosen per segment and track,
+   (2^bits − 1)`` (the reciprocal from a table, :func:`dequantize`). A level (:data:`LEVEL_BITS`), chosen per segment and track,
    gives the widest component its bits and each narrower one fewer (:func:`component_bits`), so
    all three are quantized with about the same step.
 
@@ -36,6 +37,8 @@ SEGMENT_SAMPLES = 16
 LEVEL_BITS = np.array([*range(1, 24), 32], dtype=np.uint8)
 #: Steps of the per-segment range inside the clip range (one byte each for minimum and extent).
 RANGE_STEPS = 255
+#: One step of a segment range, as a fraction of the clip range (decoders multiply by it).
+RANGE_UNIT = 1.0 / RANGE_STEPS
 #: Track kinds: the rest value (nothing stored), one constant value, or animated samples.
 DEFAULT, CONSTANT, ANIMATED = 0, 1, 2
 #: Paths in the order of the pose: translation, rotation, scale.
@@ -62,9 +65,8 @@ def segment_bounds(clip_min: Any, clip_extent: Any, min_q: Any, extent_q: Any) -
     """``(segment_min, segment_extent)`` from the float32 clip range and the segment's range bytes."""
     low = np.asarray(clip_min, dtype=np.float64)
     extent = np.asarray(clip_extent, dtype=np.float64)
-    return low + extent * (np.asarray(min_q, dtype=np.float64) / 255.0), extent * (
-        np.asarray(extent_q, dtype=np.float64) / 255.0
-    )
+    first = np.asarray(min_q, dtype=np.float64) * RANGE_UNIT
+    return low + extent * first, extent * (np.asarray(extent_q, dtype=np.float64) * RANGE_UNIT)
 
 
 def segment_range_bytes(
@@ -121,13 +123,19 @@ def quantize(values: FloatArray, segment_min: FloatArray, segment_extent: FloatA
     return np.floor(normalized * level_scale(bits) + 0.5).astype(np.uint64)
 
 
+#: ``1 / (2^bits − 1)`` for 0 to 32 bits (0 for 0 bits), and the fraction added: ½ for 0 bits, else 0.
+INVERSE_SCALE = np.array([0.0] + [1.0 / (2.0**b - 1.0) for b in range(1, 33)])
+ZERO_BIT_FRACTION = np.array([0.5] + [0.0] * 32)
+
+
 def dequantize(q: Any, segment_min: FloatArray, segment_extent: FloatArray, bits: Any) -> FloatArray:
     """Values of the integers ``q`` on ``bits`` bits in their segment range (the format's one decoding formula).
 
-    Zero bits give the middle of the range.
+    ``value = segment_min + segment_extent · (q · INVERSE_SCALE[bits] + ZERO_BIT_FRACTION[bits])``:
+    zero bits give the middle of the range.
     """
-    scale = level_scale(bits)
-    fraction = np.where(scale > 0.0, np.asarray(q, dtype=np.float64) / np.where(scale > 0.0, scale, 1.0), 0.5)
+    bits = np.asarray(bits, dtype=np.intp)
+    fraction = np.asarray(q, dtype=np.float64) * INVERSE_SCALE[bits] + ZERO_BIT_FRACTION[bits]
     return segment_min + segment_extent * fraction
 
 
@@ -163,4 +171,5 @@ def interpolate(first: FloatArray, second: FloatArray, u: FloatArray, rotation: 
     )
     x, y, z, w = mixed[..., 0], mixed[..., 1], mixed[..., 2], mixed[..., 3]
     norm = np.sqrt(x * x + y * y + z * z + w * w)
-    return np.where(rotation[..., None], mixed / np.where(norm > 0.0, norm, 1.0)[..., None], mixed)
+    inverse = 1.0 / np.where(norm > 0.0, norm, 1.0)
+    return np.where(rotation[..., None], mixed * inverse[..., None], mixed)

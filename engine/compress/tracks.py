@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from engine.compress.clip import constant_values
 from engine.compress.quantize import (
     ANIMATED,
     CONSTANT,
@@ -208,8 +209,7 @@ def classify(source: Source, reach: Reach) -> tuple[npt.NDArray[np.uint8], npt.N
     constant = np.where((path == ROTATION)[:, None], mean_rotation, middle).astype(np.float32)
     budget = constant_share(len(skeleton.levels)) * source.tolerance
     is_default = _collapsed_error(source, reach, joint, path, rest.reshape(-1, 4)) <= budget
-    constant64 = constant.astype(np.float64)
-    constant64[path == ROTATION] /= np.sqrt((constant64[path == ROTATION] ** 2).sum(axis=-1, keepdims=True))
+    constant64 = constant_values(constant, path == ROTATION)
     is_constant = _collapsed_error(source, reach, joint, path, constant64) <= budget
     kinds = np.where(is_default, DEFAULT, np.where(is_constant, CONSTANT, ANIMATED)).astype(np.uint8)
     constants = np.where((kinds == CONSTANT)[:, None], constant, np.float32(0.0)).astype(np.float32)
