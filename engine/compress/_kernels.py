@@ -54,7 +54,8 @@ def _mask(value: Any, bits: Any) -> Any:
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _bounds(low: Any, extent: Any, min_q: Any, extent_q: Any) -> Any:
     """``(segment_min, segment_extent)`` of one component (:func:`~engine.compress.quantize.segment_bounds`)."""
-    return float(low) + float(extent) * (min_q * _RANGE_UNIT), float(extent) * (extent_q * _RANGE_UNIT)
+    low64, extent64 = np.float64(low), np.float64(extent)
+    return low64 + extent64 * (min_q * _RANGE_UNIT), extent64 * (extent_q * _RANGE_UNIT)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
@@ -185,9 +186,9 @@ def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: 
                         out[offset + e, j] = rest[rest_row + j, _OFFSET[p] + e]
                 else:
                     c = constants_row + refs[kinds_row + j, p]
-                    x0, x1, x2 = float(constants[c, 0]), float(constants[c, 1]), float(constants[c, 2])
+                    x0, x1, x2 = np.float64(constants[c, 0]), np.float64(constants[c, 1]), np.float64(constants[c, 2])
                     if p == 1:
-                        x3 = float(constants[c, 3])
+                        x3 = np.float64(constants[c, 3])
                         norm = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2 + x3 * x3)
                         inverse = 1.0 / (norm if norm > 0.0 else 1.0)
                         x0, x1, x2, x3 = x0 * inverse, x1 * inverse, x2 * inverse, x3 * inverse

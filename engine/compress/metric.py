@@ -59,6 +59,8 @@ def largest_singular_value(matrices: Any) -> FloatArray:
     m = np.asarray(matrices, dtype=np.float64)
     if m.shape[-2:] != (3, 3):
         raise InvalidInputError(f"matrices must have shape (..., 3, 3), got {m.shape}")
+    size = np.abs(m).max(axis=(-2, -1))  # work on M / size: the cubic's terms neither underflow nor overflow
+    m = m / np.where(size > 0.0, size, 1.0)[..., None, None]
     columns = [m[..., :, i] for i in range(3)]  # B = MᵀM written out: one summation order everywhere
 
     def dot(u: FloatArray, v: FloatArray) -> FloatArray:
@@ -84,7 +86,7 @@ def largest_singular_value(matrices: Any) -> FloatArray:
         lam = np.where((f > 0.0) & (slope > 0.0) & (step <= lam - lower), lam - step, lam)
     # Rounding can only matter where the eigenvalues cluster within ~1e-5 of each other, and there
     # the lower bound keeps the iterate within that cluster: the margin covers it.
-    return np.sqrt(np.maximum(lam, 0.0) * _ROUNDING_MARGIN)
+    return np.sqrt(np.maximum(lam, 0.0) * _ROUNDING_MARGIN) * size
 
 
 def model_transforms(skeleton: Skeleton, pose: Pose | PoseBuffer) -> tuple[FloatArray, FloatArray]:

@@ -50,6 +50,15 @@ class Grid:
         """``(count,)`` sample times."""
         return self.start + np.arange(self.count) / self.rate if self.count > 1 else np.array([self.start])
 
+    def times_on(self, keys: FloatArray) -> FloatArray:
+        """:attr:`times`, each replaced by the key time it falls on (within rounding), so a step samples its key."""
+        times = self.times
+        nearest = np.clip(np.searchsorted(keys, times), 1, keys.size - 1) if keys.size > 1 else np.zeros(times.size, np.intp)
+        below, above = keys[np.maximum(nearest - 1, 0)], keys[nearest]
+        closest = np.where(np.abs(times - below) <= np.abs(above - times), below, above)
+        close = np.abs(closest - times) <= 1e-9 * np.maximum(1.0, np.abs(times))
+        return np.where(close, closest, times)
+
     def doubled(self) -> Grid:
         """The grid with a sample between every two samples."""
         return Grid(self.start, 2.0 * self.rate, 2 * self.count - 1)
@@ -130,13 +139,13 @@ def _nominal_grid(keys: FloatArray) -> Grid:
 
 def _checked_times(keys: FloatArray, grid: Grid) -> FloatArray:
     middles = 0.5 * (keys[:-1] + keys[1:])
-    return np.unique(np.concatenate((grid.times, keys, middles)))
+    return np.unique(np.concatenate((grid.times_on(keys), keys, middles)))
 
 
 def _grid_error(skeleton: Skeleton, clip: Clip, grid: Grid, radii: FloatArray, times: FloatArray) -> float:
     """Largest shell error at ``times`` of the float64 grid samples interpolated as the decoder does."""
     with trusted():
-        at_grid = sample(clip, skeleton.rest_pose, grid.times)
+        at_grid = sample(clip, skeleton.rest_pose, grid.times_on(np.unique(times)))
         reference = sample(clip, skeleton.rest_pose, times)
     x = np.clip((times - grid.start) * grid.rate, 0.0, grid.count - 1)
     first = np.minimum(np.floor(x).astype(np.intp), grid.count - 1)
@@ -182,7 +191,7 @@ def prepare(skeleton: Skeleton, clip: Clip, radii: FloatArray, tolerance: float)
             )
         grid = grid.doubled()
     with trusted():
-        pose = sample(clip, skeleton.rest_pose, grid.times)
+        pose = sample(clip, skeleton.rest_pose, grid.times_on(keys))
     linear, origin = model_transforms(skeleton, pose)
     scale = largest_singular_value(linear)
     parents = skeleton.parents

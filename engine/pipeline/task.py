@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import tempfile
 import warnings
 from dataclasses import asdict, dataclass, field, replace
@@ -145,6 +147,13 @@ def _target_character(path: Path) -> Character:
         return load_character(path, textures=False)
 
 
+def _relative(message: str, folder: str) -> str:
+    """``message`` with the task's temporary folder taken out of the paths it names (they read as the files' names)."""
+    for part in ("source", "target"):
+        message = message.replace(str(Path(folder) / part) + os.sep, "")
+    return message
+
+
 def build_clip(task: ClipTask) -> ClipResult:
     """Build ``task`` (see the module docstring); never raises for a clip that cannot be built."""
     row: dict[str, Any] = {
@@ -154,8 +163,9 @@ def build_clip(task: ClipTask) -> ClipResult:
         "sha256": task.source.sha256(),
         "target": task.target.name if task.target else None,
     }
+    folder = tempfile.mkdtemp(prefix="ossa-build-")
     try:
-        with tempfile.TemporaryDirectory(prefix="ossa-build-") as folder, warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", OssaWarning)
             sources, notes = read_clips(task.source.written(Path(folder) / "source"), scale=task.settings.scale)
             if not 0 <= task.index < len(sources):
@@ -184,8 +194,12 @@ def build_clip(task: ClipTask) -> ClipResult:
             notes = notes + [str(w.message) for w in caught if issubclass(w.category, OssaWarning)]
     except Exception as exc:  # noqa: BLE001 (a clip that fails is recorded, the build goes on)
         kind = "" if isinstance(exc, OssaError) else f"{type(exc).__name__}: "
-        row |= {"error": f"{kind}{exc}".splitlines()[0] if str(exc) else kind.rstrip(": "), "warnings": []}
+        message = f"{kind}{exc}".splitlines()[0] if str(exc) else kind.rstrip(": ")
+        row |= {"error": _relative(message, folder), "warnings": []}
         return ClipResult(task.key, row)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    notes = [_relative(note, folder) for note in notes]
     info = compressed.info
     info["source"] = {"file": task.source.name, "clip": source.clip.name, "unit": source.unit, "sha256": row["sha256"]}
     info["root_motion"] = motion
