@@ -167,8 +167,10 @@ def library_from_buffer(data: Any, *, file: str = "<bytes>", verify: bool = True
     def fail(message: str, where: str | None = None) -> LibraryFormatError:
         return LibraryFormatError(message, file=file, where=where)
 
-    if buffer.size < HEADER.size or bytes(buffer[:8]) != MAGIC:
-        raise fail("not an Ossa clip library (no OSSACLIB magic)" if buffer.size >= 8 else f"truncated: {buffer.size} bytes, not even a header")
+    if buffer.size >= len(MAGIC) and bytes(buffer[: len(MAGIC)]) != MAGIC:
+        raise fail("not an Ossa clip library (no OSSACLIB magic)")
+    if buffer.size < HEADER.size:
+        raise fail(f"truncated: {buffer.size} bytes, not even a header")
     magic, version, header_size, size, json_offset, json_size, _, digest, _ = HEADER.unpack(bytes(buffer[: HEADER.size]))
     if version != VERSION:
         raise fail(f"format version {version}; this Ossa reads version {VERSION}", "header")
