@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol, overload, runtime_checkable
+from typing import Any, overload
 
 import numpy as np
 
-from engine.anim.clip import Channel, Clip
+from engine.anim.clip import Channel, Clip, SampledClip
 from engine.anim.layout import PoseBuffer, Workspace, as_slice, workspace_or_fresh, writable_components
 from engine.anim.pose import Pose
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -106,17 +106,6 @@ class CompiledClip:
     def num_targets(self) -> int:
         """Size of the target index space (joints, or nodes)."""
         return self.clip.num_targets
-
-
-@runtime_checkable
-class SampledClip(Protocol):
-    """A clip stored another way (:class:`engine.compress.CompressedClip`): :func:`sample` checks, it fills the pose."""
-
-    name: str
-    num_targets: int
-
-    def fill(self, rest: tuple[FloatArray, FloatArray, FloatArray], times: FloatArray, buffer: PoseBuffer) -> None:
-        """Write the pose at flat ``times`` ``(B,)`` into ``buffer`` ``(k, J, B)``, ``rest`` where nothing plays."""
 
 
 def _slerp_frame(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -360,7 +349,7 @@ def sample(
     ----------
     clip
         A :class:`~engine.anim.clip.Clip` (joints of a skin, or all nodes of a scene
-        hierarchy), its :class:`CompiledClip`, or a compressed clip (:class:`SampledClip`).
+        hierarchy), its :class:`CompiledClip`, or a compressed clip (:class:`~engine.anim.clip.SampledClip`).
     rest
         The values of the targets no channel animates: a :class:`~engine.anim.pose.Pose`
         ``(J,)`` with ``J = clip.num_targets``, usually ``skeleton.rest_pose``, or
@@ -398,15 +387,18 @@ def sample(
     >>> sample(clip, skeleton.rest_pose, [-1.0, 0.5, 3.0]).translations[:, 0, 0]
     array([0. , 0.5, 2. ])
     """
-    other = not isinstance(clip, Clip | CompiledClip) and isinstance(clip, SampledClip)
-    compiled_clip = clip if other else compiled(clip)
+    compiled_clip: CompiledClip | SampledClip
+    if isinstance(clip, Clip | CompiledClip) or not isinstance(clip, SampledClip):
+        compiled_clip = one = compiled(clip)  # anything but a clip raises here
+        name = one.clip.name
+    else:  # a compressed clip (engine.compress)
+        compiled_clip, name = clip, clip.name
     if not isinstance(rest, Pose):
         raise InvalidInputError(f"rest must be a Pose (e.g. skeleton.rest_pose), got {type(rest).__name__}")
     joints = compiled_clip.num_targets
     if rest.num_joints != joints:
         raise SkeletonMismatchError(
-            f"clip {clip.name if other else compiled_clip.clip.name!r} animates {joints} targets but the rest pose has "
-            f"{rest.num_joints} joints"
+            f"clip {name!r} animates {joints} targets but the rest pose has {rest.num_joints} joints"
         )
     if rest.shape != (joints,):
         raise InvalidInputError(f"rest must be one pose of {joints} joints, shape ({joints},), got {rest.shape}")

@@ -25,15 +25,22 @@ def add_parser(subcommands: Any) -> None:
     parser = subcommands.add_parser(
         "build", help="compress every BVH/glTF clip under the sources into a library and a manifest (pool or Dask)"
     )
-    parser.add_argument("sources", type=Path, nargs="+", metavar="SRC", help="clip files or folders (searched recursively)")
+    parser.add_argument(
+        "sources", type=Path, nargs="+", metavar="SRC", help="clip files or folders (searched recursively)"
+    )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="the output folder")
     parser.add_argument("--target", type=Path, default=None, help="a .glb/.gltf character to retarget every clip onto")
     parser.add_argument(
-        "-j", "--jobs", type=int, default=max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1),
+        "-j",
+        "--jobs",
+        type=int,
+        default=max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1),
         help="local worker processes (default: every CPU)",
     )
     parser.add_argument(
-        "--scheduler", default=None, metavar="ADDRESS",
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
         help="run on the Dask cluster at ADDRESS (tcp://host:8786) instead of local processes",
     )
     add_shell_options(parser)

@@ -36,19 +36,30 @@ def effector(text: str) -> tuple[str, float]:
 def add_shell_options(parser: argparse.ArgumentParser) -> None:
     """``--tolerance``, ``--shell``, ``--effector``, ``--mesh-shells`` (shared with ``ossa build``)."""
     parser.add_argument(
-        "--tolerance", type=centimetres, default=DEFAULT_TOLERANCE, metavar="CM",
+        "--tolerance",
+        type=centimetres,
+        default=DEFAULT_TOLERANCE,
+        metavar="CM",
         help=f"largest displacement of any shell vertex, guaranteed (default {DEFAULT_TOLERANCE * 100:g} cm)",
     )
     parser.add_argument(
-        "--shell", type=centimetres, default=DEFAULT_SHELL, metavar="CM",
+        "--shell",
+        type=centimetres,
+        default=DEFAULT_SHELL,
+        metavar="CM",
         help=f"radius of the virtual vertices around every joint (default {DEFAULT_SHELL * 100:g} cm)",
     )
     parser.add_argument(
-        "--effector", type=effector, action="append", default=[], metavar="JOINT=CM",
+        "--effector",
+        type=effector,
+        action="append",
+        default=[],
+        metavar="JOINT=CM",
         help="a larger shell for an end effector (repeatable), e.g. RightHand=15",
     )
     parser.add_argument(
-        "--mesh-shells", action="store_true",
+        "--mesh-shells",
+        action="store_true",
         help="size each joint's shell by its farthest skinned vertex (glTF characters with a mesh)",
     )
 

@@ -1,4 +1,4 @@
-"""``ossa decompress LIB --out FILE.glb``: every clip of a library as ordinary glTF, sampled at its source's key times."""
+"""``ossa decompress LIB --out FILE.glb``: every clip of a library as ordinary glTF, sampled at its source's keys."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ def add_parser(subcommands: Any) -> None:
     )
     parser.add_argument("library", type=Path, metavar="LIB", help="a clip library (ossa compress / ossa build)")
     parser.add_argument(
-        "--out", type=gltf_path, required=True, metavar="FILE.glb",
+        "--out",
+        type=gltf_path,
+        required=True,
+        metavar="FILE.glb",
         help="the glTF file to write; a library of several skeletons writes FILE-1.glb, FILE-2.glb, ... for the others",
     )
     parser.set_defaults(handler=run)
@@ -34,8 +37,12 @@ def output_paths(out: Path, count: int) -> list[Path]:
 def run(args: argparse.Namespace) -> int:
     """Decompress ``args.library`` into ``args.out``."""
     library = load_library(args.library)
-    for s, (skeleton, path) in enumerate(zip(library.skeletons, output_paths(args.out, len(library.skeletons)), strict=True)):
-        clips = [decompressed(c, skeleton) for c, k in zip(library.clips, library.skeleton_index, strict=True) if k == s]
+    for s, (skeleton, path) in enumerate(
+        zip(library.skeletons, output_paths(args.out, len(library.skeletons)), strict=True)
+    ):
+        clips = [
+            decompressed(c, skeleton) for c, k in zip(library.clips, library.skeleton_index, strict=True) if k == s
+        ]
         with writing(path, "--out"):
             save_gltf(path, skeleton, clips, [bone_mesh(skeleton)])
         print(f"wrote {path}: {skeleton.num_joints} joints, {len(clips)} clips: {', '.join(c.name for c in clips)}")

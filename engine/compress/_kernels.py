@@ -28,7 +28,12 @@ from engine.compress.quantize import BIT_LENGTH, INVERSE_SCALE, LEVEL_BITS, RANG
 
 _JOINTS, _SAMPLES, _LOOPS, _ANIMATED = COLUMN["joints"], COLUMN["samples"], COLUMN["loops"], COLUMN["animated"]
 _KINDS, _CONSTANTS, _CLIP_RANGES = COLUMN["kinds_row"], COLUMN["constants_row"], COLUMN["clip_ranges_row"]
-_FORMATS, _SEGMENTS, _WORDS, _REST = COLUMN["formats_row"], COLUMN["segments_row"], COLUMN["words_row"], COLUMN["rest_row"]
+_FORMATS, _SEGMENTS, _WORDS, _REST = (
+    COLUMN["formats_row"],
+    COLUMN["segments_row"],
+    COLUMN["words_row"],
+    COLUMN["rest_row"],
+)
 _OFFSET = np.array([0, 3, 7])  # first pose row of translation, rotation, scale
 _WIDTH = np.array([3, 4, 3])
 _BITS = LEVEL_BITS.astype(np.int64)
@@ -59,7 +64,7 @@ def _bounds(low: Any, extent: Any, min_q: Any, extent_q: Any) -> Any:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: Any, out: Any, row: Any) -> Any:
+def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: Any, out: Any, row: Any) -> Any:  # noqa: ARG001
     """Write the pose of clip ``clip`` at time ``t`` for joints ``[first, stop)`` into ``out[row + e, j]``.
 
     ``library`` is :attr:`ClipLibrary.arrays <engine.compress.library.ClipLibrary.arrays>`.
@@ -75,7 +80,7 @@ def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: 
         last = samples - 1
         x = (t - times[clip, 0]) * times[clip, 1]
         x = min(max(x, 0.0), float(last))
-        key0 = min(int(math.floor(x)), last)
+        key0 = min(math.floor(x), last)
         key1 = min(key0 + 1, last)
         u = x - key0
         if loops:
@@ -127,9 +132,15 @@ def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: 
                             k0 = 1 if drop == 0 else 0
                             k1 = 2 if drop <= 1 else 1
                             k2 = 3 if drop <= 2 else 2
-                            low0, extent0 = _bounds(clip_ranges[r, k0], clip_ranges[r, 4 + k0], ranges[f, 0], ranges[f, 3])
-                            low1, extent1 = _bounds(clip_ranges[r, k1], clip_ranges[r, 4 + k1], ranges[f, 1], ranges[f, 4])
-                            low2, extent2 = _bounds(clip_ranges[r, k2], clip_ranges[r, 4 + k2], ranges[f, 2], ranges[f, 5])
+                            low0, extent0 = _bounds(
+                                clip_ranges[r, k0], clip_ranges[r, 4 + k0], ranges[f, 0], ranges[f, 3]
+                            )
+                            low1, extent1 = _bounds(
+                                clip_ranges[r, k1], clip_ranges[r, 4 + k1], ranges[f, 1], ranges[f, 4]
+                            )
+                            low2, extent2 = _bounds(
+                                clip_ranges[r, k2], clip_ranges[r, 4 + k2], ranges[f, 2], ranges[f, 5]
+                            )
                         # one 64-bit window (two words; the spare word keeps the last read inside) holds
                         # the three components when they fit, else each component gets its own
                         word = first_word + (position >> _U6)
@@ -212,14 +223,18 @@ def _character(library: Any, c: Any, clips: Any, times: Any, cursors: Any, scrat
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def sample_serial(library: Any, characters: Any, clips: Any, times: Any, cursors: Any, scratch: Any, local: Any) -> None:
+def sample_serial(
+    library: Any, characters: Any, clips: Any, times: Any, cursors: Any, scratch: Any, local: Any
+) -> None:
     """:func:`_character` for every index in ``characters``, with scratch block 0 ``(10, J)``."""
     for i in range(characters.size):
         _character(library, characters[i], clips, times, cursors, scratch[0], local)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
-def sample_parallel(library: Any, characters: Any, clips: Any, times: Any, cursors: Any, scratch: Any, local: Any) -> None:
+def sample_parallel(
+    library: Any, characters: Any, clips: Any, times: Any, cursors: Any, scratch: Any, local: Any
+) -> None:
     """:func:`sample_serial` with one contiguous block of characters per scratch block, blocks in parallel."""
     blocks = scratch.shape[0]
     count = characters.size
@@ -228,7 +243,9 @@ def sample_parallel(library: Any, characters: Any, clips: Any, times: Any, curso
             _character(library, characters[i], clips, times, cursors, scratch[b], local)
 
 
-def sample_many(library: Any, characters: Any, clips: Any, times: Any, cursors: Any, scratch: Any, local: Any, threads: int) -> None:
+def sample_many(
+    library: Any, characters: Any, clips: Any, times: Any, cursors: Any, scratch: Any, local: Any, threads: int
+) -> None:
     """The serial driver, or the parallel one on ``threads`` threads (one scratch block each)."""
     if threads <= 1:
         sample_serial(library, characters, clips, times, cursors, scratch, local)

@@ -78,7 +78,9 @@ def played_pose(base: FloatArray, tracks: Tracks, values: FloatArray) -> Pose:
         return Pose(pose[..., 0:3], pose[..., 3:7], pose[..., 7:10])
 
 
-def sample_errors(source: Source, tracks: Tracks, base: FloatArray, decoded: FloatArray, samples: IntArray) -> FloatArray:
+def sample_errors(
+    source: Source, tracks: Tracks, base: FloatArray, decoded: FloatArray, samples: IntArray
+) -> FloatArray:
     """True shell errors ``(n, J)`` at grid ``samples`` of the decoded stored values ``(K, A, 4)``."""
     pose = played_pose(base, tracks, decoded[tracks.stored_of_sample[samples]])
     played = model_transforms(source.skeleton, pose)

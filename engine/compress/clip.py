@@ -121,7 +121,7 @@ class CompressedClip:
         return first, second, u
 
     def decode_keys(self, stored: IntArray) -> FloatArray:
-        """Values ``(B, A, 4)`` of every animated track at the stored samples ``stored`` ``(B,)`` (rotations unnormalised)."""
+        """Values ``(B, A, 4)`` of the animated tracks at stored samples ``(B,)`` (rotations unnormalised)."""
         joint, path = self.animated
         segment = stored // SEGMENT_SAMPLES
         within = (stored % SEGMENT_SAMPLES).astype(np.uint64)
@@ -154,13 +154,13 @@ class CompressedClip:
             if constant.any():
                 stored = constant_values(self.constants[self.refs[constant, path]], path == ROTATION)
                 array[:, constant] = stored[:, : PATH_WIDTH[path]].T[:, :, None]
-        joint, path = self.animated
+        joint, paths = self.animated
         if not joint.size:
             return
         first, second, u = self.keys(times)
-        played = interpolate(self.decode_keys(first), self.decode_keys(second), u[:, None], path == ROTATION)
+        played = interpolate(self.decode_keys(first), self.decode_keys(second), u[:, None], paths == ROTATION)
         for p, array in enumerate(outputs):
-            chosen = path == p
+            chosen = paths == p
             if chosen.any():
                 array[:, joint[chosen]] = played[:, chosen, : PATH_WIDTH[p]].transpose(2, 1, 0)
 

@@ -63,7 +63,9 @@ def _repair(
     first, second, _ = compressed.keys(times)
     nearest = np.clip(np.rint((times - source.grid.start) * source.grid.rate), 0, source.grid.count - 1).astype(np.intp)
     worst: dict[int, tuple[float, int, int]] = {}
-    for stored, sample, joint, extra in zip(np.concatenate((first, second)), np.tile(nearest, 2), np.tile(joints, 2), np.tile(excess, 2), strict=True):
+    for stored, sample, joint, extra in zip(
+        np.concatenate((first, second)), np.tile(nearest, 2), np.tile(joints, 2), np.tile(excess, 2), strict=True
+    ):
         segment = int(stored) // SEGMENT_SAMPLES
         if segment not in worst or extra > worst[segment][0]:
             worst[segment] = (float(extra), int(sample), int(joint))

@@ -50,14 +50,15 @@ def encode(source: Source, tracks: Tracks, levels: IntArray, info: dict[str, Any
     words, position = pack_bits(quantize(tracks.stored, low, extent, sample_bits), sample_bits)
     if words.size * 64 >= 2**32:
         raise InvalidInputError(
-            f"clip {source.clip.name!r} needs {words.size * 8} bytes of samples; the format's bit offsets stop at 512 MiB"
+            f"clip {source.clip.name!r} needs {words.size * 8} bytes of samples; "
+            "the format's bit offsets stop at 512 MiB"
         )
     per_sample = bits.sum(axis=(1, 2))
     first_bit = np.zeros(tracks.num_segments, dtype=np.int64)
     if tracks.joint.size:
         first_bit = position.reshape(segment.size, -1)[np.arange(tracks.num_segments) * SEGMENT_SAMPLES, 0]
     segments = np.stack((first_bit, per_sample), axis=1).astype(np.uint32).reshape(-1, 2)
-    arrays = {
+    arrays: dict[str, np.ndarray] = {
         "kinds": tracks.kinds.copy(),
         "refs": refs,
         "constants": constants.astype(np.float32),
@@ -70,6 +71,4 @@ def encode(source: Source, tracks: Tracks, levels: IntArray, info: dict[str, Any
     for array in arrays.values():
         array.flags.writeable = False
     grid = source.grid
-    return CompressedClip(
-        source.clip.name, count, grid.start, grid.rate, grid.count, source.loops, info=info, **arrays
-    )
+    return CompressedClip(source.clip.name, count, grid.start, grid.rate, grid.count, source.loops, info=info, **arrays)

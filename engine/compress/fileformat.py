@@ -171,7 +171,9 @@ def library_from_buffer(data: Any, *, file: str = "<bytes>", verify: bool = True
         raise fail("not an Ossa clip library (no OSSACLIB magic)")
     if buffer.size < HEADER.size:
         raise fail(f"truncated: {buffer.size} bytes, not even a header")
-    magic, version, header_size, size, json_offset, json_size, _, digest, _ = HEADER.unpack(bytes(buffer[: HEADER.size]))
+    _magic, version, header_size, size, json_offset, json_size, _, digest, _ = HEADER.unpack(
+        bytes(buffer[: HEADER.size])
+    )
     if version != VERSION:
         raise fail(f"format version {version}; this Ossa reads version {VERSION}", "header")
     if header_size != HEADER.size:
@@ -180,8 +182,8 @@ def library_from_buffer(data: Any, *, file: str = "<bytes>", verify: bool = True
         what = "truncated" if buffer.size < size else "has trailing bytes"
         raise fail(f"{what}: the file is {buffer.size} bytes, its header says {size}", "header")
     if verify:
-        check = hashlib.sha256(buffer[:48])
-        check.update(buffer[80:])
+        check = hashlib.sha256(buffer[:48].tobytes())
+        check.update(np.ascontiguousarray(buffer[80:]).data)
         if check.digest() != digest:
             raise fail("checksum mismatch: the file is corrupted (SHA-256 differs from its header's)", "header")
     if json_offset != HEADER.size or json_offset + json_size > size:
@@ -199,7 +201,9 @@ def library_from_buffer(data: Any, *, file: str = "<bytes>", verify: bool = True
 
 
 def _build(document: Any, buffer: np.ndarray, fail: Any) -> ClipLibrary:
-    if not isinstance(document, dict) or not all(isinstance(document.get(k), t) for k, t in (("skeletons", list), ("clips", list), ("arrays", dict))):
+    if not isinstance(document, dict) or not all(
+        isinstance(document.get(k), t) for k, t in (("skeletons", list), ("clips", list), ("arrays", dict))
+    ):
         raise fail("the document must be an object with lists 'skeletons', 'clips' and an object 'arrays'", "document")
     packed = {name: _array(document["arrays"], name, buffer, fail) for name in ARRAYS}
     skeletons = _skeletons(document["skeletons"], packed, fail)
@@ -211,8 +215,15 @@ def _build(document: Any, buffer: np.ndarray, fail: Any) -> ClipLibrary:
     names: set[str] = set()
     for k, meta in enumerate(metas):
         where = f"clips[{k}]"
-        if not (isinstance(meta, dict) and isinstance(meta.get("name"), str) and isinstance(meta.get("skeleton"), int) and isinstance(meta.get("info"), dict)):
-            raise fail("a clip entry must be an object with a string 'name', an integer 'skeleton' and an object 'info'", where)
+        if not (
+            isinstance(meta, dict)
+            and isinstance(meta.get("name"), str)
+            and isinstance(meta.get("skeleton"), int)
+            and isinstance(meta.get("info"), dict)
+        ):
+            raise fail(
+                "a clip entry must be an object with a string 'name', an integer 'skeleton' and an object 'info'", where
+            )
         if meta["name"] in names:
             raise fail(f"two clips are named {meta['name']!r}", where)
         names.add(meta["name"])
@@ -231,11 +242,18 @@ def _array(layout: dict[str, Any], name: str, buffer: np.ndarray, fail: Any) -> 
     if not isinstance(spec, dict) or spec.get("dtype") != dtype:
         raise fail(f"missing, or not of dtype {dtype}", where)
     shape, offset = spec.get("shape"), spec.get("offset")
-    if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape) and tuple(shape[1:]) == tail and len(shape) == 1 + len(tail)):
+    if not (
+        isinstance(shape, list)
+        and all(isinstance(n, int) and n >= 0 for n in shape)
+        and tuple(shape[1:]) == tail
+        and len(shape) == 1 + len(tail)
+    ):
         raise fail(f"shape must be [n, {', '.join(map(str, tail))}]".replace(", ]", "]"), where)
     nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
     if not isinstance(offset, int) or offset % ALIGN or offset < HEADER.size or offset + nbytes > buffer.size:
-        raise fail(f"{nbytes} bytes at offset {offset} do not lie aligned inside the file of {buffer.size} bytes", where)
+        raise fail(
+            f"{nbytes} bytes at offset {offset} do not lie aligned inside the file of {buffer.size} bytes", where
+        )
     view = buffer[offset : offset + nbytes].view(np.dtype(dtype)).reshape(shape)
     view.flags.writeable = False
     return view
@@ -243,7 +261,12 @@ def _array(layout: dict[str, Any], name: str, buffer: np.ndarray, fail: Any) -> 
 
 def _skeletons(specs: list[Any], packed: dict[str, np.ndarray], fail: Any) -> list[Skeleton]:
     rows = packed["skeleton_rows"]
-    if rows.shape != (len(specs) + 1,) or rows[0] != 0 or np.any(np.diff(rows) < 0) or rows[-1] != packed["rest"].shape[0]:
+    if (
+        rows.shape != (len(specs) + 1,)
+        or rows[0] != 0
+        or np.any(np.diff(rows) < 0)
+        or rows[-1] != packed["rest"].shape[0]
+    ):
         raise fail("skeleton rows do not partition the rest table", "arrays.skeleton_rows")
     if packed["parents"].shape[0] != rows[-1] or packed["inverse_binds"].shape[0] != rows[-1]:
         raise fail("parents and inverse binds need one row per rest row", "arrays.parents")
@@ -258,31 +281,50 @@ def _skeletons(specs: list[Any], packed: dict[str, np.ndarray], fail: Any) -> li
         rest = packed["rest"][begin:end]
         with trusted():
             skeletons.append(
-                Skeleton(spec["names"], packed["parents"][begin:end], rest[:, :3], rest[:, 3:7], rest[:, 7:], packed["inverse_binds"][begin:end])
+                Skeleton(
+                    spec["names"],
+                    packed["parents"][begin:end],
+                    rest[:, :3],
+                    rest[:, 3:7],
+                    rest[:, 7:],
+                    packed["inverse_binds"][begin:end],
+                )
             )
     return skeletons
 
 
-def _clip(packed: dict[str, np.ndarray], k: int, meta: dict[str, Any], skeleton: Skeleton, fail: Any, where: str) -> CompressedClip:
+def _clip(
+    packed: dict[str, np.ndarray], k: int, meta: dict[str, Any], skeleton: Skeleton, fail: Any, where: str
+) -> CompressedClip:
     row = packed["clip_table"][k]
     joints, samples, loops = (int(row[COLUMN[n]]) for n in ("joints", "samples", "loops"))
     animated, segments = int(row[COLUMN["animated"]]), int(row[COLUMN["segments_count"]])
     start, rate = (float(v) for v in packed["clip_times"][k])
     if joints != skeleton.num_joints or samples < 1 or loops not in (0, 1) or (loops and samples < 3):
-        raise fail(f"{joints} joints, {samples} samples, loops {loops}: inconsistent with its skeleton or the format", where)
+        raise fail(
+            f"{joints} joints, {samples} samples, loops {loops}: inconsistent with its skeleton or the format", where
+        )
     if not (np.isfinite(start) and np.isfinite(rate) and rate > 0.0):
         raise fail(f"start {start} and rate {rate} must be finite, the rate positive", where)
     stored = samples - loops
     if segments != -(-stored // SEGMENT_SAMPLES):
         raise fail(f"{segments} segments for {stored} stored samples of {SEGMENT_SAMPLES} per segment", where)
     counts = {
-        "kinds": joints, "refs": joints, "constants": int(row[COLUMN["constants_count"]]), "clip_ranges": animated,
-        "formats": segments * animated, "ranges": segments * animated, "segments": segments, "words": int(row[COLUMN["words_count"]]),
+        "kinds": joints,
+        "refs": joints,
+        "constants": int(row[COLUMN["constants_count"]]),
+        "clip_ranges": animated,
+        "formats": segments * animated,
+        "ranges": segments * animated,
+        "segments": segments,
+        "words": int(row[COLUMN["words_count"]]),
     }
     for name, count in counts.items():
         first = int(row[COLUMN[f"{name}_row"]])
         if count < 0 or first < 0 or first + count > packed[name].shape[0]:
-            raise fail(f"its {name} rows [{first}, {first + count}) lie outside the array of {packed[name].shape[0]}", where)
+            raise fail(
+                f"its {name} rows [{first}, {first + count}) lie outside the array of {packed[name].shape[0]}", where
+            )
     clip = clip_views(packed, k, meta["name"], meta["info"])
     kinds = clip.kinds
     if np.any(kinds > ANIMATED):
@@ -291,23 +333,36 @@ def _clip(packed: dict[str, np.ndarray], k: int, meta: dict[str, Any], skeleton:
     constant = kinds == CONSTANT
     if np.count_nonzero(kinds == ANIMATED) != animated or np.count_nonzero(constant) != counts["constants"]:
         raise fail("the track kinds disagree with the counts of animated and constant tracks", where)
-    if not (np.array_equal(np.sort(refs[constant]), np.arange(counts["constants"])) and np.array_equal(refs[kinds == ANIMATED], np.arange(animated))):
+    if not (
+        np.array_equal(np.sort(refs[constant]), np.arange(counts["constants"]))
+        and np.array_equal(refs[kinds == ANIMATED], np.arange(animated))
+    ):
         raise fail("track references are not the rows of the constant and animated tracks, in order", where)
-    if not (np.isfinite(clip.constants).all() and np.isfinite(clip.clip_ranges).all() and np.all(clip.clip_ranges[:, 4:] >= 0)):
+    if not (
+        np.isfinite(clip.constants).all()
+        and np.isfinite(clip.clip_ranges).all()
+        and np.all(clip.clip_ranges[:, 4:] >= 0)
+    ):
         raise fail("constants and clip ranges must be finite, extents non-negative", where)
     level, dropped = clip.formats & LEVEL_MASK, clip.formats >> DROP_SHIFT
     _, path = clip.animated
-    if np.any(level >= LEVEL_BITS.size) or np.any((dropped > NO_DROP) | ((path != ROTATION)[None, :] & (dropped != NO_DROP))):
+    if np.any(level >= LEVEL_BITS.size) or np.any(
+        (dropped > NO_DROP) | ((path != ROTATION)[None, :] & (dropped != NO_DROP))
+    ):
         raise fail("a format byte holds an unknown level, or a dropped component on a vector track", where)
     ranges = clip.ranges.astype(np.int64)
     if np.any(ranges[..., :3] + ranges[..., 3:] > 255):
         raise fail("a segment range leaves its clip range", where)
-    per_sample = component_bits(level, clip.ranges[..., 3:]).sum(axis=(1, 2)) if animated else np.zeros(segments, np.int64)
+    per_sample = (
+        component_bits(level, clip.ranges[..., 3:]).sum(axis=(1, 2)) if animated else np.zeros(segments, np.int64)
+    )
     lengths = np.minimum(SEGMENT_SAMPLES, stored - np.arange(segments) * SEGMENT_SAMPLES)
     first_bit = np.cumsum(per_sample * lengths) - per_sample * lengths
     if not (np.array_equal(clip.segments[:, 1], per_sample) and np.array_equal(clip.segments[:, 0], first_bit)):
         raise fail("segment bit offsets disagree with the segments' formats", where)
     needed = int((per_sample * lengths).sum())
     if counts["words"] < needed // 64 + 2:
-        raise fail(f"{counts['words']} words hold fewer than the {needed} bits of its samples (plus a spare word)", where)
+        raise fail(
+            f"{counts['words']} words hold fewer than the {needed} bits of its samples (plus a spare word)", where
+        )
     return clip

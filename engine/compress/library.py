@@ -111,7 +111,11 @@ class ClipLibrary:
 
     @classmethod
     def from_packed(
-        cls, skeletons: Sequence[Skeleton], clips: Sequence[CompressedClip], skeleton_index: Sequence[int], packed: dict[str, np.ndarray]
+        cls,
+        skeletons: Sequence[Skeleton],
+        clips: Sequence[CompressedClip],
+        skeleton_index: Sequence[int],
+        packed: dict[str, np.ndarray],
     ) -> ClipLibrary:
         """A library over already-packed arrays (a loaded file); ``clips`` are views into them."""
         library = object.__new__(cls)
@@ -196,7 +200,10 @@ class ClipLibrary:
         if len(names) != len(self.clips):
             raise InvalidInputError(f"names must give one name per clip ({len(self.clips)}), got {len(names)}")
         return ClipLibrary(
-            [(self.skeletons[s], replace(c, name=str(n))) for c, s, n in zip(self.clips, self.skeleton_index, names, strict=True)]
+            [
+                (self.skeletons[s], replace(c, name=str(n)))
+                for c, s, n in zip(self.clips, self.skeleton_index, names, strict=True)
+            ]
         )
 
     def __repr__(self) -> str:
@@ -208,14 +215,18 @@ KERNEL_ARRAYS = ("clip_table", "clip_times", *CLIP_ARRAYS, "rest")
 
 
 def skeleton_arrays(skeletons: Sequence[Skeleton]) -> dict[str, np.ndarray]:
-    """``rest`` ``(R, 10)``, ``parents`` ``(R,)``, ``inverse_binds`` ``(R, 4, 4)`` and ``skeleton_rows`` ``(S + 1,)``."""
+    """``rest`` ``(R, 10)``, ``parents`` ``(R,)``, ``inverse_binds`` ``(R, 4, 4)``, ``skeleton_rows`` ``(S + 1,)``."""
     rest: list[FloatArray] = [
         np.concatenate((s.rest_translations, s.rest_rotations, s.rest_scales), axis=1) for s in skeletons
     ]
     return {
         "rest": np.concatenate(rest) if rest else np.zeros((0, 10)),
-        "parents": np.concatenate([s.parents for s in skeletons]).astype(np.int64) if skeletons else np.zeros(0, np.int64),
-        "inverse_binds": np.concatenate([s.inverse_bind_matrices for s in skeletons]) if skeletons else np.zeros((0, 4, 4)),
+        "parents": np.concatenate([s.parents for s in skeletons]).astype(np.int64)
+        if skeletons
+        else np.zeros(0, np.int64),
+        "inverse_binds": np.concatenate([s.inverse_bind_matrices for s in skeletons])
+        if skeletons
+        else np.zeros((0, 4, 4)),
         "skeleton_rows": np.cumsum([0] + [s.num_joints for s in skeletons], dtype=np.int64),
     }
 

@@ -10,16 +10,16 @@ rotation without one component) quantized in two stages of range reduction:
    ``segment_extent = clip_extent · (extent_q · u)`` with ``u`` = :data:`RANGE_UNIT` (1/255 in
    float64; :func:`segment_bounds`);
 3. per sample: an unsigned integer of ``bits`` bits, ``value = segment_min + segment_extent · q /
-   (2^bits − 1)`` (the reciprocal from a table, :func:`dequantize`). A level (:data:`LEVEL_BITS`), chosen per segment and track,
-   gives the widest component its bits and each narrower one fewer (:func:`component_bits`), so
-   all three are quantized with about the same step.
+   (2^bits − 1)`` (the reciprocal from a table, :func:`dequantize`). A level (:data:`LEVEL_BITS`),
+   chosen per segment and track, gives the widest component its bits and each narrower one fewer
+   (:func:`component_bits`), so all three are quantized with about the same step.
 
 A rotation stores three of its four components: per segment the one with the largest smallest
 magnitude is dropped, each sample's sign is chosen to make it positive, and it comes back as
 ``sqrt(1 − |v|²)`` (:func:`rebuild_quaternion`). Vectors use the same path with "component 3"
-dropped (they have none; the track's path tells the two apart). Between samples rotations are normalised lerps along the short arc and
-vectors lerps (:func:`interpolate`). The compiled decoder (:mod:`engine.compress._kernels`)
-writes the same expressions in the same order, so both give the same bits.
+dropped (they have none; the track's path tells the two apart). Between samples rotations are
+normalised lerps along the short arc and vectors lerps (:func:`interpolate`). The compiled decoder
+(:mod:`engine.compress._kernels`) writes the same expressions in the same order: both give the same bits.
 """
 
 from __future__ import annotations
@@ -166,7 +166,12 @@ def interpolate(first: FloatArray, second: FloatArray, u: FloatArray, rotation: 
     sign = np.where(rotation & (dot < 0.0), -1.0, 1.0)
     keep = 1.0 - u
     mixed = np.stack(
-        (keep * a0 + u * (sign * b0), keep * a1 + u * (sign * b1), keep * a2 + u * (sign * b2), keep * a3 + u * (sign * b3)),
+        (
+            keep * a0 + u * (sign * b0),
+            keep * a1 + u * (sign * b1),
+            keep * a2 + u * (sign * b2),
+            keep * a3 + u * (sign * b3),
+        ),
         axis=-1,
     )
     x, y, z, w = mixed[..., 0], mixed[..., 1], mixed[..., 2], mixed[..., 3]

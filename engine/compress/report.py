@@ -9,7 +9,7 @@ from engine.compress.library import ClipLibrary
 
 
 def _cm(metres: object) -> str:
-    return f"{float(metres) * 100:.4f}" if isinstance(metres, int | float) else "?"  # type: ignore[arg-type]
+    return f"{float(metres) * 100:.4f}" if isinstance(metres, int | float) else "?"
 
 
 def summarize_library(library: ClipLibrary, path: Path) -> str:

@@ -101,7 +101,9 @@ class LibraryCrowd:
         return self._scratch
 
 
-def _check(crowd: LibraryCrowd, clips: Any, times: Any, out: Pose, characters: Any) -> tuple[Int64Array, FloatArray, Int64Array]:
+def _check(
+    crowd: LibraryCrowd, clips: Any, times: Any, out: Pose, characters: Any
+) -> tuple[Int64Array, FloatArray, Int64Array]:
     count = crowd.num_characters
     clip_ids = np.ascontiguousarray(clips, dtype=np.int64)
     seconds = np.ascontiguousarray(times, dtype=np.float64)
@@ -125,7 +127,12 @@ def _check(crowd: LibraryCrowd, clips: Any, times: Any, out: Pose, characters: A
         raise InvalidInputError(f"times[{bad}] must be finite seconds, got {seconds[bad]}")
     shape = (count, crowd.num_joints)
     for name, array, width in zip(("translations", "rotations", "scales"), out.arrays(), (3, 4, 3), strict=True):
-        if array.shape != (*shape, width) or array.dtype != np.float64 or not array.flags.c_contiguous or not array.flags.writeable:
+        if (
+            array.shape != (*shape, width)
+            or array.dtype != np.float64
+            or not array.flags.c_contiguous
+            or not array.flags.writeable
+        ):
             raise InvalidInputError(
                 f"out.{name} must be a writable C-contiguous float64 array shaped {(*shape, width)}, got {array.shape}"
             )

@@ -53,7 +53,9 @@ class Grid:
     def times_on(self, keys: FloatArray) -> FloatArray:
         """:attr:`times`, each replaced by the key time it falls on (within rounding), so a step samples its key."""
         times = self.times
-        nearest = np.clip(np.searchsorted(keys, times), 1, keys.size - 1) if keys.size > 1 else np.zeros(times.size, np.intp)
+        nearest = (
+            np.clip(np.searchsorted(keys, times), 1, keys.size - 1) if keys.size > 1 else np.zeros(times.size, np.intp)
+        )
         below, above = keys[np.maximum(nearest - 1, 0)], keys[nearest]
         closest = np.where(np.abs(times - below) <= np.abs(above - times), below, above)
         close = np.abs(closest - times) <= 1e-9 * np.maximum(1.0, np.abs(times))
@@ -198,6 +200,4 @@ def prepare(skeleton: Skeleton, clip: Clip, radii: FloatArray, tolerance: float)
     parent_scale = np.where(parents >= 0, scale[:, np.maximum(parents, 0)], 1.0)
     ends = shell_error((linear[0], origin[0]), (linear[-1], origin[-1]), radii)
     loops = bool(grid.count > 2 and ends.max(initial=0.0) <= LOOP_SHARE * tolerance)
-    return Source(
-        skeleton, clip, radii, tolerance, grid, pose, linear, origin, scale, parent_scale, loops, times
-    )
+    return Source(skeleton, clip, radii, tolerance, grid, pose, linear, origin, scale, parent_scale, loops, times)

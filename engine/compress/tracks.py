@@ -164,15 +164,17 @@ def track_factor(path: IntArray, reference: FloatArray, other: FloatArray, paren
     moved = np.sqrt((delta**2).sum(axis=-1))
     safe = np.where(np.abs(reference[..., :3]) > 0.0, np.abs(reference[..., :3]), 1.0)
     ratio = np.where(np.abs(reference[..., :3]) > 0.0, np.abs(delta) / safe, np.where(delta != 0.0, np.inf, 0.0))
-    return np.where(
-        path == ROTATION, chord, np.where(path == TRANSLATION, moved * parent_scale, ratio.max(axis=-1))
-    )
+    return np.where(path == ROTATION, chord, np.where(path == TRANSLATION, moved * parent_scale, ratio.max(axis=-1)))
 
 
 def _values(source: Source, joint: IntArray, path: IntArray, samples: IntArray) -> FloatArray:
     """``(K, A, 4)`` source values of tracks ``(joint, path)`` at grid ``samples`` (vectors padded)."""
     out = np.zeros((samples.size, joint.size, 4))
-    for p, array in ((TRANSLATION, source.pose.translations), (ROTATION, source.pose.rotations), (SCALE, source.pose.scales)):
+    for p, array in (
+        (TRANSLATION, source.pose.translations),
+        (ROTATION, source.pose.rotations),
+        (SCALE, source.pose.scales),
+    ):
         chosen = path == p
         out[:, chosen, : array.shape[-1]] = array[samples][:, joint[chosen]]
     return out

@@ -66,11 +66,10 @@ def _referenced(path: Path) -> list[Path]:
 
 def files_of(path: Path, name: str) -> Files:
     """``path`` (and, for ``.gltf``, its buffers) as :class:`Files` under the relative ``name``."""
-    items = [(name, path.read_bytes())]
     parent = PurePosixPath(name).parent
-    for extra in _referenced(path) if path.suffix.lower() == ".gltf" else []:
-        items.append((str(parent / extra.relative_to(path.parent).as_posix()), extra.read_bytes()))
-    return Files(tuple(items))
+    extras = _referenced(path) if path.suffix.lower() == ".gltf" else []
+    items = [(str(parent / extra.relative_to(path.parent).as_posix()), extra.read_bytes()) for extra in extras]
+    return Files(((name, path.read_bytes()), *items))
 
 
 def _named_files(sources: Sequence[str | Path]) -> list[tuple[Path, str]]:
@@ -80,7 +79,11 @@ def _named_files(sources: Sequence[str | Path]) -> list[tuple[Path, str]]:
         root = Path(source)
         if not root.exists():
             raise AssetError("no such file or folder", file=str(root))
-        files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES) if root.is_dir() else [root]
+        files = (
+            sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+            if root.is_dir()
+            else [root]
+        )
         for path in files:
             if path.suffix.lower() not in SUFFIXES:
                 raise AssetError(f"not a clip file: expected one of {', '.join(SUFFIXES)}", file=str(path))

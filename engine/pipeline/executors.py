@@ -80,8 +80,10 @@ def dask_cluster(address: str) -> Callable[[Sequence[ClipTask], Deliver], None]:
 
 
 def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}h {seconds // 60 % 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m {seconds % 60:02d}s"
+    seconds = round(seconds)
+    return (
+        f"{seconds // 3600}h {seconds // 60 % 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m {seconds % 60:02d}s"
+    )
 
 
 class Progress:
@@ -95,6 +97,7 @@ class Progress:
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def __call__(self, done: int, total: int, failed: int) -> None:
+        """Draw ``done`` of ``total`` clips (``failed`` of them failed), with the rate since the first call."""
         if self.first is None:
             self.first = done
             self.start = time.monotonic()
@@ -111,11 +114,5 @@ class Progress:
             self.stream.write("\n")
         self.stream.flush()
 
-    def rate(self, done: int) -> float:
-        """Clips built per second since the first call (reused clips excluded)."""
-        elapsed = time.monotonic() - self.start
-        return (done - (self.first or 0)) / elapsed if elapsed > 0 else 0.0
-
     def __repr__(self) -> str:
         return f"Progress(terminal={self.enabled})"
-

@@ -192,7 +192,7 @@ def build_clip(task: ClipTask) -> ClipResult:
             )
             motion = _root_motion(skeleton, clip)
             notes = notes + [str(w.message) for w in caught if issubclass(w.category, OssaWarning)]
-    except Exception as exc:  # noqa: BLE001 (a clip that fails is recorded, the build goes on)
+    except Exception as exc:
         kind = "" if isinstance(exc, OssaError) else f"{type(exc).__name__}: "
         message = f"{kind}{exc}".splitlines()[0] if str(exc) else kind.rstrip(": ")
         row |= {"error": _relative(message, folder), "warnings": []}

@@ -90,9 +90,22 @@ def test_every_subcommand_is_a_module_imported_by_name() -> None:
         "engine.cli.retarget",
         "engine.cli.make_mannequin",
         "engine.cli.graph",
+        "engine.cli.compress",
+        "engine.cli.decompress",
+        "engine.cli.build",
     ]
     choices = build_parser()._subparsers._group_actions[0].choices
-    assert list(choices) == ["inspect", "evaluate", "convert", "retarget", "make-mannequin", "graph"]
+    assert list(choices) == [
+        "inspect",
+        "evaluate",
+        "convert",
+        "retarget",
+        "make-mannequin",
+        "graph",
+        "compress",
+        "decompress",
+        "build",
+    ]
 
 
 def test_version_and_console_entry(capsys) -> None:

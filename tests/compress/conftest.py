@@ -23,7 +23,9 @@ class Walk:
     compressed: CompressedClip
 
 
-def walk_clip(rate: float = 60.0, seconds: float = 1.0, *, period: float = 1.0, name: str = "walk") -> tuple[Skeleton, Clip]:
+def walk_clip(
+    rate: float = 60.0, seconds: float = 1.0, *, period: float = 1.0, name: str = "walk"
+) -> tuple[Skeleton, Clip]:
     """The CMU-named test rig walking, in metres, one LINEAR key per frame on every joint's rotation and the hips."""
     cmu = rig("cmu")
     skeleton = cmu.skeleton
@@ -49,11 +51,10 @@ def walking() -> Walk:
 def looping() -> Walk:
     """The walk in place over exactly one period (first pose = last pose), compressed."""
     skeleton, clip = walk_clip(30.0, 1.0, name="loop")
-    hips = [c for c in clip.channels if c.path == "translation"][0]
+    hips = next(c for c in clip.channels if c.path == "translation")
     still = hips.values.copy()
     still[:, [0, 2]] = still[0, [0, 2]]  # no forward travel: a loop
-    channels = tuple(c for c in clip.channels if c.path != "translation") + (
-        Channel(hips.target, "translation", "LINEAR", hips.times, still),
-    )
+    moved = Channel(hips.target, "translation", "LINEAR", hips.times, still)
+    channels = (*tuple(c for c in clip.channels if c.path != "translation"), moved)
     clip = Clip("loop", channels, clip.num_targets)
     return Walk(skeleton, clip, compress_clip(skeleton, clip))

@@ -9,7 +9,9 @@ from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 
 #: Directions on the unit sphere: the 6 axes, 12 edge midpoints and 8 corners of a cube, normalised.
-_CUBE = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)], float)
+_CUBE = np.array(
+    [(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)], float
+)
 DIRECTIONS = _CUBE / np.linalg.norm(_CUBE, axis=1, keepdims=True)
 
 

@@ -1,4 +1,4 @@
-"""The guarantee: no shell vertex moves by more than the tolerance, measured independently (scipy, 27 points a shell)."""
+"""The guarantee: no shell vertex moves by more than the tolerance, measured independently (scipy, 27 shell points)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from tests.compress.reference import shell_displacement
 from tests.strategies import skeletons
 
 
-def displacement(skeleton: Skeleton, clip: Clip, compressed: CompressedClip, times: np.ndarray, shell: float = 0.03) -> np.ndarray:
+def displacement(
+    skeleton: Skeleton, clip: Clip, compressed: CompressedClip, times: np.ndarray, shell: float = 0.03
+) -> np.ndarray:
     """Largest shell-point displacement ``(T, J)`` of the compressed clip against the source, by scipy."""
     radii = np.full(skeleton.num_joints, shell)
     return shell_displacement(
@@ -111,7 +113,10 @@ def test_random_skeletons_and_clips_hold_the_tolerance(skeleton: Skeleton, keys:
     # smooth random motion about the rest pose: rotations, translations and scales
     phase = rng.uniform(0, 2 * np.pi, (count, 3))
     wave = np.sin(2 * np.pi * times[:, None, None] + phase)  # (K, J, 3)
-    rotations = (Rotation.from_rotvec(rng.uniform(0.2, 1.5) * wave.reshape(-1, 3)) * Rotation.from_quat(np.tile(rest.rotations, (keys, 1)))).as_quat()
+    rotations = (
+        Rotation.from_rotvec(rng.uniform(0.2, 1.5) * wave.reshape(-1, 3))
+        * Rotation.from_quat(np.tile(rest.rotations, (keys, 1)))
+    ).as_quat()
     translations = np.asarray(rest.translations) + 0.05 * wave
     scales = np.asarray(rest.scales) * (1.0 + 0.05 * wave)
     with trusted():
@@ -171,12 +176,19 @@ def test_a_larger_tolerance_compresses_more_and_a_mesh_shell_counts(walking: Wal
     assert wide.nbytes > walking.compressed.nbytes
     times = checked(walking.clip, wide)
     radii = shell_radii(walking.skeleton, effectors={"LeftHand": 0.3, "RightHand": 0.3})
-    moved = shell_displacement(walking.skeleton, sample(walking.clip, walking.skeleton.rest_pose, times), sample(wide, walking.skeleton.rest_pose, times), radii)
+    moved = shell_displacement(
+        walking.skeleton,
+        sample(walking.clip, walking.skeleton.rest_pose, times),
+        sample(wide, walking.skeleton.rest_pose, times),
+        radii,
+    )
     assert moved.max() <= 1e-4
 
 
 def test_metres_per_unit_scales_the_tolerance(walking: Walk) -> None:
-    centimetres = Skeleton(walking.skeleton.names, walking.skeleton.parents, np.asarray(walking.skeleton.rest_translations) * 100)
+    centimetres = Skeleton(
+        walking.skeleton.names, walking.skeleton.parents, np.asarray(walking.skeleton.rest_translations) * 100
+    )
     with trusted():
         channels = tuple(
             Channel(c.target, c.path, c.interpolation, c.times, c.values * (100 if c.path == "translation" else 1))
@@ -214,14 +226,17 @@ def test_mismatched_skeletons_and_unknown_effectors_are_refused(walking: Walk) -
 
 def test_a_tolerance_below_float32_precision_is_refused_with_a_reason() -> None:
     skeleton, clip = walk_clip(30.0, 0.5)
-    with pytest.raises(InvalidInputError, match="the tolerance cannot be met at joint .*: every track above it is at full precision"):
+    with pytest.raises(
+        InvalidInputError, match=r"the tolerance cannot be met at joint .*: every track above it is at full precision"
+    ):
         compress_clip(skeleton, clip, tolerance=1e-12)
 
 
 def test_compression_is_deterministic() -> None:
     skeleton, clip = walk_clip(30.0, 0.5)
     a, b = compress_clip(skeleton, clip), compress_clip(skeleton, clip)
-    assert a.words.tobytes() == b.words.tobytes() and a.info == b.info
+    assert a.words.tobytes() == b.words.tobytes()
+    assert a.info == b.info
 
 
 def test_decoded_poses_have_unit_rotations(walking: Walk, rng: np.random.Generator) -> None:

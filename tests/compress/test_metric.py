@@ -40,7 +40,9 @@ def test_a_rotation_about_the_joint_moves_the_shell_by_its_chord(angle: float) -
 
 def test_translation_and_scale_errors_add_to_the_bound() -> None:
     reference = (np.eye(3)[None], np.zeros((1, 3)))
-    assert shell_error(reference, (np.eye(3)[None], np.array([[3e-5, 4e-5, 0.0]])), np.array([1.0]))[0] == pytest.approx(5e-5)
+    assert shell_error(reference, (np.eye(3)[None], np.array([[3e-5, 4e-5, 0.0]])), np.array([1.0]))[
+        0
+    ] == pytest.approx(5e-5)
     scaled = shell_error(reference, ((1.001 * np.eye(3))[None], np.zeros((1, 3))), np.array([0.5]))
     assert scaled[0] == pytest.approx(0.5e-3, rel=2e-4)
 
@@ -52,7 +54,15 @@ def test_largest_singular_value_of_zero_and_bad_shapes() -> None:
 
 
 def test_shell_radii_from_a_mesh_and_effectors() -> None:
-    skeleton = Skeleton(["root", "arm"], [-1, 0], [[0, 0, 0], [1, 0, 0]], inverse_bind_matrices=[np.eye(4), np.linalg.inv(np.array([[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]))])
+    skeleton = Skeleton(
+        ["root", "arm"],
+        [-1, 0],
+        [[0, 0, 0], [1, 0, 0]],
+        inverse_bind_matrices=[
+            np.eye(4),
+            np.linalg.inv(np.array([[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]])),
+        ],
+    )
     positions = np.array([[1.0, 0.2, 0.0], [1.5, 0.0, 0.0], [0.0, 0.01, 0.0]])
     joints = np.array([[1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]])
     weights = np.array([[1.0, 0, 0, 0], [0.5, 0.5, 0, 0], [1.0, 0, 0, 0]])
@@ -81,6 +91,13 @@ def test_bad_shells_are_refused(kwargs: dict, error: type, match: str) -> None:
 
 def test_a_mesh_of_another_skeleton_is_refused() -> None:
     skeleton = Skeleton(["root"], [-1])
-    mesh = MeshData(positions=np.zeros((1, 3)), normals=np.array([[0, 1.0, 0]]), joints=np.array([[3, 0, 0, 0]]), weights=np.array([[1.0, 0, 0, 0]]))
-    with pytest.raises(SkeletonMismatchError, match="meshes\\[0\\] is skinned to joint 3 but the skeleton has 1 joints"):
+    mesh = MeshData(
+        positions=np.zeros((1, 3)),
+        normals=np.array([[0, 1.0, 0]]),
+        joints=np.array([[3, 0, 0, 0]]),
+        weights=np.array([[1.0, 0, 0, 0]]),
+    )
+    with pytest.raises(
+        SkeletonMismatchError, match="meshes\\[0\\] is skinned to joint 3 but the skeleton has 1 joints"
+    ):
         shell_radii(skeleton, meshes=[mesh])

@@ -47,7 +47,7 @@ def test_quantization_error_is_at_most_half_a_step(values: np.ndarray, level: in
     back = dequantize(q, low, high - low, bits)
     step = (high - low) / (2.0**bits - 1)
     assert np.all(np.abs(back - values) <= 0.5 * step + 1e-12 * max(1.0, abs(low), abs(high)))
-    assert q.max(initial=0) <= 2**int(bits) - 1
+    assert q.max(initial=0) <= 2 ** int(bits) - 1
 
 
 def test_zero_bits_decode_the_middle_of_the_range() -> None:
@@ -59,10 +59,12 @@ def test_range_bytes_hold_the_segment_range(bounds: np.ndarray) -> None:
     low = np.minimum(bounds[0], bounds[1])
     high = np.maximum(bounds[0], bounds[1])
     clip_min, clip_extent = clip_range(low - 1.0, high + 1.0)
-    assert np.all(clip_min.astype(float) <= low - 1.0) and np.all(clip_min.astype(float) + clip_extent <= high + 1.0 + 1e-6)
+    assert np.all(clip_min.astype(float) <= low - 1.0)
+    assert np.all(clip_min.astype(float) + clip_extent <= high + 1.0 + 1e-6)
     min_q, extent_q = segment_range_bytes(low, high, clip_min.astype(float), clip_extent.astype(float))
     first, extent = segment_bounds(clip_min, clip_extent, min_q, extent_q)
-    assert np.all(first <= low + 1e-12) and np.all(first + extent >= high - 1e-12)
+    assert np.all(first <= low + 1e-12)
+    assert np.all(first + extent >= high - 1e-12)
     assert np.all(min_q.astype(int) + extent_q <= 255)
 
 
@@ -81,7 +83,7 @@ def test_any_component_can_be_dropped_and_rebuilt(q: np.ndarray) -> None:
 def test_packed_bits_read_back(widths: list[int], seed: int) -> None:
     rng = np.random.default_rng(seed)
     bits = np.array(widths, dtype=np.uint64)
-    values = np.array([rng.integers(0, 2**int(b)) if b else 0 for b in widths], dtype=np.uint64)
+    values = np.array([rng.integers(0, 2 ** int(b)) if b else 0 for b in widths], dtype=np.uint64)
     words, position = pack_bits(values, bits)
     np.testing.assert_array_equal(read_bits(words, position.astype(np.uint64), bits), values)
     assert words.size >= (int(bits.sum()) // 64) + 2

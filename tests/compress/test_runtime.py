@@ -19,7 +19,11 @@ from tests.compress.conftest import Walk, walk_clip
 def library(walking: Walk, looping: Walk) -> ClipLibrary:
     skeleton, run = walk_clip(120.0, 0.5, period=0.6, name="run")
     return ClipLibrary(
-        [(walking.skeleton, walking.compressed), (looping.skeleton, looping.compressed), (skeleton, compress_clip(skeleton, run))]
+        [
+            (walking.skeleton, walking.compressed),
+            (looping.skeleton, looping.compressed),
+            (skeleton, compress_clip(skeleton, run)),
+        ]
     )
 
 
@@ -38,7 +42,9 @@ def times_for(library: ClipLibrary, clips: np.ndarray, rng: np.random.Generator)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_the_compiled_sampler_equals_the_numpy_reference_bit_for_bit(library: ClipLibrary, rng: np.random.Generator, threads: int) -> None:
+def test_the_compiled_sampler_equals_the_numpy_reference_bit_for_bit(
+    library: ClipLibrary, rng: np.random.Generator, threads: int
+) -> None:
     crowd = LibraryCrowd(library, 200, threads=2)
     clips = rng.integers(0, len(library), 200)
     times = times_for(library, clips, rng)
@@ -92,9 +98,12 @@ def test_sample_checks_a_compressed_clip_like_any_clip(walking: Walk) -> None:
 
 def test_library_names_skeletons_and_errors(library: ClipLibrary, walking: Walk) -> None:
     assert library.names == ("walk", "loop", "run")
-    assert len(library.skeletons) == 1 and library.skeleton_of("run") is library.skeletons[0]
+    assert len(library.skeletons) == 1
+    assert library.skeleton_of("run") is library.skeletons[0]
     assert library["loop"].loops
-    with pytest.raises(InvalidInputError, match=r"no clip named 'jog' in this library; it has \['walk', 'loop', 'run'\]"):
+    with pytest.raises(
+        InvalidInputError, match=r"no clip named 'jog' in this library; it has \['walk', 'loop', 'run'\]"
+    ):
         library.index("jog")
     with pytest.raises(InvalidInputError, match="two clips are named 'walk'"):
         ClipLibrary([(walking.skeleton, walking.compressed), (walking.skeleton, walking.compressed)])
@@ -102,9 +111,12 @@ def test_library_names_skeletons_and_errors(library: ClipLibrary, walking: Walk)
         ClipLibrary([(Skeleton(["a"], [-1]), walking.compressed)])
     with pytest.raises(InvalidInputError, match=r"entries\[0\] must be a \(Skeleton, CompressedClip\) pair"):
         ClipLibrary([(walking.skeleton, walking.clip)])  # type: ignore[list-item]
-    other = Skeleton(walking.skeleton.names, walking.skeleton.parents, np.asarray(walking.skeleton.rest_translations) * 2)
+    other = Skeleton(
+        walking.skeleton.names, walking.skeleton.parents, np.asarray(walking.skeleton.rest_translations) * 2
+    )
     two = ClipLibrary([(walking.skeleton, walking.compressed), (other, replace(walking.compressed, name="big"))])
-    assert len(two.skeletons) == 2 and two.skeleton_index == (0, 1)
+    assert len(two.skeletons) == 2
+    assert two.skeleton_index == (0, 1)
 
 
 def test_crowd_sampler_bad_input(library: ClipLibrary, walking: Walk) -> None:
@@ -116,11 +128,17 @@ def test_crowd_sampler_bad_input(library: ClipLibrary, walking: Walk) -> None:
         sample_library(crowd, [0, 7, 0], [0.0, 0.0, 0.0], out=out)
     with pytest.raises(InvalidInputError, match=r"times\[2\] must be finite seconds, got inf"):
         sample_library(crowd, [0, 0, 0], [0.0, 0.0, np.inf], out=out)
-    with pytest.raises(InvalidInputError, match=r"out.rotations must be a writable C-contiguous float64 array shaped \(3, 38, 4\)"):
-        sample_library(crowd, [0, 0, 0], [0.0, 0.0, 0.0], out=Pose(out.translations, np.asfortranarray(out.rotations), out.scales))
+    with pytest.raises(
+        InvalidInputError, match=r"out.rotations must be a writable C-contiguous float64 array shaped \(3, 38, 4\)"
+    ):
+        sample_library(
+            crowd, [0, 0, 0], [0.0, 0.0, 0.0], out=Pose(out.translations, np.asfortranarray(out.rotations), out.scales)
+        )
     with pytest.raises(InvalidInputError, match=r"characters must be a 1-D index array into \[0, 3\)"):
         sample_library(crowd, [0, 0, 0], [0.0, 0.0, 0.0], out=out, characters=[4])
-    other = Skeleton(walking.skeleton.names, walking.skeleton.parents, np.asarray(walking.skeleton.rest_translations) * 2)
+    other = Skeleton(
+        walking.skeleton.names, walking.skeleton.parents, np.asarray(walking.skeleton.rest_translations) * 2
+    )
     mixed = ClipLibrary([(walking.skeleton, walking.compressed), (other, replace(walking.compressed, name="big"))])
     with pytest.raises(SkeletonMismatchError, match=r"clips\[0\] \('big'\) plays on another skeleton than the crowd's"):
         sample_library(LibraryCrowd(mixed, 1), [1], [0.0], out=LibraryCrowd(mixed, 1).new_pose())
@@ -132,11 +150,15 @@ def test_crowd_sampler_bad_input(library: ClipLibrary, walking: Walk) -> None:
         LibraryCrowd(library, 1, skeleton=1)
 
 
-def test_the_numba_backend_names_numba_when_it_cannot_be_imported(monkeypatch: pytest.MonkeyPatch, library: ClipLibrary) -> None:
+def test_the_numba_backend_names_numba_when_it_cannot_be_imported(
+    monkeypatch: pytest.MonkeyPatch, library: ClipLibrary
+) -> None:
     def missing(name: str) -> None:
         raise ImportError("No module named 'numba'")
 
     monkeypatch.setattr(runtime_module.importlib, "import_module", missing)
     crowd = LibraryCrowd(library, 1)
-    with pytest.raises(InvalidInputError, match="the numba backend needs numba, which failed to import: No module named 'numba'"):
+    with pytest.raises(
+        InvalidInputError, match="the numba backend needs numba, which failed to import: No module named 'numba'"
+    ):
         sample_library(crowd, [0], [0.0], out=crowd.new_pose(), backend="numba")
