@@ -43,7 +43,11 @@ SECONDS = 1.5
 
 def takes() -> list[Path]:
     found = sorted((SHARED / "cmu_locomotion_bvh").glob("*.bvh"))
-    return [*found, SHARED / "pirouette_bvh" / "pirouette.bvh", SHARED / "pymo_av_walk_bvh" / "AV_8Walk_Meredith_HVHA_Rep1.bvh"]
+    return [
+        *found,
+        SHARED / "pirouette_bvh" / "pirouette.bvh",
+        SHARED / "pymo_av_walk_bvh" / "AV_8Walk_Meredith_HVHA_Rep1.bvh",
+    ]
 
 
 def variants(path: Path, folder: Path) -> int:
@@ -64,7 +68,13 @@ def variants(path: Path, folder: Path) -> int:
         for k, warp in enumerate(WARPS):
             with trusted():
                 channels = tuple(
-                    Channel(c.target, c.path, "LINEAR", times * warp, (rotations if c.path == "rotation" else translations)[:, c.target])
+                    Channel(
+                        c.target,
+                        c.path,
+                        "LINEAR",
+                        times * warp,
+                        (rotations if c.path == "rotation" else translations)[:, c.target],
+                    )
                     for c in clip.channels
                 )
             name = f"{path.stem}_{'m' if mirrored else 'o'}{k:02d}"
@@ -77,8 +87,10 @@ def timed(name: str, tasks: list, out: Path, executor) -> tuple[float, bytes, by
     start = time.perf_counter()
     report = run_build(tasks, out, executor)
     seconds = time.perf_counter() - start
-    print(f"  {name:38s} {len(tasks):4d} clips in {seconds:7.1f} s: {len(tasks) / seconds:6.2f} clips/s "
-          f"({report.built} built, {report.failed} failed)")
+    print(
+        f"  {name:38s} {len(tasks):4d} clips in {seconds:7.1f} s: {len(tasks) / seconds:6.2f} clips/s "
+        f"({report.built} built, {report.failed} failed)"
+    )
     return seconds, (out / LIBRARY_NAME).read_bytes(), (out / MANIFEST_NAME).read_bytes()
 
 
@@ -98,10 +110,22 @@ def main() -> None:
         results.append(timed("2 local workers (-j 2)", tasks, folder / "two", process_pool(2)))
         from distributed import LocalCluster  # noqa: PLC0415 (pip install 'ossa[cluster]')
 
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as cluster:
-            results.append(timed("Dask LocalCluster, 2 worker processes", tasks, folder / "dask", dask_cluster(cluster.scheduler_address)))
+        with LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster:
+            results.append(
+                timed(
+                    "Dask LocalCluster, 2 worker processes",
+                    tasks,
+                    folder / "dask",
+                    dask_cluster(cluster.scheduler_address),
+                )
+            )
         one = results[0][0]
-        print(f"  scaling: 2 local workers {one / results[1][0]:.2f}x, Dask (2 workers) {one / results[2][0]:.2f}x the one worker")
+        print(
+            f"  scaling: 2 local workers {one / results[1][0]:.2f}x, "
+            f"Dask (2 workers) {one / results[2][0]:.2f}x the one worker"
+        )
         same = all(r[1:] == results[0][1:] for r in results[1:])
         print(f"  libraries and manifests byte-identical across the three: {same}")
         if not same:

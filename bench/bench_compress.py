@@ -87,21 +87,24 @@ def cases(quick: bool) -> list[Case]:
         except OssaError as error:
             print(f"  skipped {path}: {error}")
             return
-        for s in sources:
-            if s.clip.channels:
-                found.append(Case(group, s.name, s.skeleton, s.clip, s.metres_per_unit))
+        found.extend(Case(group, s.name, s.skeleton, s.clip, s.metres_per_unit) for s in sources if s.clip.channels)
 
     for path in sorted((SHARED / "cmu_locomotion_bvh").glob("*.bvh")):
         add("mocap: shared CMU", path)
     if quick:
         return found
-    for path in (SHARED / "pirouette_bvh" / "pirouette.bvh", SHARED / "pymo_av_walk_bvh" / "AV_8Walk_Meredith_HVHA_Rep1.bvh"):
+    for path in (
+        SHARED / "pirouette_bvh" / "pirouette.bvh",
+        SHARED / "pymo_av_walk_bvh" / "AV_8Walk_Meredith_HVHA_Rep1.bvh",
+    ):
         add("mocap: other", path)
     for path in sorted(CORPUS.rglob("*.bvh")) if CORPUS.is_dir() else []:
         add("mocap: corpus", path)
     characters = [SHARED / "fox" / "glTF-Binary" / "Fox.glb", SHARED / "khronos" / "cesium_man.gltf"]
     characters += [SHARED / "gdquest_mannequiny" / "mannequiny.glb"]
-    characters += sorted((CORPUS / "files" / "assimp-testmodels" / "converted").glob("*.glb")) if CORPUS.is_dir() else []
+    characters += (
+        sorted((CORPUS / "files" / "assimp-testmodels" / "converted").glob("*.glb")) if CORPUS.is_dir() else []
+    )
     for path in characters:
         add("characters", path)
     add("mannequin", ROOT / "assets" / "mannequin.glb")
@@ -117,7 +120,13 @@ def resampled(case: Case, rate: float) -> Case:
     arrays = {"translation": pose.translations, "rotation": pose.rotations, "scale": pose.scales}
     with trusted():
         channels = tuple(Channel(c.target, c.path, "LINEAR", times, arrays[c.path][:, c.target]) for c in clip.channels)
-    return Case("mocap: CMU at 24 Hz (ACL's rate)", case.name, case.skeleton, Clip(clip.name, channels, clip.num_targets), case.metres)
+    return Case(
+        "mocap: CMU at 24 Hz (ACL's rate)",
+        case.name,
+        case.skeleton,
+        Clip(clip.name, channels, clip.num_targets),
+        case.metres,
+    )
 
 
 def gltfpack_binary(folder: Path) -> str | None:
@@ -128,7 +137,16 @@ def gltfpack_binary(folder: Path) -> str | None:
         return None
     try:
         subprocess.run(
-            ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder), f"gltfpack@{GLTFPACK_VERSION}"],
+            [
+                "npm",
+                "install",
+                "--silent",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(folder),
+                f"gltfpack@{GLTFPACK_VERSION}",
+            ],
             check=True,
             capture_output=True,
             timeout=300,
@@ -159,11 +177,15 @@ def gltfpack_errors(binary: str, case: Case, times: np.ndarray, folder: Path) ->
     save_gltf(source, case.skeleton, [case.clip], [bone_mesh(case.skeleton)])
     plain, packed = folder / "out.glb", folder / "outc.glb"
     for out, extra in ((plain, []), (packed, ["-cc"])):
-        subprocess.run([binary, "-i", str(source), "-o", str(out), "-kn", *extra], check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [binary, "-i", str(source), "-o", str(out), "-kn", *extra], check=True, capture_output=True, timeout=300
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OssaWarning)
         character = load_character(plain, textures=False)
-    played = character.clips[case.clip.name] if case.clip.name in character.clips else next(iter(character.clips.values()))
+    played = (
+        character.clips[case.clip.name] if case.clip.name in character.clips else next(iter(character.clips.values()))
+    )
     theirs = sample(played, character.skeleton.rest_pose, times)
     order = [character.skeleton.index(n) for n in case.skeleton.names]
     with trusted():
@@ -182,8 +204,14 @@ def run_case(case: Case, binary: str | None) -> Row:
     source = prepare(case.skeleton, case.clip, shell_radii(case.skeleton, 0.03 / case.metres), 1e-4 / case.metres)
     errors = measure(compressed, source) * case.metres
     row = Row(
-        case, info["raw_float32_bytes"], info["source_float32_bytes"], compressed.nbytes,
-        info["max_error_m"] * 100, info["p99_error_m"] * 100, seconds, errors,
+        case,
+        info["raw_float32_bytes"],
+        info["source_float32_bytes"],
+        compressed.nbytes,
+        info["max_error_m"] * 100,
+        info["p99_error_m"] * 100,
+        seconds,
+        errors,
     )
     if binary is not None:
         with tempfile.TemporaryDirectory(prefix="ossa-bench-") as folder:
@@ -221,34 +249,53 @@ def decode_speed(rows: list[Row], characters: int = 1000) -> tuple[float, float]
 
 
 def table(rows: list[Row]) -> None:
-    print(f"\n{'clip':44s} {'joints':>6s} {'samples':>7s} {'ratio':>7s} {'vs src':>7s} {'max cm':>8s} {'p99 cm':>8s} {'s':>6s}"
-          f" {'gltfpack':>9s} {'max cm':>8s} {'p99 cm':>8s}")
+    print(
+        f"\n{'clip':44s} {'joints':>6s} {'samples':>7s} {'ratio':>7s} {'vs src':>7s} {'max cm':>8s} {'p99 cm':>8s}"
+        f" {'s':>6s}"
+        f" {'gltfpack':>9s} {'max cm':>8s} {'p99 cm':>8s}"
+    )
     for r in rows:
         c = r.case
         pack = (
             f" {r.raw / r.pack_size:8.2f}: {r.pack_max_cm:8.4f} {r.pack_p99_cm:8.4f}" if r.pack_size else f" {'-':>9s}"
         )
-        print(f"{c.name[:44]:44s} {c.skeleton.num_joints:6d} {r.raw // (40 * c.skeleton.num_joints):7d} {r.raw / r.size:6.2f}:"
-              f" {r.source / r.size:6.2f}: {r.max_cm:8.4f} {r.p99_cm:8.4f} {r.seconds:6.2f}{pack}")
+        print(
+            f"{c.name[:44]:44s} {c.skeleton.num_joints:6d} {r.raw // (40 * c.skeleton.num_joints):7d}"
+            f" {r.raw / r.size:6.2f}:"
+            f" {r.source / r.size:6.2f}: {r.max_cm:8.4f} {r.p99_cm:8.4f} {r.seconds:6.2f}{pack}"
+        )
 
 
 def aggregates(rows: list[Row]) -> None:
-    print(f"\n{'group':38s} {'clips':>5s} {'raw MB':>7s} {'ratio':>7s} {'max cm':>8s} {'p99 cm':>8s} {'<0.01cm':>8s}"
-          f" {'s/clip':>7s} | gltfpack -cc: {'ratio':>7s} {'max cm':>8s} {'p99 cm':>8s}")
-    groups = sorted({r.case.group for r in rows}) + ["all mocap", "everything"]
+    print(
+        f"\n{'group':38s} {'clips':>5s} {'raw MB':>7s} {'ratio':>7s} {'max cm':>8s} {'p99 cm':>8s} {'<0.01cm':>8s}"
+        f" {'s/clip':>7s} | gltfpack -cc: {'ratio':>7s} {'max cm':>8s} {'p99 cm':>8s}"
+    )
+    groups = [*sorted({r.case.group for r in rows}), "all mocap", "everything"]
     for group in groups:
-        chosen = [r for r in rows if r.case.group == group or group == "everything" or (group == "all mocap" and r.case.group.startswith("mocap") and "24 Hz" not in r.case.group)]
+        chosen = [
+            r
+            for r in rows
+            if r.case.group == group
+            or group == "everything"
+            or (group == "all mocap" and r.case.group.startswith("mocap") and "24 Hz" not in r.case.group)
+        ]
         if not chosen:
             continue
         raw, size = sum(r.raw for r in chosen), sum(r.size for r in chosen)
         errors = np.concatenate([r.errors.ravel() for r in chosen])
-        line = (f"{group:38s} {len(chosen):5d} {raw / 1e6:7.2f} {raw / size:6.2f}: {errors.max() * 100:8.4f} "
-                f"{np.percentile(errors, 99) * 100:8.4f} {np.mean(errors <= 1e-4) * 100:7.2f}% {np.median([r.seconds for r in chosen]):7.2f}")
+        line = (
+            f"{group:38s} {len(chosen):5d} {raw / 1e6:7.2f} {raw / size:6.2f}: {errors.max() * 100:8.4f} "
+            f"{np.percentile(errors, 99) * 100:8.4f} {np.mean(errors <= 1e-4) * 100:7.2f}% "
+            f"{np.median([r.seconds for r in chosen]):7.2f}"
+        )
         packed = [r for r in chosen if r.pack_size]
         if packed:
             pack_errors = np.concatenate([r.pack_errors.ravel() for r in packed])  # type: ignore[union-attr]
-            line += (f" | {sum(r.raw for r in packed) / sum(r.pack_size for r in packed):13.2f}: "  # type: ignore[misc]
-                     f"{pack_errors.max() * 100:8.4f} {np.percentile(pack_errors, 99) * 100:8.4f}")
+            line += (
+                f" | {sum(r.raw for r in packed) / sum(r.pack_size for r in packed):13.2f}: "  # type: ignore[misc]
+                f"{pack_errors.max() * 100:8.4f} {np.percentile(pack_errors, 99) * 100:8.4f}"
+            )
         print(line)
 
 
@@ -271,11 +318,17 @@ def crowd_frame(characters: int = 1000, repeats: int = 30) -> None:
     weights, rest = np.ones((1, characters)), np.zeros((1, characters))
 
     jobs = {
-        "raw: evaluate_frame (fused sample + blend + model + palette)": lambda t: evaluate_frame(state, t[None], weights, out=palette),
-        "raw: evaluate_frame with the layer at weight 0 (no sampling)": lambda t: evaluate_frame(state, t[None], rest, out=palette),
-        "raw: sample_blend (sample + blend into (C, J) arrays)": lambda t: sample_blend(state, t[None], weights, out=local),
+        "raw: evaluate_frame (fused sample + blend + model + palette)": lambda t: evaluate_frame(
+            state, t[None], weights, out=palette
+        ),
+        "raw: evaluate_frame with the layer at weight 0 (no sampling)": lambda t: evaluate_frame(
+            state, t[None], rest, out=palette
+        ),
+        "raw: sample_blend (sample + blend into (C, J) arrays)": lambda t: sample_blend(
+            state, t[None], weights, out=local
+        ),
         "compressed: sample_library (decode into (C, J) arrays)": lambda t: sample_library(crowd, ids, t, out=pose),
-        "finalize (model + palette of a (C, J) pose)": lambda t: finalize(state, pose, out=palette),
+        "finalize (model + palette of a (C, J) pose)": lambda _: finalize(state, pose, out=palette),
     }
     for job in jobs.values():
         job(times)
@@ -292,12 +345,19 @@ def crowd_frame(characters: int = 1000, repeats: int = 30) -> None:
     raw_frame, frame_without = best[names[0]], best[names[1]]
     raw_sampling = raw_frame - frame_without
     fused = frame_without + best[names[3]]
-    print(f"  raw sampling inside the fused frame: {raw_sampling * 1e3:.3f} ms; compressed sampling: {best[names[3]] * 1e3:.3f} ms")
-    print(f"  a fused frame on compressed clips (frame without sampling + compressed sampling): {fused * 1e3:.3f} ms"
-          f" = {fused / raw_frame:.2f} x the raw frame")
-    print(f"  two passes (compressed sampling + finalize): {(best[names[3]] + best[names[4]]) * 1e3:.3f} ms = "
-          f"{(best[names[3]] + best[names[4]]) / raw_frame:.2f} x the raw frame; raw two passes "
-          f"{(best[names[2]] + best[names[4]]) / raw_frame:.2f} x")
+    print(
+        f"  raw sampling inside the fused frame: {raw_sampling * 1e3:.3f} ms; "
+        f"compressed sampling: {best[names[3]] * 1e3:.3f} ms"
+    )
+    print(
+        f"  a fused frame on compressed clips (frame without sampling + compressed sampling): {fused * 1e3:.3f} ms"
+        f" = {fused / raw_frame:.2f} x the raw frame"
+    )
+    print(
+        f"  two passes (compressed sampling + finalize): {(best[names[3]] + best[names[4]]) * 1e3:.3f} ms = "
+        f"{(best[names[3]] + best[names[4]]) / raw_frame:.2f} x the raw frame; raw two passes "
+        f"{(best[names[2]] + best[names[4]]) / raw_frame:.2f} x"
+    )
 
 
 def main() -> None:
@@ -313,7 +373,10 @@ def main() -> None:
         print(f"{len(found)} clips")
         with tempfile.TemporaryDirectory(prefix="ossa-gltfpack-") as npm:
             binary = None if args.quick or args.no_gltfpack else gltfpack_binary(Path(npm))
-            print(f"gltfpack: {binary or 'not run'} (defaults: resampled at 30 Hz, 12-bit rotations, 16-bit translations; -cc)")
+            print(
+                f"gltfpack: {binary or 'not run'} "
+                "(defaults: resampled at 30 Hz, 12-bit rotations, 16-bit translations; -cc)"
+            )
             rows = []
             for case in found:
                 rows.append(run_case(case, binary))
@@ -321,8 +384,10 @@ def main() -> None:
         table(rows)
         aggregates(rows)
         compiled, reference = decode_speed([r for r in rows if r.case.group == "mocap: shared CMU"])
-        print(f"\ndecompression of one pose (1000 random times per shared CMU take, median over takes, one thread): "
-              f"compiled {compiled:.1f} ns per joint, numpy reference {reference:.1f} ns per joint")
+        print(
+            f"\ndecompression of one pose (1000 random times per shared CMU take, median over takes, one thread): "
+            f"compiled {compiled:.1f} ns per joint, numpy reference {reference:.1f} ns per joint"
+        )
     crowd_frame()
 
 
