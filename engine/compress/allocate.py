@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
 from engine.compress.clip import constant_values
 from engine.compress.metric import model_transforms, shell_error
@@ -46,14 +47,17 @@ TOP = len(LEVEL_BITS) - 1
 DESCENT_ROUNDS = 2
 
 
-def decode_stored(tracks: Tracks, levels: IntArray) -> FloatArray:
-    """Decoded values ``(K, A, 4)`` of every stored sample at ``levels`` ``(S, A)`` (rotations unit)."""
+def decode_stored(tracks: Tracks, levels: IntArray, chosen: slice | IntArray = slice(None)) -> FloatArray:
+    """Decoded values ``(K, A, 4)`` of every stored sample at ``levels`` ``(S, A)`` (rotations unit).
+
+    ``chosen`` selects some tracks (then ``levels`` holds their columns only).
+    """
     segment = tracks.segment_of_stored
-    bits = component_bits(levels, tracks.extent_q)[segment]  # (K, A, 3)
-    low, extent = tracks.segment_min[segment], tracks.segment_extent[segment]
-    values = dequantize(quantize(tracks.stored, low, extent, bits), low, extent, bits)
-    rotation = tracks.path == ROTATION
-    full = rebuild_quaternion(values, tracks.dropped[segment], rotation)
+    bits = component_bits(levels, tracks.extent_q[:, chosen])[segment]  # (K, A, 3)
+    low, extent = tracks.segment_min[segment][:, chosen], tracks.segment_extent[segment][:, chosen]
+    values = dequantize(quantize(tracks.stored[:, chosen], low, extent, bits), low, extent, bits)
+    rotation = tracks.path[chosen] == ROTATION
+    full = rebuild_quaternion(values, tracks.dropped[segment][:, chosen], rotation)
     return interpolate(full, full, np.zeros(full.shape[:-1]), rotation)
 
 
@@ -182,24 +186,46 @@ def _ascend(source: Source, tracks: Tracks, reach: Reach, levels: IntArray, base
 
 
 def _descend(source: Source, tracks: Tracks, levels: IntArray, floor: IntArray, base: FloatArray) -> None:
+    """Lower each track a level where its subtree stays within the tolerance (model matrices kept, subtrees redone)."""
+    skeleton = source.skeleton
     segment_of_sample = tracks.segment_of_stored[tracks.stored_of_sample]
     bits = component_bits(levels, tracks.extent_q).sum(axis=(0, 2))
     order = np.argsort(-bits, kind="stable")
+    decoded = decode_stored(tracks, levels)
+    pose = played_pose(base, tracks, decoded[tracks.stored_of_sample])
+    model = model_from_pose(skeleton, pose)  # (N, J, 4, 4) at the current levels
     for _ in range(DESCENT_ROUNDS):
         changed = False
         for t in order:  # one track at a time: offline work, each step batched over every segment
             lower = levels[:, t] > floor[:, t]
             if not lower.any():
                 continue
-            trial = levels.copy()
-            trial[lower, t] -= 1
+            joint, path = int(tracks.joint[t]), int(tracks.path[t])
+            trial = decode_stored(tracks, np.where(lower, levels[:, t] - 1, levels[:, t])[:, None], [t])[:, 0]
             samples = np.nonzero(lower[segment_of_sample])[0]
-            errors = sample_errors(source, tracks, base, decode_stored(tracks, trial), samples)
+            with trusted():
+                local = pose[samples]
+            width = (3, 4, 3)[path]
+            local.arrays()[path][:, joint] = trial[tracks.stored_of_sample[samples], :width]
+            moved = model[samples]
+            model_from_pose(skeleton, local, out=moved, from_joint=joint)
+            subtree = skeleton.subtree(joint)
+            part = moved[:, subtree]
+            errors = shell_error(
+                (source.linear[samples][:, subtree], source.origin[samples][:, subtree]),
+                (part[..., :3, :3], part[..., :3, 3]),
+                source.radii[subtree],
+            )
             worst = np.zeros(tracks.num_segments)
             np.maximum.at(worst, segment_of_sample[samples], errors.max(axis=1))
             accept = lower & (worst <= source.tolerance)
-            levels[accept, t] -= 1
-            changed |= bool(accept.any())
+            if accept.any():
+                levels[accept, t] -= 1
+                taken = accept[segment_of_sample[samples]]
+                rows = samples[taken]
+                model[rows] = moved[taken]
+                pose.arrays()[path][rows, joint] = local.arrays()[path][taken, joint]
+                changed = True
         if not changed:
             return
 
