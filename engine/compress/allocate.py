@@ -201,7 +201,7 @@ def _descend(source: Source, tracks: Tracks, levels: IntArray, floor: IntArray, 
             if not lower.any():
                 continue
             joint, path = int(tracks.joint[t]), int(tracks.path[t])
-            trial = decode_stored(tracks, np.where(lower, levels[:, t] - 1, levels[:, t])[:, None], [t])[:, 0]
+            trial = decode_stored(tracks, np.where(lower, levels[:, t] - 1, levels[:, t])[:, None], np.array([t]))[:, 0]
             samples = np.nonzero(lower[segment_of_sample])[0]
             with trusted():
                 local = pose[samples]
