@@ -120,7 +120,7 @@ def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: 
                     rotation = p == 1
                     r = ranges_row + track
                     a0, a1, a2, a3, c0, c1, c2, c3 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-                    low0 = low1 = low2 = extent0 = extent1 = extent2 = 0.0
+                    offset0 = offset1 = offset2 = step0 = step1 = step2 = 0.0
                     for key in range(2):  # the key's three components (CompressedClip.decode_keys)
                         f = f0 if key == 0 else f1
                         drop = drop0 if key == 0 else drop1
@@ -141,6 +141,10 @@ def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: 
                             low2, extent2 = _bounds(
                                 clip_ranges[r, k2], clip_ranges[r, 4 + k2], ranges[f, 2], ranges[f, 5]
                             )
+                            # dequantize's offset and step of each component, for every sample of the segment
+                            offset0, step0 = low0 + extent0 * _ZERO_BIT[b0], extent0 * _INVERSE[b0]
+                            offset1, step1 = low1 + extent1 * _ZERO_BIT[b1], extent1 * _INVERSE[b1]
+                            offset2, step2 = low2 + extent2 * _ZERO_BIT[b2], extent2 * _INVERSE[b2]
                         # one 64-bit window (two words; the spare word keeps the last read inside) holds
                         # the three components when they fit, else each component gets its own
                         word = first_word + (position >> _U6)
@@ -166,9 +170,9 @@ def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: 
                             if shift > 0:
                                 window |= words[word + _U1] << (_U64 - shift)
                             q2 = _mask(window, b2)
-                        v0 = low0 + extent0 * (q0 * _INVERSE[b0] + _ZERO_BIT[b0])  # dequantize
-                        v1 = low1 + extent1 * (q1 * _INVERSE[b1] + _ZERO_BIT[b1])
-                        v2 = low2 + extent2 * (q2 * _INVERSE[b2] + _ZERO_BIT[b2])
+                        v0 = offset0 + step0 * q0  # dequantize
+                        v1 = offset1 + step1 * q1
+                        v2 = offset2 + step2 * q2
                         m = math.sqrt(max(1.0 - (v0 * v0 + v1 * v1 + v2 * v2), 0.0)) if rotation else 0.0
                         # the dropped component goes in at ``drop``, the kept ones around it
                         x = m if drop == 0 else v0

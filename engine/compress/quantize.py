@@ -10,7 +10,7 @@ rotation without one component) quantized in two stages of range reduction:
    ``segment_extent = clip_extent · (extent_q · u)`` with ``u`` = :data:`RANGE_UNIT` (1/255 in
    float64; :func:`segment_bounds`);
 3. per sample: an unsigned integer of ``bits`` bits, ``value = segment_min + segment_extent · q /
-   (2^bits − 1)`` (the reciprocal from a table, :func:`dequantize`). A level (:data:`LEVEL_BITS`),
+   (2^bits − 1)`` (as an offset and a step per segment, :func:`dequantize`). A level (:data:`LEVEL_BITS`),
    chosen per segment and track, gives the widest component its bits and each narrower one fewer
    (:func:`component_bits`), so all three are quantized with about the same step.
 
@@ -131,12 +131,14 @@ ZERO_BIT_FRACTION = np.array([0.5] + [0.0] * 32)
 def dequantize(q: Any, segment_min: FloatArray, segment_extent: FloatArray, bits: Any) -> FloatArray:
     """Values of the integers ``q`` on ``bits`` bits in their segment range (the format's one decoding formula).
 
-    ``value = segment_min + segment_extent · (q · INVERSE_SCALE[bits] + ZERO_BIT_FRACTION[bits])``:
+    ``value = offset + step · q`` with ``offset = segment_min + segment_extent · ZERO_BIT_FRACTION[bits]``
+    and ``step = segment_extent · INVERSE_SCALE[bits]`` (once per segment, two operations per sample):
     zero bits give the middle of the range.
     """
     bits = np.asarray(bits, dtype=np.intp)
-    fraction = np.asarray(q, dtype=np.float64) * INVERSE_SCALE[bits] + ZERO_BIT_FRACTION[bits]
-    return segment_min + segment_extent * fraction
+    offset = segment_min + segment_extent * ZERO_BIT_FRACTION[bits]
+    step = segment_extent * INVERSE_SCALE[bits]
+    return offset + step * np.asarray(q, dtype=np.float64)
 
 
 def rebuild_quaternion(stored: FloatArray, dropped: Any, rotation: Any) -> FloatArray:
