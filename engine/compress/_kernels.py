@@ -147,29 +147,24 @@ def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: 
                             offset2, step2 = low2 + extent2 * _ZERO_BIT[b2], extent2 * _INVERSE[b2]
                         # one 64-bit window (two words; the spare word keeps the last read inside) holds
                         # the three components when they fit, else each component gets its own
-                        word = first_word + (position >> _U6)
-                        shift = position & _U63
-                        window = words[word] >> shift
-                        if shift > 0:
-                            window |= words[word + _U1] << (_U64 - shift)
-                        if b0 + b1 + b2 <= 64:
-                            q0 = _mask(window, b0)
-                            q1 = _mask(window >> np.uint64(b0), b1) if b1 > 0 else 0.0
-                            q2 = _mask(window >> np.uint64(b0 + b1), b2) if b2 > 0 else 0.0
-                        else:
-                            q0 = _mask(window, b0)
-                            second = position + np.uint64(b0)
-                            word, shift = first_word + (second >> _U6), second & _U63
+                        q0 = q1 = q2 = 0.0
+                        start = position
+                        for part in range(3):
+                            word, shift = first_word + (start >> _U6), start & _U63
                             window = words[word] >> shift
                             if shift > 0:
                                 window |= words[word + _U1] << (_U64 - shift)
-                            q1 = _mask(window, b1)
-                            third = second + np.uint64(b1)
-                            word, shift = first_word + (third >> _U6), third & _U63
-                            window = words[word] >> shift
-                            if shift > 0:
-                                window |= words[word + _U1] << (_U64 - shift)
-                            q2 = _mask(window, b2)
+                            if b0 + b1 + b2 <= 64:
+                                q0 = _mask(window, b0)
+                                q1 = _mask(window >> np.uint64(b0), b1) if b1 > 0 else 0.0
+                                q2 = _mask(window >> np.uint64(b0 + b1), b2) if b2 > 0 else 0.0
+                                break
+                            if part == 0:
+                                q0, start = _mask(window, b0), start + np.uint64(b0)
+                            elif part == 1:
+                                q1, start = _mask(window, b1), start + np.uint64(b1)
+                            else:
+                                q2 = _mask(window, b2)
                         v0 = offset0 + step0 * q0  # dequantize
                         v1 = offset1 + step1 * q1
                         v2 = offset2 + step2 * q2

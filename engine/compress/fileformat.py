@@ -38,7 +38,7 @@ import numpy as np
 
 from engine.anim.skeleton import Skeleton
 from engine.compress.clip import CLIP_ARRAYS, CompressedClip
-from engine.compress.library import COLUMN, TABLE_FIELDS, ClipLibrary, clip_views
+from engine.compress.library import COLUMN, TABLE_FIELDS, ClipLibrary, clip_views, row_counts
 from engine.compress.quantize import (
     ANIMATED,
     CONSTANT,
@@ -309,16 +309,7 @@ def _clip(
     stored = samples - loops
     if segments != -(-stored // SEGMENT_SAMPLES):
         raise fail(f"{segments} segments for {stored} stored samples of {SEGMENT_SAMPLES} per segment", where)
-    counts = {
-        "kinds": joints,
-        "refs": joints,
-        "constants": int(row[COLUMN["constants_count"]]),
-        "clip_ranges": animated,
-        "formats": segments * animated,
-        "ranges": segments * animated,
-        "segments": segments,
-        "words": int(row[COLUMN["words_count"]]),
-    }
+    counts = row_counts(row)
     for name, count in counts.items():
         first = int(row[COLUMN[f"{name}_row"]])
         if count < 0 or first < 0 or first + count > packed[name].shape[0]:

@@ -231,14 +231,12 @@ def skeleton_arrays(skeletons: Sequence[Skeleton]) -> dict[str, np.ndarray]:
     }
 
 
-def clip_views(packed: dict[str, Any], k: int, name: str, info: dict[str, Any]) -> CompressedClip:
-    """Clip ``k`` of ``packed`` as a :class:`CompressedClip` of views (no copy)."""
-    row = packed["clip_table"][k]
-    start, rate = (float(v) for v in packed["clip_times"][k])
-    segments, animated = int(row[COLUMN["segments_count"]]), int(row[COLUMN["animated"]])
-    counts = {
-        "kinds": int(row[COLUMN["joints"]]),
-        "refs": int(row[COLUMN["joints"]]),
+def row_counts(row: Any) -> dict[str, int]:
+    """How many rows of each flat array the clip of ``clip_table`` row ``row`` owns."""
+    joints, segments, animated = (int(row[COLUMN[n]]) for n in ("joints", "segments_count", "animated"))
+    return {
+        "kinds": joints,
+        "refs": joints,
         "constants": int(row[COLUMN["constants_count"]]),
         "clip_ranges": animated,
         "formats": segments * animated,
@@ -246,6 +244,14 @@ def clip_views(packed: dict[str, Any], k: int, name: str, info: dict[str, Any]) 
         "segments": segments,
         "words": int(row[COLUMN["words_count"]]),
     }
+
+
+def clip_views(packed: dict[str, Any], k: int, name: str, info: dict[str, Any]) -> CompressedClip:
+    """Clip ``k`` of ``packed`` as a :class:`CompressedClip` of views (no copy)."""
+    row = packed["clip_table"][k]
+    start, rate = (float(v) for v in packed["clip_times"][k])
+    segments, animated = int(row[COLUMN["segments_count"]]), int(row[COLUMN["animated"]])
+    counts = row_counts(row)
     views = {}
     for array, count in counts.items():
         first = int(row[COLUMN[f"{array}_row"]])

@@ -167,6 +167,14 @@ def _set(path: list[Any], value: Any) -> Callable[[dict[str, Any]], None]:
 
 
 _DELETE = object()
+
+
+def _same_width(value: int, change: int) -> int:
+    """``value`` moved by ``change`` the way that keeps its number of digits (the document keeps its length)."""
+    moved = value + change
+    return moved if len(str(moved)) == len(str(value)) else value - change
+
+
 #: (joint row, path) of an animated track of the first clip (its third joint's rotation).
 _ANIMATED_CELL = (2, 1)
 
@@ -216,12 +224,12 @@ MALFORMED: list[tuple[str, Callable[[bytes], bytes], str]] = [
     ),
     (
         "a misaligned array",
-        _with_document(lambda d: d["arrays"]["words"].update(offset=d["arrays"]["words"]["offset"] + 8)),
+        _with_document(lambda d: d["arrays"]["words"].update(offset=_same_width(d["arrays"]["words"]["offset"], 8))),
         "arrays.words: .* do not lie aligned inside the file",
     ),
     (
         "an array past the end",
-        _with_document(lambda d: d["arrays"]["words"].update(shape=[10**6])),
+        lambda b: _with_document(lambda d: d["arrays"]["words"].update(offset=-(-len(b) // 64) * 64))(b),
         "arrays.words: .* do not lie aligned inside the file",
     ),
     (
