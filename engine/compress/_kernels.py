@@ -51,6 +51,18 @@ def _component_bits(level_bits: Any, extent: Any, widest: Any) -> Any:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _format(byte: Any, e0: Any, e1: Any, e2: Any) -> Any:
+    """Dropped component and the three components' bits of a (segment, track): its format byte, its extents."""
+    level, widest = _BITS[byte & 31], max(e0, e1, e2)
+    return (
+        byte >> 5,
+        _component_bits(level, e0, widest),
+        _component_bits(level, e1, widest),
+        _component_bits(level, e2, widest),
+    )
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _mask(value: Any, bits: Any) -> Any:
     """The low ``bits`` bits (0 to 32) of ``value``, as a float."""
     return float(np.int64(value & ((_U1 << np.uint64(bits)) - _U1)))
@@ -102,20 +114,10 @@ def sample_clip(library: Any, clip: Any, t: Any, cursor: Any, first: Any, stop: 
             offset = row + _OFFSET[p]
             if kind == 2:  # animated: both keys, then the interpolation
                 f0, f1 = format0 + track, format1 + track
-                level, drop0 = _BITS[formats[f0] & 31], formats[f0] >> 5
-                e0, e1, e2 = ranges[f0, 3], ranges[f0, 4], ranges[f0, 5]
-                widest = max(e0, e1, e2)
-                b00 = _component_bits(level, e0, widest)
-                b01 = _component_bits(level, e1, widest)
-                b02 = _component_bits(level, e2, widest)
+                drop0, b00, b01, b02 = _format(formats[f0], ranges[f0, 3], ranges[f0, 4], ranges[f0, 5])
                 drop1, b10, b11, b12 = drop0, b00, b01, b02
                 if not same:  # the second key lies in the next segment: its own format and ranges
-                    level, drop1 = _BITS[formats[f1] & 31], formats[f1] >> 5
-                    e0, e1, e2 = ranges[f1, 3], ranges[f1, 4], ranges[f1, 5]
-                    widest = max(e0, e1, e2)
-                    b10 = _component_bits(level, e0, widest)
-                    b11 = _component_bits(level, e1, widest)
-                    b12 = _component_bits(level, e2, widest)
+                    drop1, b10, b11, b12 = _format(formats[f1], ranges[f1, 3], ranges[f1, 4], ranges[f1, 5])
                 if j >= first:
                     rotation = p == 1
                     r = ranges_row + track
