@@ -87,9 +87,10 @@ def timed(name: str, tasks: list, out: Path, executor) -> tuple[float, bytes, by
     start = time.perf_counter()
     report = run_build(tasks, out, executor)
     seconds = time.perf_counter() - start
+    load = os.getloadavg()[0]
     print(
         f"  {name:38s} {len(tasks):4d} clips in {seconds:7.1f} s: {len(tasks) / seconds:6.2f} clips/s "
-        f"({report.built} built, {report.failed} failed)"
+        f"({report.built} built, {report.failed} failed; load average {load:.1f} at the end)"
     )
     return seconds, (out / LIBRARY_NAME).read_bytes(), (out / MANIFEST_NAME).read_bytes()
 

@@ -124,20 +124,20 @@ class ClipResult:
         return self.library is None
 
 
-def _root_motion(skeleton: Skeleton, clip: Clip) -> dict[str, Any]:
-    """The root joint's planar travel over the clip: what a runtime extracts as root motion."""
+def _root_motion(skeleton: Skeleton, clip: Clip, metres_per_unit: float) -> dict[str, Any]:
+    """The root joint's planar travel from the clip's first key to its last: what a runtime extracts as root motion."""
     root = int(skeleton.levels[0][0])
-    times = np.array([0.0, clip.duration]) + min((c.start for c in clip.channels), default=0.0)
+    times = np.array([min((c.start for c in clip.channels), default=0.0), clip.duration])
     pose = sample(clip, skeleton.rest_pose, times)
     planar = planar_from_root(pose.translations[:, root], pose.rotations[:, root])
-    travel = planar.w[1] - planar.w[0]
+    travel = float(abs(planar.w[1] - planar.w[0])) * metres_per_unit
     yaw = float(np.degrees(np.angle(np.exp(1j * (planar.yaw[1] - planar.yaw[0])))))
-    duration = clip.duration
+    seconds = float(times[1] - times[0])
     return {
         "joint": skeleton.names[root],
-        "travel_m": round(float(abs(travel)), 6),
+        "travel_m": round(travel, 6),
         "yaw_deg": round(yaw, 3),
-        "speed_m_s": round(float(abs(travel)) / duration, 6) if duration > 0 else 0.0,
+        "speed_m_s": round(travel / seconds, 6) if seconds > 0 else 0.0,
     }
 
 
@@ -190,7 +190,7 @@ def build_clip(task: ClipTask) -> ClipResult:
                 effectors=effectors,
                 metres_per_unit=unit,
             )
-            motion = _root_motion(skeleton, clip)
+            motion = _root_motion(skeleton, clip, unit)
             notes = notes + [str(w.message) for w in caught if issubclass(w.category, OssaWarning)]
     except Exception as exc:
         kind = "" if isinstance(exc, OssaError) else f"{type(exc).__name__}: "

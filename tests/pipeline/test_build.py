@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine.cli import main
@@ -180,3 +181,17 @@ def test_a_dask_cluster_with_a_worker_killed_mid_run_loses_and_duplicates_nothin
     assert report.built == 3
     assert report.failed == 1
     assert outputs(tmp_path) == outputs(built)
+
+
+def test_root_motion_is_measured_from_the_first_key_to_the_last_in_metres() -> None:
+    from engine.anim import Channel, Clip, Skeleton  # noqa: PLC0415
+    from engine.pipeline.task import _root_motion  # noqa: PLC0415
+
+    skeleton = Skeleton(["root", "leg"], [-1, 0], [[0, 1, 0], [0, -0.5, 0]])
+    times = np.array([1.0, 1.5, 3.0])  # a clip that starts at 1 s
+    moved = Channel(0, "translation", "LINEAR", times, [[0, 1, 0], [30, 1, 40], [60, 1, 80]])
+    turn = Channel(
+        0, "rotation", "LINEAR", times, [[0, 0, 0, 1], [0, 0.3826834, 0, 0.9238795], [0, 0.7071068, 0, 0.7071068]]
+    )
+    motion = _root_motion(skeleton, Clip("walk", (moved, turn), 2), 0.01)  # centimetres
+    assert motion == {"joint": "root", "travel_m": 1.0, "yaw_deg": 90.0, "speed_m_s": 0.5}
