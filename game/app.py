@@ -41,6 +41,7 @@ import moderngl
 import numpy as np
 import pygame
 
+from engine.cli.options import add_clips
 from engine.errors import GLContextError, InvalidInputError, OssaError
 from engine.render.context import create_context, release_context
 from game.model import Model, load_model
@@ -184,9 +185,10 @@ def common_parser(module: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         type=Path,
-        help="a .gltf/.glb scene (characters, rigid parts, animated objects, morphs) or a .bvh take "
+        help="a .gltf/.glb/.vrm scene (characters, rigid parts, animated objects, morphs) or a .bvh take "
         "(default: assets/mannequin.glb)",
     )
+    add_clips(parser, "--model")
     parser.add_argument(
         "--scale", type=float, help="the model's metres per file unit (default: guessed from its height)"
     )
@@ -210,7 +212,7 @@ def say(prog: str, kind: str, text: str) -> None:
 
 def load_program_model(args: argparse.Namespace) -> Model:
     """The ``--model`` (``--scale``) character, its notes and loader warnings said (:func:`say`)."""
-    model = load_model(args.model, scale=args.scale)
+    model = load_model(args.model, scale=args.scale, clips=tuple(args.clips))
     for note in model.notes:
         say(args.prog, "note", f"{model.path.name}: {note}")
     for warning in model.warnings:

@@ -56,7 +56,7 @@ Examples
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -73,6 +73,7 @@ from engine.animator import Action
 from engine.errors import AssetError, InvalidInputError
 from engine.io import load_gltf
 from engine.io.bvh_character import load_bvh_character
+from engine.io.clip_files import refuse_clips_for_bvh
 from engine.math import matrix_from_trs, quat_from_axis_angle, transform_points
 from engine.math._checks import FloatArray
 from game.bounds import Bounds, ClipMotion, clip_motion, sample_poses, scene_frames
@@ -80,7 +81,7 @@ from game.bounds import Bounds, ClipMotion, clip_motion, sample_poses, scene_fra
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = ROOT / "assets" / "mannequin.glb"
 """The generated mannequin (``ossa make-mannequin`` writes it)."""
-SUFFIXES = (".gltf", ".glb", ".bvh")
+SUFFIXES = (".gltf", ".glb", ".vrm", ".bvh")
 """The files ``--model`` takes."""
 
 #: Lower-case name fragments that give a clip a role, by role (first match in file order wins).
@@ -395,11 +396,14 @@ class _Source:
     warnings: tuple[str, ...]
 
 
-def _read(path: Path) -> _Source:
-    """Read a ``.gltf``/``.glb`` scene or convert a ``.bvh`` take in memory (see the module docstring)."""
+def _read(path: Path, clips: Sequence[Path]) -> _Source:
+    """Read a ``.gltf``/``.glb``/``.vrm`` scene (``clips``: files of more clips) or convert a ``.bvh`` take."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
-        raise InvalidInputError(f"--model {path}: expected a .gltf, .glb or .bvh file, got {suffix or 'no suffix'!r}")
+        raise InvalidInputError(
+            f"--model {path}: expected a .gltf, .glb, .vrm or .bvh file, got {suffix or 'no suffix'!r}"
+        )
+    refuse_clips_for_bvh(path, clips)
     if not path.is_file():
         hint = " (run `ossa make-mannequin` to write it)" if path == DEFAULT_MODEL else ""
         raise AssetError(f"model file not found{hint}", file=str(path))
@@ -411,8 +415,10 @@ def _read(path: Path) -> _Source:
                 f"a BVH take, converted in memory ({scene.skins[0].num_joints} joints, bone mesh)",
             )
         else:
-            scene = load_gltf(path).scene
+            asset = load_gltf(path, clips=clips)
+            scene = asset.scene
             notes = () if scene.instances else ("the scene draws no mesh: nothing to see but the skeleton (F1/B)",)
+            notes += tuple(f"clips from {clip_file.report()}" for clip_file in asset.clip_files)
     return _Source(scene, notes, tuple(str(w.message) for w in caught))
 
 
@@ -481,7 +487,9 @@ def guess_unit(height: float, upright: bool, character: bool = True) -> tuple[fl
     return 1.0, "metres", f"{height:.3g} units tall: no common unit makes it {low:g}-{high:g} m, kept as metres"
 
 
-def load_model(path: str | Path | None = None, *, scale: float | None = None) -> Model:
+def load_model(
+    path: str | Path | None = None, *, scale: float | None = None, clips: Sequence[str | Path] = ()
+) -> Model:
     """Load ``path`` (default :data:`DEFAULT_MODEL`) and measure it into a :class:`Model`.
 
     Parameters
@@ -491,6 +499,8 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
         ``.bvh`` file.
     scale
         Metres per file unit; ``None`` guesses it from the animated height (:func:`guess_unit`).
+    clips
+        glTF files whose clips to add, bound to the model's nodes by name (``--clips``).
 
     Raises
     ------
@@ -502,7 +512,7 @@ def load_model(path: str | Path | None = None, *, scale: float | None = None) ->
     path = Path(path) if path is not None else DEFAULT_MODEL
     if scale is not None and not (np.isfinite(scale) and scale > 0.0):
         raise InvalidInputError(f"--scale must be a positive number of metres per unit, got {scale}")
-    source = _read(path)
+    source = _read(path, [Path(c) for c in clips])
     scene = source.scene
     skeleton = scene.hierarchy
     clips = MappingProxyType({name: playable_clip(clip) for name, clip in scene.clips.items()})

@@ -1,6 +1,8 @@
 #version 430 core
 // Base colour (texture x material factor when a texture is bound, else the material colour)
-// lit by one directional light plus ambient. Colours are linear inside, sRGB-encoded on output.
+// lit by one directional light plus ambient, plus the material's emissive colour; an unlit
+// material (KHR_materials_unlit) is its base colour alone. Colours are linear inside,
+// sRGB-encoded on output.
 in vec3 v_world_position;
 in vec3 v_world_normal;
 in vec2 v_uv;
@@ -11,6 +13,8 @@ uniform sampler2D u_base_color_texture;   // sRGB-encoded RGBA8
 uniform vec3 u_light_direction;     // world space, the direction the light travels (unit)
 uniform vec3 u_light_color;
 uniform vec3 u_ambient;
+uniform vec3 u_emissive;            // linear RGB (glTF emissiveFactor x emissiveStrength)
+uniform bool u_unlit;
 
 out vec4 f_color;
 
@@ -20,11 +24,14 @@ void main() {
         vec4 texel = texture(u_base_color_texture, v_uv);
         base *= vec4(pow(texel.rgb, vec3(2.2)), texel.a);
     }
-    vec3 normal = normalize(v_world_normal);
-    if (!gl_FrontFacing) {
-        normal = -normal;
+    vec3 color = base.rgb;
+    if (!u_unlit) {
+        vec3 normal = normalize(v_world_normal);
+        if (!gl_FrontFacing) {
+            normal = -normal;
+        }
+        float diffuse = max(dot(normal, -u_light_direction), 0.0);
+        color = base.rgb * (u_ambient + diffuse * u_light_color) + u_emissive;
     }
-    float diffuse = max(dot(normal, -u_light_direction), 0.0);
-    vec3 color = base.rgb * (u_ambient + diffuse * u_light_color);
     f_color = vec4(pow(clamp(color, 0.0, 1.0), vec3(1.0 / 2.2)), base.a);
 }

@@ -61,7 +61,7 @@ from engine.anim.local_to_model import local_to_model
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math import vec_cross, vec_normalize
-from engine.math._checks import FloatArray, as_array
+from engine.math._checks import FloatArray, IntArray, as_array
 
 #: The model-space up axis assumed when none is given (docs/conventions.md: +Y up).
 UP = (0.0, 1.0, 0.0)
@@ -281,6 +281,59 @@ class Humanoid:
         if self.spine:
             lines.append(f"{'spine':<{width}}  " + ", ".join(names[j] for j in self.spine))
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
+
+
+# --------------------------------------------------------------------------------------------
+# declared roles
+
+#: Roles a declared bone map must give (VRM requires them too): the rest is optional.
+DECLARED_REQUIRED = (
+    "hips",
+    "chest",
+    "head",
+    *(f"{part}_{side}" for side in SIDES for part in ("upper_arm", "lower_arm", "upper_leg", "lower_leg")),
+)
+
+
+def _declared(skeleton: Skeleton, up: FloatArray) -> Humanoid:
+    """The :class:`Humanoid` of ``skeleton.humanoid``'s roles: the file's map wins over any guess."""
+    declared = dict(skeleton.humanoid)
+    unknown = sorted(set(declared) - set(ROLES))
+    if unknown:
+        raise _fail(skeleton, f"the declared humanoid roles {unknown} are not roles of {list(ROLES)}")
+    missing = [role for role in DECLARED_REQUIRED if role not in declared]
+    if missing:
+        raise _fail(skeleton, f"the declared humanoid roles lack {missing}")
+    roles = {role: skeleton.index(name) for role, name in declared.items()}
+
+    def below(upper: str, lower: str) -> IntArray:
+        try:
+            return skeleton.chain(roles[upper], roles[lower])
+        except SkeletonMismatchError:
+            problem = f"the declared {lower} {declared[lower]!r} is not below the declared {upper} {declared[upper]!r}"
+            raise _fail(skeleton, problem) from None
+
+    spine = tuple(int(j) for j in below("hips", "chest")[1:-1])
+    neck = tuple(int(j) for j in below("chest", "head")[1:-1])
+    if "neck" in roles and roles["neck"] not in neck:
+        raise _fail(skeleton, f"the declared neck {declared['neck']!r} is not between the chest and the head")
+    for side in SIDES:
+        for parts, top in ((ARM_PARTS, "chest"), (LEG_PARTS, "hips")):
+            chain = [top, *(f"{p}_{side}" for p in parts if f"{p}_{side}" in roles)]
+            for upper, lower in itertools.pairwise(chain):
+                below(upper, lower)
+    positions = rest_positions(skeleton)
+    span = float((positions[roles["chest"]] - positions[roles["hips"]]) @ up)
+    heights = tuple(float((positions[j] - positions[roles["hips"]]) @ up) / span if span else 0.0 for j in spine)
+    return Humanoid(
+        skeleton=skeleton,
+        roles=MappingProxyType(roles),
+        spine=spine,
+        spine_heights=heights,
+        neck=neck,
+        reasons=MappingProxyType(dict.fromkeys(roles, "declared by the file (humanoid bone map)")),
+        notes=("roles declared by the file's humanoid bone map; no name or geometry guessed",),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -650,13 +703,20 @@ def find_humanoid(skeleton: Skeleton, up: Any = UP) -> Humanoid:
         ``(3,)`` the up axis of the skeleton's model space (``+Y`` per docs/conventions.md; a
         glTF skeleton below a Z-up correction node has ``+Z``).
 
+    A skeleton that carries its roles (:attr:`Skeleton.humanoid <engine.anim.skeleton.Skeleton.humanoid>`,
+    a VRM file's humanoid bone map) gets those, whatever its joints are named; the spine and neck
+    are the joints between them.
+
     Raises
     ------
     SkeletonMismatchError
         If the skeleton is not an upright biped, naming what was found (the Fox's hips with four
-        limbs, a spine lying down), or if left cannot be told from right.
+        limbs, a spine lying down), or if left cannot be told from right; for declared roles, if a
+        required one is missing or they do not chain (the chest below the hips, and so on).
     """
     up = unit_vector(up, "up")
+    if skeleton.humanoid:
+        return _declared(skeleton, up)
     tree = _Tree(skeleton, up)
     names = tree.names
     hips, spine_root, leg_branches = _find_hips(tree)

@@ -44,6 +44,10 @@ class MeshData:
         ``NORMAL``), or ``None``: the morphed vertex is ``positions + Σ_t w_t · morph_positions[t]``
         (:func:`engine.anim.morph.morph_vertices`). ``morph_normals`` needs ``morph_positions``
         (zeros for targets that move no vertex).
+    emissive
+        ``(3,)`` linear RGB light the surface emits (added to the lit colour).
+    unlit
+        Whether the surface is drawn with its base colour alone, without lighting.
     """
 
     positions: FloatArray
@@ -58,6 +62,8 @@ class MeshData:
     mode: str = "TRIANGLES"
     morph_positions: FloatArray | None = None
     morph_normals: FloatArray | None = None
+    emissive: FloatArray = field(default_factory=lambda: np.zeros(3))
+    unlit: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -102,6 +108,7 @@ class MeshData:
             object.__setattr__(self, "indices", readonly_copy(indices.astype(np.uint32)))
         object.__setattr__(self, "positions", readonly_copy(positions))
         object.__setattr__(self, "base_color", readonly_copy(as_array(self.base_color, "base_color", (4,))))
+        object.__setattr__(self, "emissive", readonly_copy(as_array(self.emissive, "emissive", (3,))))
         object.__setattr__(self, "texture", None if self.texture is None else readonly_copy(self.texture))
 
     def _check_morph(self, count: int) -> None:

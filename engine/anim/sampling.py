@@ -194,14 +194,15 @@ def compile_clip(clip: Clip) -> CompiledClip:
     Rotation keys are normalised first (glTF requires unit quaternions; this removes rounding).
     """
     timeline = np.unique(np.concatenate([c.times for c in clip.channels])) if clip.channels else np.zeros(1)
-    buckets: dict[tuple[str, str, int], list[tuple[int, FloatArray, FloatArray | None]]] = {}
-    for channel in clip.channels:
+    buckets: dict[tuple[str, str, int, int], list[tuple[int, FloatArray, FloatArray | None]]] = {}
+    for channel in clip.channels:  # one group per path, kind, terms and width (weights differ in width)
         kind, coeffs, angles = _rekey(channel, timeline)
-        buckets.setdefault((channel.path, kind, coeffs.shape[1]), []).append((channel.target, coeffs, angles))
+        key = (channel.path, kind, coeffs.shape[1], coeffs.shape[2])
+        buckets.setdefault(key, []).append((channel.target, coeffs, angles))
     groups: list[_Group] = []
     blocks: list[FloatArray] = []
     start = 0
-    for (path, kind, terms), members in sorted(buckets.items()):
+    for (path, kind, terms, _), members in sorted(buckets.items()):
         members.sort(key=lambda m: m[0])
         targets = np.array([m[0] for m in members], dtype=np.intp)
         coefficients = np.stack([m[1] for m in members], axis=-1)  # (M, terms, width, N)

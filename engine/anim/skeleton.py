@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,10 @@ class Skeleton:
         Rest (bind) pose in each joint's parent space: ``(J, 3)``, unit ``(J, 4)``, ``(J, 3)``.
     inverse_bind_matrices
         ``(J, 4, 4)`` model-space-to-joint-space matrices; identity when ``None``.
+    humanoid
+        Body role → joint name, as the file declares them (a VRM humanoid bone map, roles of
+        :data:`engine.anim.humanoid.ROLES`): :func:`~engine.anim.humanoid.find_humanoid` takes
+        them before any name guessing. Empty when the file says nothing.
 
     Attributes
     ----------
@@ -68,6 +73,7 @@ class Skeleton:
     rest_rotations: FloatArray
     rest_scales: FloatArray
     inverse_bind_matrices: FloatArray
+    humanoid: Mapping[str, str]
     levels: tuple[IntArray, ...] = field(init=False)
     depths: IntArray = field(init=False)
     plan: tuple[Level, ...] = field(init=False)
@@ -82,6 +88,7 @@ class Skeleton:
         rest_rotations: Any | None = None,
         rest_scales: Any | None = None,
         inverse_bind_matrices: Any | None = None,
+        humanoid: Mapping[str, str] | None = None,
     ) -> None:
         names = tuple(str(n) for n in names)
         parents_arr = np.asarray(parents)
@@ -121,6 +128,10 @@ class Skeleton:
                 raise InvalidInputError(f"{name} must have shape ({count}, {tail}), got {arr.shape}")
         if ibm.shape != (count, 4, 4):
             raise InvalidInputError(f"inverse_bind_matrices must have shape ({count}, 4, 4), got {ibm.shape}")
+        roles = dict(humanoid or {})
+        unknown = sorted(f"{role}: {name!r}" for role, name in roles.items() if name not in names)
+        if unknown:
+            raise InvalidInputError(f"humanoid roles name joints the skeleton lacks: {', '.join(unknown)}")
         depths = np.zeros(count, dtype=np.intp)
         for j in range(count):  # build time only, once per skeleton
             if parents_arr[j] >= 0:
@@ -132,6 +143,7 @@ class Skeleton:
         object.__setattr__(self, "rest_rotations", readonly_copy(r))
         object.__setattr__(self, "rest_scales", readonly_copy(s))
         object.__setattr__(self, "inverse_bind_matrices", readonly_copy(ibm))
+        object.__setattr__(self, "humanoid", MappingProxyType(roles))
         object.__setattr__(self, "depths", readonly_copy(depths))
         with trusted():  # validated just above
             object.__setattr__(self, "rest_pose", Pose(self.rest_translations, self.rest_rotations, self.rest_scales))

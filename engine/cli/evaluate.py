@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from engine.anim.clip import Clip
-from engine.cli.options import add_scale, is_bvh, refuse_scale_for_gltf, write_json
+from engine.cli.options import add_clips, add_scale, is_bvh, refuse_scale_for_gltf, write_json
 from engine.errors import InvalidInputError
 from engine.io.build import GltfAsset, load_gltf
 from engine.io.bvh import load_bvh
+from engine.io.clip_files import refuse_clips_for_bvh
 from engine.io.commands import evaluate
 from engine.io.mocap_commands import evaluate_bvh
 from engine.math._checks import FloatArray
@@ -29,7 +30,7 @@ def add_parser(subcommands: Any) -> None:
     parser = subcommands.add_parser(
         "evaluate", help="world matrices, joint matrices and skinned positions of a clip at given times (JSON)"
     )
-    parser.add_argument("model", type=Path, help="a .gltf, .glb or .bvh file")
+    parser.add_argument("model", type=Path, help="a .gltf, .glb, .vrm or .bvh file")
     parser.add_argument(
         "--clip", default=None, help="clip index or name (default: 0; the rest pose for a file without clips)"
     )
@@ -41,6 +42,7 @@ def add_parser(subcommands: Any) -> None:
     )
     parser.add_argument("--out", type=Path, default=None, help="write the JSON here instead of standard output")
     add_scale(parser, "a .bvh MODEL")
+    add_clips(parser, "MODEL (their clips follow MODEL's own in --clip indices)")
     parser.set_defaults(handler=run)
 
 
@@ -69,6 +71,7 @@ def pick_clip(asset: GltfAsset, clip: str | None) -> Clip | None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the JSON for ``args.model`` at ``args.times``."""
+    refuse_clips_for_bvh(args.model, args.clips)
     if is_bvh(args.model):
         anim = load_bvh(args.model, scale=args.scale)
         if args.clip not in (None, "0", anim.clip.name):
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_scale_for_gltf(args, args.model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # printed below, in the command's own words
-        asset = load_gltf(args.model, textures=False)
+        asset = load_gltf(args.model, textures=False, clips=args.clips)
     for warning in asset.warnings:
         print(f"ossa evaluate: warning: {warning}", file=sys.stderr)
     write_json(evaluate(asset, pick_clip(asset, args.clip), args.times), args.out)

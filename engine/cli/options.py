@@ -55,6 +55,18 @@ def add_scale(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def add_clips(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--clips FILE...``: glTF files whose clips bind to ``what`` by node name."""
+    parser.add_argument(
+        "--clips",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help=f"glTF files whose clips to add to {what}, bound by node name (an asset pack's animation files)",
+    )
+
+
 def gltf_path(text: str) -> Path:
     """An output path ending in ``.glb`` or ``.gltf``."""
     path = Path(text)

@@ -7,6 +7,18 @@ Start with :func:`load_character` (one skinned character) or :func:`load_gltf` (
 
 from engine.io.build import GltfAsset, MeshNode, SkinData, load_gltf
 from engine.io.bvh import load_bvh
+from engine.io.bvh_character import load_bvh_character
 from engine.io.character import Character, load_character
+from engine.io.clip_files import ClipFile
 
-__all__ = ["Character", "GltfAsset", "MeshNode", "SkinData", "load_bvh", "load_character", "load_gltf"]
+__all__ = [
+    "Character",
+    "ClipFile",
+    "GltfAsset",
+    "MeshNode",
+    "SkinData",
+    "load_bvh",
+    "load_bvh_character",
+    "load_character",
+    "load_gltf",
+]

@@ -137,6 +137,15 @@ def read_elements(
     return np.swapaxes(values, -1, -2).copy() if len(layout.shape) == 2 else values
 
 
+def quantization_step(component_type: int, normalized: bool) -> float:
+    """The decoded step between neighbouring values of a normalized integer component (0 for others).
+
+    >>> quantization_step(5120, True), quantization_step(5126, False)
+    (0.007874015748031496, 0.0)
+    """
+    return 1.0 / _NORM_DIVISORS[component_type] if normalized and component_type in _NORM_DIVISORS else 0.0
+
+
 def dequantize(values: np.ndarray, component_type: int, normalized: bool) -> FloatArray:
     """Accessor values as float64: normalised integers by the spec's formulas, others cast.
 

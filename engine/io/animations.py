@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.anim.clip import INTERPOLATIONS, PATH_WIDTHS, WEIGHTS_PATH, Channel, Clip
+from engine.io.accessors import quantization_step
 from engine.io.fields import unique_names, unit_quaternions
 from engine.io.gltf import GltfDocument, _items
+from engine.io.pointers import PointerTarget, report_pointers, resolve_pointer
 from engine.math._checks import FloatArray
 
 #: The paths of a node's transform (the local pose), in contrast to morph weights.
@@ -69,13 +71,35 @@ def read_animations(doc: GltfDocument, node_targets: Sequence[int]) -> tuple[Raw
     """
     count = doc.count("animations")
     names = unique_names([a.name for a in _items(doc.gltf.animations)], "animation")
-    return tuple(RawAnimation(a, names[a], _channels(doc, a, node_targets), _markers(doc, a)) for a in range(count))
+    tally = _Tally()
+    animations = tuple(
+        RawAnimation(a, names[a], _channels(doc, a, node_targets, tally), _markers(doc, a)) for a in range(count)
+    )
+    report_pointers(doc, tally.played, tally.ignored)
+    if tally.skipped:
+        doc.warn(
+            f"{len(tally.skipped)} channel(s) have no target node and no pointer Ossa plays "
+            f"(first: {tally.skipped[0]}); skipped",
+            "animations",
+        )
+    return animations
 
 
-def _channels(doc: GltfDocument, a: int, node_targets: Sequence[int]) -> tuple[RawChannel, ...]:
+@dataclass
+class _Tally:
+    """Channels a file's animations hold that are not plain node channels, counted for one warning each."""
+
+    played: int = 0  # pointer channels played
+    ignored: list[PointerTarget] = field(default_factory=list)  # pointers to what Ossa does not animate
+    skipped: list[str] = field(default_factory=list)  # channels without a node or pointer (JSON paths)
+
+
+def _channels(doc: GltfDocument, a: int, node_targets: Sequence[int], tally: _Tally) -> tuple[RawChannel, ...]:
+    """The channels of ``animations[a]`` that Ossa plays; the others are counted in ``tally``."""
     animation, where = doc.gltf.animations[a], f"animations[{a}]"
     samplers = _items(animation.samplers)
     channels: list[RawChannel] = []
+    from_meshes: list[RawChannel] = []  # mesh weights pointers: a node's own weights channel wins
     seen: dict[tuple[int, str], int] = {}
     for c, channel in enumerate(_items(animation.channels)):
         cwhere = f"{where}.channels[{c}]"
@@ -84,28 +108,46 @@ def _channels(doc: GltfDocument, a: int, node_targets: Sequence[int]) -> tuple[R
         if target is None:
             raise doc.error("a channel needs a target", cwhere)
         path = target.path
-        if path not in POSE_PATHS and path != WEIGHTS_PATH:
+        mesh_pointer = False
+        if path == "pointer":
+            resolved = resolve_pointer(doc, doc.json["animations"][a]["channels"][c]["target"], f"{cwhere}.target")
+            if resolved.path is None:
+                tally.ignored.append(resolved)
+                continue
+            tally.played += 1
+            nodes, path = resolved.nodes, resolved.path
+            mesh_pointer = resolved.pointer.startswith("/meshes/")
+            if not nodes:
+                continue  # a mesh that no node instantiates without weights of its own
+        elif path not in POSE_PATHS and path != WEIGHTS_PATH:
             raise doc.error(
-                f"target.path must be translation, rotation, scale or weights, got {path!r}", f"{cwhere}.target.path"
+                f"target.path must be translation, rotation, scale, weights or pointer, got {path!r}",
+                f"{cwhere}.target.path",
             )
-        if target.node is None:
-            doc.warn("channel has no target node (an extension's target?); skipped", f"{cwhere}.target")
+        elif target.node is None:
+            tally.skipped.append(cwhere)
             continue
-        node = doc.index(target.node, len(node_targets), f"{cwhere}.target.node", "nodes")
-        if (node, path) in seen:
-            raise doc.error(
-                f"channels {seen[node, path]} and {c} both animate {path} of node {node}", f"{cwhere}.target"
-            )
-        seen[node, path] = c
-        width = PATH_WIDTHS.get(path, node_targets[node])
+        else:
+            nodes = (doc.index(target.node, len(node_targets), f"{cwhere}.target.node", "nodes"),)
+        if not mesh_pointer:
+            for node in nodes:
+                if (node, path) in seen:
+                    raise doc.error(
+                        f"channels {seen[node, path]} and {c} both animate {path} of node {node}", f"{cwhere}.target"
+                    )
+                seen[node, path] = c
+        width = PATH_WIDTHS.get(path, node_targets[nodes[0]])  # a mesh's nodes share its target count
         if width == 0:
             raise doc.error(
-                f"animates the morph weights of node {node}, whose mesh has no morph targets (or which has no mesh)",
+                f"animates the morph weights of node {nodes[0]}, whose mesh has no morph targets "
+                "(or which has no mesh)",
                 f"{cwhere}.target",
             )
         interpolation, times, values = _sampler(doc, a, s, path, width)
-        channels.append(RawChannel(node, path, interpolation, times, values))
-    return tuple(channels)
+        (from_meshes if mesh_pointer else channels).extend(
+            RawChannel(node, path, interpolation, times, values) for node in nodes
+        )
+    return (*channels, *(raw for raw in from_meshes if (raw.node, raw.path) not in seen))
 
 
 def _sampler(doc: GltfDocument, a: int, s: int, path: str, width: int) -> tuple[str, FloatArray, FloatArray]:
@@ -140,10 +182,11 @@ def _sampler(doc: GltfDocument, a: int, s: int, path: str, width: int) -> tuple[
         k = int(np.argwhere(~np.isfinite(values))[0][0])
         raise doc.error(f"value {k} is not finite: {values[k].tolist()}", owhere)
     if path == "rotation":
+        step = quantization_step(output.componentType, bool(output.normalized))
         if per_key == 1:
-            values = unit_quaternions(doc, values, owhere)
+            values = unit_quaternions(doc, values, owhere, step)
         else:
-            unit_quaternions(doc, values[1::3], owhere)  # zero check only: the spline normalises its result
+            unit_quaternions(doc, values[1::3], owhere, step)  # zero check only: the spline normalises its result
     return interpolation, times, values.reshape(keys, 3, width) if per_key == 3 else values
 
 

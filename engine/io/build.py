@@ -14,7 +14,8 @@ The result, a :class:`GltfAsset`, holds:
 
 - ``hierarchy``: a :class:`~engine.anim.skeleton.Skeleton` over **every node of the default
   scene** in depth-first order (non-joint nodes matter: CesiumMan's joints sit under a rotated
-  node), with the glTF index and name of each entry;
+  node), then the trees of joints its skins use outside it, with the glTF index and name of
+  each entry;
 - ``clips``: one :class:`~engine.anim.clip.Clip` per animation, translation/rotation/scale
   channels bound to hierarchy indices once, here (never by name at run time);
 - ``skins``: per skin a joint :class:`Skeleton` (depth-first, inverse bind matrices), the map
@@ -33,6 +34,7 @@ that do not sum to 1, non-unit quaternions, repeated key times) emits an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,16 +46,20 @@ from engine.anim.scene import MeshInstance, Scene, SceneClip, SceneSkin
 from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError
 from engine.io.animations import RawAnimation, bind_clip, read_animations
+from engine.io.clip_files import ClipFile, attach_clips
+from engine.io.extensions import ExtensionUse, extension_report
 from engine.io.gltf import GltfDocument
 from engine.io.meshes import MeshNode, mesh_target_counts, node_target_counts, read_mesh_nodes
-from engine.io.nodes import read_default_scene, read_nodes, skeleton_over
+from engine.io.nodes import joint_trees, read_default_scene, read_nodes, skeleton_over
+from engine.io.reporting import warn_at_caller
 from engine.io.skins import SkinData, read_skin
+from engine.io.vrm import read_humanoid
 from engine.math._checks import FloatArray, IntArray, readonly_copy
 
 __all__ = ["GltfAsset", "MeshNode", "SkinData", "load_gltf"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class GltfAsset:
     """Everything Ossa reads from a glTF file, as validated read-only runtime data.
 
@@ -62,8 +68,9 @@ class GltfAsset:
     path
         The file read.
     hierarchy
-        Every node of the default scene as one :class:`Skeleton` in depth-first order; its rest
-        pose is the nodes' TRS (matrices decomposed). World matrices are
+        Every node of the default scene as one :class:`Skeleton` in depth-first order, then the
+        trees outside it that hold joints of its skins (further roots, no mesh of theirs drawn);
+        its rest pose is the nodes' TRS (matrices decomposed). World matrices are
         ``local_to_model(hierarchy, local)`` since scene roots have no parent.
     node_indices
         ``(H,)`` glTF node index of each hierarchy entry.
@@ -88,6 +95,11 @@ class GltfAsset:
         Number of scenes and of nodes in the file.
     warnings
         Text of every :class:`~engine.errors.OssaWarning` emitted while loading.
+    extensions
+        Every extension the file declares or uses, with what Ossa did with it.
+    clip_files
+        How each clip file given to :func:`load_gltf` (``clips=``) bound (its clips are in
+        :attr:`clips`, the skins' clips and the scene's, after the file's own).
     """
 
     path: Path
@@ -102,6 +114,15 @@ class GltfAsset:
     scene_count: int
     node_count: int
     warnings: tuple[str, ...]
+    extensions: tuple[ExtensionUse, ...] = ()
+    clip_files: tuple[ClipFile, ...] = ()
+
+    def __repr__(self) -> str:
+        """One line: ``GltfAsset('Fox.glb', 24 nodes, 1 skins, 1 mesh nodes, 3 clips)``."""
+        return (
+            f"GltfAsset({self.path.name!r}, {self.hierarchy.num_joints} nodes, {len(self.skins)} skins, "
+            f"{len(self.mesh_nodes)} mesh nodes, {len(self.clips)} clips)"
+        )
 
     def hierarchy_index(self, gltf_node: int) -> int:
         """Hierarchy index of glTF node ``gltf_node``; raises if the node is not in the scene."""
@@ -122,7 +143,7 @@ class GltfAsset:
         raise AssetError(f"no clip named {name!r}; clips are {[c.name for c in self.clips]}", file=str(self.path))
 
 
-def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
+def load_gltf(path: str | Path, *, textures: bool = True, clips: Sequence[str | Path] = ()) -> GltfAsset:
     """Read a ``.gltf`` or ``.glb`` file into a validated :class:`GltfAsset`.
 
     Parameters
@@ -132,6 +153,9 @@ def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
     textures
         Decode base-colour textures into :attr:`MeshData.texture` (needs Pillow); ``False``
         skips the images (faster when only animation data is wanted).
+    clips
+        glTF files whose clips to add, bound to this file's nodes by name
+        (:mod:`engine.io.clip_files`; :attr:`GltfAsset.clip_files` says what bound).
 
     Raises
     ------
@@ -148,20 +172,25 @@ def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
     doc = GltfDocument(path)
     mesh_targets = mesh_target_counts(doc)
     nodes = read_nodes(doc)
-    scene_index, order = read_default_scene(doc, nodes)
-    hierarchy = skeleton_over(nodes, order)
+    scene_index, scene_nodes = read_default_scene(doc, nodes)
+    order = scene_nodes + joint_trees(doc, nodes, scene_nodes)
+    humanoid = read_humanoid(doc)
+    hierarchy = skeleton_over(nodes, order, humanoid=humanoid)
     position = {n: h for h, n in enumerate(order)}
     animations = read_animations(doc, node_target_counts(doc, mesh_targets))
-    clips = tuple(_hierarchy_clip(doc, animation, position) for animation in animations)
-    skins = tuple(read_skin(doc, i, nodes, animations) for i in range(doc.count("skins")))
-    mesh_nodes = read_mesh_nodes(doc, order, skins, mesh_targets, textures=textures)
-    scene = _scene(doc, hierarchy, position, skins, mesh_nodes, animations, clips)
-    return GltfAsset(
+    own_clips = tuple(_hierarchy_clip(doc, animation, position) for animation in animations)
+    skins = tuple(read_skin(doc, i, nodes, animations, humanoid) for i in range(doc.count("skins")))
+    mesh_nodes = read_mesh_nodes(doc, order, len(scene_nodes), skins, mesh_targets, textures=textures)
+    scene = _scene(doc, hierarchy, position, skins, mesh_nodes, animations, own_clips)
+    extensions = extension_report(doc)
+    for text in doc.warnings:
+        warn_at_caller(f"{doc.file}: {text}")
+    asset = GltfAsset(
         path=doc.path,
         hierarchy=hierarchy,
         node_indices=readonly_copy(np.asarray(order, dtype=np.intp)),
         node_names=tuple(doc.gltf.nodes[n].name for n in order),
-        clips=clips,
+        clips=own_clips,
         skins=skins,
         mesh_nodes=mesh_nodes,
         scene=scene,
@@ -169,7 +198,11 @@ def load_gltf(path: str | Path, *, textures: bool = True) -> GltfAsset:
         scene_count=doc.count("scenes"),
         node_count=nodes.count,
         warnings=tuple(doc.warnings),
+        extensions=extensions,
     )
+    if not clips:
+        return asset
+    return attach_clips(asset, [load_gltf(file, textures=False) for file in clips])
 
 
 def _hierarchy_clip(doc: GltfDocument, animation: RawAnimation, position: dict[int, int]) -> Clip:

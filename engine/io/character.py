@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,12 +12,13 @@ from engine.anim.clip import Clip, Clips
 from engine.anim.mesh import MeshData
 from engine.anim.scene import Scene
 from engine.anim.skeleton import Skeleton
-from engine.errors import AssetError, OssaWarning
+from engine.errors import AssetError
 from engine.io.build import GltfAsset, SkinData, load_gltf
+from engine.io.reporting import warn_at_caller
 from engine.math._checks import FloatArray
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Character:
     """A skin's skeleton, its clips and the meshes it deforms, with the transforms around them.
 
@@ -67,6 +67,13 @@ class Character:
     skin: SkinData
     asset: GltfAsset
 
+    def __repr__(self) -> str:
+        """One line: ``Character('body', 25 joints, 9 clips, 3 meshes, from 'mannequin.glb')``."""
+        return (
+            f"Character({self.name!r}, {self.skeleton.num_joints} joints, {len(self.clips)} clips, "
+            f"{len(self.meshes)} meshes, from {self.asset.path.name!r})"
+        )
+
     @property
     def scene(self) -> Scene:
         """The file's whole default scene (every skin, rigid mesh and animated node): ``asset.scene``."""
@@ -93,17 +100,22 @@ def _in_scene(asset: GltfAsset, skin: SkinData) -> bool:
     return bool(np.isin(skin.joint_nodes, asset.node_indices).all())
 
 
-def load_character(path: str | Path, skin: int = 0, *, textures: bool = True) -> Character:
+def load_character(
+    path: str | Path, skin: int = 0, *, textures: bool = True, clips: Sequence[str | Path] = ()
+) -> Character:
     """Load glTF file ``path`` and return skin ``skin`` as a :class:`Character`.
 
-    Warns (:class:`~engine.errors.OssaWarning`) when a clip animates a node above the
-    skeleton's root: the character's ``root_transform`` is the rest transform, so that motion is
-    not played.
+    ``clips`` are glTF files whose clips are added, bound to the character's nodes by name
+    (:func:`engine.io.load_gltf`; ``character.asset.clip_files`` reports what bound): the
+    animation-only files of an asset pack. A clip file that leaves some of the character's joints
+    unanimated warns once. One warning, too, names the clips that move a node above the
+    skeleton's root away from its rest transform: the character's ``root_transform`` is the rest
+    transform, so that motion is not played.
 
     Raises
     ------
     AssetError
-        If the file is malformed or has no skin ``skin``.
+        If the file is malformed, has no skin ``skin``, or a clip file binds to none of its nodes.
 
     Examples
     --------
@@ -111,25 +123,21 @@ def load_character(path: str | Path, skin: int = 0, *, textures: bool = True) ->
     >>> mannequin.skeleton.num_joints, sorted(mannequin.clips)[:3]
     (25, ['idle', 'jump', 'lean_look'])
     """
-    asset = load_gltf(path, textures=textures)
+    asset = load_gltf(path, textures=textures, clips=clips)
     if not 0 <= skin < len(asset.skins):
         raise AssetError(f"skin {skin} requested but the file has {len(asset.skins)} skin(s)", file=str(path))
     data = asset.skins[skin]
-    scene_index = {int(n): h for h, n in enumerate(asset.node_indices)}
-    ancestors: set[int] = set()
-    h = scene_index.get(data.root_parent, -1)
-    while h >= 0:
-        ancestors.add(h)
-        h = int(asset.hierarchy.parents[h])
-    for clip in asset.clips:
-        moved = sorted(int(asset.node_indices[h]) for h in {c.target for c in clip.channels} & ancestors)
-        if moved:
-            warnings.warn(
-                f"{path}: clip {clip.name!r} animates nodes {moved} above the skeleton of skin {skin}; "
-                "the character keeps their rest transform",
-                OssaWarning,
-                stacklevel=2,
-            )
+    for clip_file in asset.clip_files:
+        if clip_file.not_animated:
+            warn_at_caller(f"{path}: clips from {clip_file.report()}")
+    moving, nodes = _moving_above(asset, data)
+    if moving:
+        names = ", ".join(repr(name) for name in moving[:4])
+        names += f" and {len(moving) - 4} more" if len(moving) > 4 else ""
+        warn_at_caller(
+            f"{path}: clip(s) {names} move nodes {nodes} above the skeleton of skin {skin}; the character keeps "
+            "their rest transform"
+        )
     meshes: list[MeshData] = []
     transforms: list[FloatArray] = []
     world = asset.rest_world()
@@ -148,3 +156,35 @@ def load_character(path: str | Path, skin: int = 0, *, textures: bool = True) ->
         skin=data,
         asset=asset,
     )
+
+
+#: A key this close to a node's rest value (translation, scale: relative; rotation: 1 − |q·r|) leaves it at rest.
+REST_TOLERANCE = 1e-6
+
+
+def _moving_above(asset: GltfAsset, skin: SkinData) -> tuple[list[str], list[int]]:
+    """The clips that move a node above ``skin``'s skeleton away from its rest transform, and those glTF nodes."""
+    position = {int(n): h for h, n in enumerate(asset.node_indices)}
+    ancestors: set[int] = set()
+    h = position.get(skin.root_parent, -1)
+    while h >= 0:
+        ancestors.add(h)
+        h = int(asset.hierarchy.parents[h])
+    rest = asset.hierarchy.rest_pose
+    moving: list[str] = []
+    nodes: set[int] = set()
+    for clip in asset.clips:
+        for channel in clip.channels:
+            if channel.target not in ancestors:
+                continue
+            keys = channel.values[:, 1] if channel.interpolation == "CUBICSPLINE" else channel.values
+            if channel.path == "rotation":
+                away = 1.0 - np.abs(keys @ rest.rotations[channel.target])
+            else:
+                value = (rest.translations if channel.path == "translation" else rest.scales)[channel.target]
+                away = np.linalg.norm(keys - value, axis=-1) / max(1.0, float(np.linalg.norm(value)))
+            if away.max() > REST_TOLERANCE:
+                nodes.add(int(asset.node_indices[channel.target]))
+                if clip.name not in moving:
+                    moving.append(clip.name)
+    return moving, sorted(nodes)

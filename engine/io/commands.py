@@ -1,6 +1,8 @@
 """What ``ossa inspect MODEL`` and ``ossa evaluate MODEL --clip N --times t1,t2,…`` compute for glTF files.
 
-``inspect`` prints a readable summary of a glTF file as Ossa reads it (:func:`summarize`).
+``inspect`` prints a readable summary of a glTF file as Ossa reads it (:func:`summarize`): its
+nodes, skins, meshes and clips, the clip files bound to it, every extension it declares or uses
+with what Ossa did with each, and the loader's warnings.
 ``evaluate`` samples one clip at the given times (used as given: no looping) into JSON
 (:func:`evaluate`); the command line itself is :mod:`engine.cli`::
 
@@ -98,6 +100,11 @@ def summarize(asset: GltfAsset) -> str:
             f"{', '.join(f'{k} {v}' for k, v in sorted(modes.items()))}), "
             f"{len({c.target for c in channels})} nodes"
         )
+    if asset.clip_files:
+        lines += ["", f"clip files: {len(asset.clip_files)}"]
+        lines += [f"  {clip_file.report()}" for clip_file in asset.clip_files]
+    lines += ["", f"extensions: {len(asset.extensions)}"]
+    lines += [f"  {e.name}{' (required)' if e.required else ''}: {e.did}" for e in asset.extensions]
     lines += ["", f"warnings: {len(asset.warnings)}"]
     lines += [f"  {w}" for w in asset.warnings]
     return "\n".join(lines)

@@ -36,14 +36,18 @@ def numbers(doc: GltfDocument, value: Any, n: int, where: str, default: list[flo
     return array
 
 
-def unit_quaternions(doc: GltfDocument, q: FloatArray, where: str) -> FloatArray:
-    """Quaternions ``(K, 4)`` normalised; a zero one raises, a norm far from 1 warns."""
+def unit_quaternions(doc: GltfDocument, q: FloatArray, where: str, step: float = 0.0) -> FloatArray:
+    """Quaternions ``(K, 4)`` normalised; a zero one raises, a norm far from 1 warns.
+
+    ``step`` is the quantization step of normalized integer components: four components off by
+    half a step each move the norm by up to one step, which is not worth a warning.
+    """
     norms = np.linalg.norm(q, axis=-1)
     if np.any(norms < 1e-12):
         k = int(np.argmin(norms))
         raise doc.error(f"quaternion {k} is zero {q[k].tolist()}; rotations must be unit quaternions", where)
     off = np.abs(norms - 1.0)
-    if off.max() > QUAT_NORM_TOLERANCE:
+    if off.max() > QUAT_NORM_TOLERANCE + step:
         k = int(np.argmax(off))
         doc.warn(f"quaternion {k} has norm {norms[k]:.6g}, not 1; normalised", where)
     return q / norms[:, None]

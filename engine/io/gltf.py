@@ -14,7 +14,6 @@ import base64
 import binascii
 import json
 import posixpath
-import struct
 import warnings
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from urllib.parse import unquote
 import numpy as np
 import pygltflib
 
-from engine.errors import AssetError, OssaWarning
+from engine.errors import AssetError
 from engine.io.accessors import (
     COMPONENT_DTYPES,
     ELEMENT_SHAPES,
@@ -32,18 +31,15 @@ from engine.io.accessors import (
     element_layout,
     read_elements,
 )
+from engine.io.extensions import check_required, extension_object
+from engine.io.formats import ACCEPTED, foreign_format
+from engine.io.glb import GLB_MAGIC, glb_chunks
 from engine.io.gltf_schema import check_types
+from engine.io.meshopt import MESHOPT, decode_view
 from engine.math._checks import FloatArray
-
-#: Extensions that may appear in ``extensionsRequired``: Ossa decodes what they require.
-SUPPORTED_REQUIRED_EXTENSIONS = frozenset({"KHR_mesh_quantization"})
 
 #: Accessors without a buffer view are zero-filled; refuse to allocate more bytes than this (64 MiB).
 MAX_ZERO_FILLED_BYTES = 1 << 26
-
-_GLB_MAGIC = b"glTF"
-_CHUNK_JSON = 0x4E4F534A
-_CHUNK_BIN = 0x004E4942
 
 
 class UnreadableFileError(AssetError):
@@ -85,22 +81,30 @@ class GltfDocument:
     file
         ``str(path)``, used in every error and warning.
     warnings
-        Messages of the :class:`~engine.errors.OssaWarning` s emitted while reading, in order.
+        Messages of the :class:`~engine.errors.OssaWarning` s found while reading, in order (the
+        public loaders emit them when they return: :mod:`engine.io.reporting`).
+    extension_notes
+        Extension name → what the stages did with it (:mod:`engine.io.extensions`).
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.file = str(self.path)
         self.warnings: list[str] = []
+        self.extension_notes: dict[str, str] = {}
         self._buffers: dict[int, bytes] = {}
+        self._views: dict[int, bytes] = {}
         self._accessors: dict[int, np.ndarray] = {}
         try:
             raw = self.path.read_bytes()
         except OSError as exc:
             raise AssetError(f"cannot read the file: {exc.strerror or exc}", file=self.file) from None
         self._glb_blob: bytes | None = None
-        if raw[:4] == _GLB_MAGIC:
-            json_chunk, self._glb_blob = self._glb_chunks(raw)
+        foreign = None if raw[:4] == GLB_MAGIC else foreign_format(self.path, raw)
+        if foreign is not None:
+            raise AssetError(f"not a glTF file but {foreign}; Ossa reads {ACCEPTED}", file=self.file)
+        if raw[:4] == GLB_MAGIC:
+            json_chunk, self._glb_blob = glb_chunks(raw, self.error)
             try:
                 text = json_chunk.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -130,10 +134,14 @@ class GltfDocument:
         return AssetError(message, file=self.file, where=where)
 
     def warn(self, message: str, where: str | None = None) -> None:
-        """Emit an :class:`OssaWarning` about this file and remember its text."""
+        """Record a warning about this file (at JSON path ``where``); a repeated one is recorded once."""
         text = f"{where}: {message}" if where else message
-        self.warnings.append(text)
-        warnings.warn(f"{self.file}: {text}", OssaWarning, stacklevel=3)
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def note_extension(self, name: str, did: str) -> None:
+        """Record what a stage did with extension ``name`` (``ossa inspect`` lists it)."""
+        self.extension_notes[name] = did
 
     def index(self, value: Any, count: int, where: str, what: str) -> int:
         """``value`` checked to be an integer index into an array of ``count`` ``what``."""
@@ -172,66 +180,12 @@ class GltfDocument:
         except Exception as exc:  # pygltflib reports what it cannot convert with whatever it hits
             raise AssetError(f"not a valid glTF document: {type(exc).__name__}: {exc}", file=self.file) from None
 
-    def _glb_chunks(self, raw: bytes) -> tuple[bytes, bytes | None]:
-        """The JSON chunk and the BIN chunk (if any) of a GLB file, header and chunk bounds checked.
-
-        pygltflib trusts the lengths, and a second JSON or BIN chunk silently replaces the first.
-        """
-        header = "GLB header"
-        if len(raw) < 20:
-            raise self.error(f"GLB file is truncated: {len(raw)} bytes, expected at least 20", header)
-        version, length = struct.unpack_from("<II", raw, 4)
-        if version != 2:
-            raise self.error(f"GLB version must be 2, got {version}", header)
-        if length > len(raw):
-            raise self.error(f"GLB header claims {length} bytes but the file has {len(raw)}", header)
-        if length < 20:
-            raise self.error(f"GLB header length {length} is less than the 20 bytes of a header and a chunk", header)
-        json_chunk: bytes | None = None
-        bin_chunk: bytes | None = None
-        offset, k = 12, 0
-        while offset < length:
-            where = f"GLB chunk {k}"
-            if offset + 8 > length:
-                raise self.error(f"GLB chunk header at byte {offset} runs past the end ({length} bytes)", where)
-            chunk_length, chunk_type = struct.unpack_from("<II", raw, offset)
-            if offset + 8 + chunk_length > length:
-                raise self.error(
-                    f"GLB chunk at byte {offset} claims {chunk_length} bytes but only "
-                    f"{length - offset - 8} remain in the file",
-                    where,
-                )
-            data = raw[offset + 8 : offset + 8 + chunk_length]
-            if k == 0 and chunk_type != _CHUNK_JSON:
-                raise self.error(
-                    f"the first GLB chunk must be JSON (0x{_CHUNK_JSON:08X}), got 0x{chunk_type:08X}", where
-                )
-            if chunk_type == _CHUNK_JSON:
-                if json_chunk is not None:
-                    raise self.error("a GLB file holds one JSON chunk; this is a second JSON chunk", where)
-                json_chunk = data
-            elif chunk_type == _CHUNK_BIN:
-                if bin_chunk is not None:
-                    raise self.error("a GLB file holds at most one BIN chunk; this is a second BIN chunk", where)
-                bin_chunk = data
-            offset += 8 + chunk_length
-            k += 1
-        assert json_chunk is not None  # the first chunk is JSON and length >= 20 means there is one
-        return json_chunk, bin_chunk
-
     def _check_asset(self) -> None:
         asset = self.gltf.asset
         version = getattr(asset, "version", None) if asset is not None else None
         if not isinstance(version, str) or not version.startswith("2."):
             raise self.error(f"expected a glTF 2.x asset, got asset.version = {version!r}", "asset.version")
-        required = _items(self.gltf.extensionsRequired)
-        unsupported = sorted(set(required) - SUPPORTED_REQUIRED_EXTENSIONS)
-        if unsupported:
-            raise self.error(
-                f"requires extensions Ossa does not support: {unsupported} "
-                f"(supported: {sorted(SUPPORTED_REQUIRED_EXTENSIONS)})",
-                "extensionsRequired",
-            )
+        check_required(self)
 
     # ----------------------------------------------------------------------------------------
     # URIs and buffers
@@ -283,6 +237,10 @@ class GltfDocument:
         length = buffer.byteLength
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
             raise self.error(f"byteLength must be a positive integer, got {length!r}", f"{where}.byteLength")
+        if buffer.uri is None and self.is_fallback(index):
+            raise self.error(
+                f"is a {MESHOPT} fallback buffer without data; only compressed buffer views may refer to it", where
+            )
         if buffer.uri is None:
             if index != 0 or self._glb_blob is None:
                 raise self.error("a buffer without uri must be buffer 0 of a GLB file with a BIN chunk", where)
@@ -296,12 +254,23 @@ class GltfDocument:
         self._buffers[index] = data[:length]
         return self._buffers[index]
 
+    def is_fallback(self, index: int) -> bool:
+        """Whether buffer ``index`` is marked as an ``EXT_meshopt_compression`` fallback (never read)."""
+        where = f"buffers[{index}]"
+        meshopt = extension_object(self, self.json["buffers"][index], MESHOPT, where)
+        return meshopt is not None and meshopt.get("fallback") is True
+
     def buffer_view(self, index: Any, where: str) -> tuple[memoryview, int | None]:
-        """Bytes of buffer view ``index`` and its ``byteStride`` (``None`` when absent)."""
+        """Bytes of buffer view ``index`` (decompressed if need be) and its ``byteStride`` (``None`` when absent)."""
         index = self.index(index, self.count("bufferViews"), where, "bufferViews")
         view_where = f"bufferViews[{index}]"
         view = self.gltf.bufferViews[index]
         buffer_index = self.index(view.buffer, self.count("buffers"), f"{view_where}.buffer", "buffers")
+        compressed = extension_object(self, self.json["bufferViews"][index], MESHOPT, view_where)
+        if compressed is not None:
+            if index not in self._views:
+                self._views[index] = decode_view(self, index, compressed)
+            return memoryview(self._views[index]), view.byteStride
         data = self.buffer(buffer_index)
         offset = view.byteOffset or 0
         length = view.byteLength
@@ -452,6 +421,40 @@ class GltfDocument:
                 where,
             )
         return read_elements(data, offset, count, component_type, accessor_type)
+
+    def provide_accessor(self, index: int, values: np.ndarray, where: str) -> None:
+        """Make accessor ``index`` read as ``values`` (decoded by an extension: ``KHR_draco_mesh_compression``).
+
+        ``values`` must hold ``count`` elements of the accessor's type; they are cast to its
+        component type, which must be of the same kind (integer or float).
+        """
+        accessor = self.accessor_meta(index, where)
+        shape = (accessor.count, *ELEMENT_SHAPES[accessor.type])
+        dtype = COMPONENT_DTYPES[accessor.componentType]
+        if values.size != int(np.prod(shape)) or values.shape[0] != accessor.count:
+            raise self.error(
+                f"decodes to {values.shape[0]} elements of {values.size // max(values.shape[0], 1)} "
+                f"components, but the accessor holds {accessor.count} {accessor.type}",
+                where,
+            )
+        if (values.dtype.kind == "f") != (dtype.kind == "f"):
+            raise self.error(
+                f"decodes to {values.dtype} values, but the accessor's componentType {accessor.componentType} is "
+                f"{dtype.name}",
+                where,
+            )
+        limits = None if dtype.kind == "f" else np.iinfo(dtype)
+        if limits is not None and values.size and (values.min() < limits.min or values.max() > limits.max):
+            raise self.error(
+                f"decodes to values in [{values.min()}, {values.max()}], beyond the accessor's {dtype.name}", where
+            )
+        provided = values.reshape(shape).astype(dtype.newbyteorder("="))
+        provided.flags.writeable = False
+        self._accessors[int(index)] = provided
+
+    def has_accessor(self, index: int) -> bool:
+        """Whether accessor ``index`` is decoded already (or was provided)."""
+        return int(index) in self._accessors
 
     def floats(self, index: Any, where: str) -> FloatArray:
         """Accessor ``index`` as float64, normalised integers decoded by the spec's formulas."""

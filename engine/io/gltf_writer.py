@@ -8,8 +8,10 @@ array in one binary buffer, each accessor in its own 4-byte-aligned buffer view.
 :func:`save_gltf_with_clips` copies a whole glTF document (every node, mesh, skin, material,
 texture, sampler, camera, extension and extra as it is) and replaces its animations with new
 clips whose channels target the file's nodes: what ``ossa retarget`` writes. Its buffers become
-one (the GLB's BIN chunk, or one ``.bin`` beside a ``.gltf``) and external or ``data:`` images are
-embedded as buffer views, so the result is self-contained.
+one (the GLB's BIN chunk, or one ``.bin`` beside a ``.gltf``), nodes keep their default morph
+weights (which pygltflib's object model drops), ``EXT_meshopt_compression`` views
+are written decompressed (the extension and its fallback buffer dropped) and external or
+``data:`` images are embedded as buffer views, so the result is self-contained.
 
 Clip markers travel in ``animations[i].extras.markers``.
 """
@@ -17,6 +19,7 @@ Clip markers travel in ``animations[i].extras.markers``.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +30,9 @@ from engine.anim.clip import Clip
 from engine.anim.mesh import MeshData
 from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError, InvalidInputError
+from engine.io.glb import glb_bytes
 from engine.io.gltf import GltfDocument
+from engine.io.meshopt import MESHOPT
 
 _ARRAY_BUFFER = 34962
 _ELEMENT_ARRAY_BUFFER = 34963
@@ -188,19 +193,34 @@ def _checked_path(path: str | Path) -> Path:
     return path
 
 
-def _write(gltf: pygltflib.GLTF2, blob: bytes, path: Path) -> Path:
-    """Save ``gltf`` with ``blob`` as its one buffer: a GLB, or JSON and a ``.bin`` beside it."""
+def _write(gltf: pygltflib.GLTF2, blob: bytes, path: Path, node_weights: dict[int, list[float]] | None = None) -> Path:
+    """Save ``gltf`` with ``blob`` as its one buffer: a GLB, or JSON and a ``.bin`` beside it.
+
+    ``node_weights`` are the nodes' default morph weights, which pygltflib's object model lacks:
+    they are written into its JSON.
+    """
     gltf.buffers = [pygltflib.Buffer(byteLength=len(blob))] if blob else []
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".glb":
-        gltf.set_binary_blob(blob)
-        gltf.save_binary(str(path))
+    glb = path.suffix.lower() == ".glb"
+    if blob and not glb:
+        bin_path = path.with_suffix(".bin")
+        bin_path.write_bytes(blob)
+        gltf.buffers[0].uri = bin_path.name
+    if not node_weights:
+        if glb:
+            gltf.set_binary_blob(blob)
+            gltf.save_binary(str(path))
+        else:
+            gltf.save_json(str(path))
+        return path
+    document = json.loads(gltf.to_json())
+    for node, weights in node_weights.items():
+        document["nodes"][node]["weights"] = weights
+    text = json.dumps(document, separators=(",", ":"))
+    if glb:
+        path.write_bytes(glb_bytes(text, blob))
     else:
-        if blob:
-            bin_path = path.with_suffix(".bin")
-            bin_path.write_bytes(blob)
-            gltf.buffers[0].uri = bin_path.name
-        gltf.save_json(str(path))
+        path.write_text(text)
     return path
 
 
@@ -242,10 +262,21 @@ def save_gltf_with_clips(source: str | Path, path: str | Path, clips: Sequence[C
     doc = GltfDocument(source)
     gltf = copy.deepcopy(doc.gltf)
     buffers = _BufferBuilder(gltf)
-    starts = [buffers.append(doc.buffer(i)) for i in range(doc.count("buffers"))]
-    for view in gltf.bufferViews or []:
-        view.byteOffset = starts[view.buffer] + (view.byteOffset or 0)
+    compressed = {k for k, view in enumerate(doc.json.get("bufferViews", [])) if MESHOPT in view.get("extensions", {})}
+    read = {view.buffer for k, view in enumerate(gltf.bufferViews or []) if k not in compressed}
+    read |= {doc.json["bufferViews"][k]["extensions"][MESHOPT].get("buffer") for k in compressed}
+    starts = {i: buffers.append(doc.buffer(i)) for i in range(doc.count("buffers")) if i in read}
+    for k, view in enumerate(gltf.bufferViews or []):
+        if k in compressed:  # written decompressed: the copy needs no decoder and no fallback buffer
+            decoded, _ = doc.buffer_view(k, f"bufferViews[{k}]")
+            view.byteOffset = buffers.append(bytes(decoded))
+            del view.extensions[MESHOPT]
+        else:
+            view.byteOffset = starts[view.buffer] + (view.byteOffset or 0)
         view.buffer = 0
+    if compressed:
+        gltf.extensionsUsed = [name for name in gltf.extensionsUsed or [] if name != MESHOPT]
+        gltf.extensionsRequired = [name for name in gltf.extensionsRequired or [] if name != MESHOPT]
     for i, image in enumerate(gltf.images or []):
         if image.uri is not None:
             data, _ = doc.image_bytes(i)
@@ -255,4 +286,5 @@ def save_gltf_with_clips(source: str | Path, path: str | Path, clips: Sequence[C
     gltf.animations = []
     for clip in clips:
         _add_clip(gltf, buffers, clip, doc.count("nodes"), "file")
-    return _write(gltf, bytes(buffers.blob), path)
+    weights = {n: node["weights"] for n, node in enumerate(doc.json.get("nodes", [])) if "weights" in node}
+    return _write(gltf, bytes(buffers.blob), path, weights)

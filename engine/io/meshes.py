@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from engine.anim.mesh import MeshData
+from engine.io.draco import decode_draco
 from engine.io.fields import numbers
-from engine.io.gltf import GltfDocument, RefusedUriError, UnreadableFileError, _items
-from engine.io.images import decode_image
+from engine.io.gltf import GltfDocument, _items
+from engine.io.materials import Materials
 from engine.io.skins import SkinData
 from engine.math._checks import FloatArray, IntArray, readonly_copy
 
@@ -112,17 +113,21 @@ def node_target_counts(doc: GltfDocument, mesh_targets: Sequence[int]) -> tuple[
 def read_mesh_nodes(
     doc: GltfDocument,
     order: Sequence[int],
+    drawn: int,
     skins: Sequence[SkinData],
     mesh_targets: Sequence[int],
     *,
     textures: bool,
 ) -> tuple[MeshNode, ...]:
-    """The mesh nodes among ``order`` (the scene's nodes, depth-first), their primitives read once per (mesh, skin)."""
-    in_scene = set(order)
-    materials = _Materials(doc, textures)
+    """The mesh nodes among the first ``drawn`` of ``order`` (the hierarchy: the scene's nodes first).
+
+    Their primitives are read once per (mesh, skin) (:func:`engine.io.nodes.joint_trees` put
+    every joint of their skins in ``order``).
+    """
+    materials = Materials(doc, textures)
     result = []
     cache: dict[tuple[int, int | None], tuple[tuple[int, MeshData], ...]] = {}
-    for h, n in enumerate(order):
+    for h, n in enumerate(order[:drawn]):
         node = doc.gltf.nodes[n]
         if node.mesh is None:
             if "weights" in doc.json["nodes"][n]:  # pygltflib drops node.weights
@@ -130,13 +135,6 @@ def read_mesh_nodes(
             continue
         mesh = doc.index(node.mesh, len(mesh_targets), f"nodes[{n}].mesh", "meshes")
         skin = None if node.skin is None else doc.index(node.skin, len(skins), f"nodes[{n}].skin", "skins")
-        if skin is not None:
-            outside = [int(j) for j in skins[skin].joint_nodes if int(j) not in in_scene]
-            if outside:
-                raise doc.error(
-                    f"skin {skin} used by node {n} has joints outside the default scene: nodes {outside}",
-                    f"nodes[{n}].skin",
-                )
         if (mesh, skin) not in cache:
             skin_data = None if skin is None else skins[skin]
             primitives = _items(doc.gltf.meshes[mesh].primitives)
@@ -173,13 +171,14 @@ def _primitive(
     primitive: Any,
     skin: SkinData | None,
     targets: int,
-    materials: _Materials,
+    materials: Materials,
 ) -> MeshData | None:
     """``meshes[m].primitives[p]`` as :class:`MeshData`, or ``None`` (with a warning) without ``POSITION``."""
     where = f"meshes[{m}].primitives[{p}]"
     mode = 4 if primitive.mode is None else primitive.mode
     if mode not in MODE_NAMES:
         raise doc.error(f"mode must be one of {sorted(MODE_NAMES)}, got {mode!r}", f"{where}.mode")
+    decode_draco(doc, doc.json["meshes"][m]["primitives"][p], mode, where)
     raw = primitive.attributes  # pygltflib leaves an empty object as a dict
     attributes = {k: v for k, v in (raw if isinstance(raw, dict) else vars(raw)).items() if v is not None}
     if "POSITION" not in attributes:
@@ -211,14 +210,16 @@ def _primitive(
         normals = doc.floats(attributes["NORMAL"], nwhere)
         if not np.isfinite(normals).all():
             raise doc.error("normals must be finite", nwhere)
-    (base_color, texture), texcoord = materials.read(primitive.material, where)
+    material = materials.read(primitive.material, where)
     uvs = None
-    uv_name = f"TEXCOORD_{texcoord}"
+    uv_name = f"TEXCOORD_{material.texcoord}"
     if uv_name in attributes:
         _, uwhere = attribute(uv_name, ("VEC2",))
         uvs = doc.floats(attributes[uv_name], uwhere)
         if not np.isfinite(uvs).all():
             raise doc.error("texture coordinates must be finite", uwhere)
+        if material.uv_transform is not None:
+            uvs = uvs @ material.uv_transform[:, :2].T + material.uv_transform[:, 2]
     kind, indices = _indices(doc, primitive.indices, mode, count, where)
     joints, weights = (None, None) if skin is None else _influences(doc, attributes, count, skin, where)
     morph_positions, morph_normals = _morph_targets(
@@ -231,8 +232,10 @@ def _primitive(
         uvs=uvs,
         joints=joints,
         weights=weights,
-        base_color=base_color,
-        texture=texture,
+        base_color=material.base_color,
+        texture=material.texture,
+        emissive=material.emissive,
+        unlit=material.unlit,
         name=f"{doc.gltf.meshes[m].name or f'mesh{m}'}/{p}",
         mode=kind,
         morph_positions=morph_positions,
@@ -396,49 +399,3 @@ def _morph_targets(
             elif normals is not None:
                 normals[t] = values
     return positions, normals
-
-
-class _Materials:
-    """Base colour and texture of materials, each image decoded once per load."""
-
-    def __init__(self, doc: GltfDocument, textures: bool) -> None:
-        self.doc = doc
-        self.textures = textures
-        self.images: dict[int, np.ndarray | None] = {}
-
-    def read(self, index: Any, where: str) -> tuple[tuple[FloatArray, np.ndarray | None], int]:
-        """((base colour RGBA, texture or None), TEXCOORD set of the texture) of a primitive's material."""
-        doc = self.doc
-        if index is None:
-            return (np.ones(4), None), 0
-        m = doc.index(index, doc.count("materials"), f"{where}.material", "materials")
-        pbr = doc.gltf.materials[m].pbrMetallicRoughness
-        mwhere = f"materials[{m}].pbrMetallicRoughness"
-        factor = numbers(
-            doc, None if pbr is None else pbr.baseColorFactor, 4, f"{mwhere}.baseColorFactor", [1.0, 1.0, 1.0, 1.0]
-        )
-        info = None if pbr is None else pbr.baseColorTexture
-        if info is None:
-            return (factor, None), 0
-        t = doc.index(info.index, doc.count("textures"), f"{mwhere}.baseColorTexture.index", "textures")
-        texcoord = info.texCoord or 0
-        source = doc.gltf.textures[t].source
-        if source is None or not self.textures:
-            return (factor, None), texcoord
-        image = doc.index(source, doc.count("images"), f"textures[{t}].source", "images")
-        if image not in self.images:
-            self.images[image] = self._image(image)
-        return (factor, self.images[image]), texcoord
-
-    def _image(self, image: int) -> np.ndarray | None:
-        doc = self.doc
-        try:
-            data, origin = doc.image_bytes(image)
-        except (UnreadableFileError, RefusedUriError) as exc:  # a missing or unreadable texture warns
-            doc.warn(f"{exc.problem}; texture skipped", exc.where)
-            return None
-        try:
-            return decode_image(data)
-        except ValueError as exc:
-            doc.warn(f"cannot decode the image from {origin}: {exc}; texture skipped", f"images[{image}]")
-            return None

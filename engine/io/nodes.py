@@ -9,11 +9,12 @@ matrices. :func:`read_default_scene` picks the scene and lists its nodes depth-f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from engine.anim.humanoid import DECLARED_REQUIRED
 from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError
 from engine.io.fields import numbers, unique_names, unit_quaternions
@@ -188,6 +189,29 @@ def read_default_scene(doc: GltfDocument, nodes: Nodes) -> tuple[int | None, tup
     return scene, tuple(depth_first(roots, lambda n: nodes.children[n]))
 
 
+def joint_trees(doc: GltfDocument, nodes: Nodes, order: Sequence[int]) -> tuple[int, ...]:
+    """The trees outside ``order`` (the default scene) that hold joints of skins its mesh nodes use, depth-first.
+
+    The spec asks nothing of where a skin's joints are, and the Asset Generator's
+    Animation_Skin_03 keeps them out of the scene's nodes: their nodes join the hierarchy (after
+    the scene's, as further roots) so the skinned mesh follows them, but draw no mesh of theirs.
+    """
+    in_scene = set(order)
+    roots: list[int] = []
+    for n in order:
+        skin = doc.json["nodes"][n].get("skin")
+        if skin is None or doc.json["nodes"][n].get("mesh") is None:
+            continue
+        skin = doc.index(skin, doc.count("skins"), f"nodes[{n}].skin", "skins")
+        for k, joint in enumerate(doc.json["skins"][skin].get("joints", [])):
+            node = doc.index(joint, nodes.count, f"skins[{skin}].joints[{k}]", "nodes")
+            while nodes.parents[node] >= 0:
+                node = int(nodes.parents[node])
+            if node not in in_scene and node not in roots:
+                roots.append(node)
+    return tuple(depth_first(roots, lambda n: nodes.children[n]))
+
+
 def depth_first(roots: Sequence[int], children: Callable[[int], Iterable[int]]) -> list[int]:
     """``roots`` and their descendants in depth-first pre-order (children in the order given)."""
     order: list[int] = []
@@ -199,13 +223,19 @@ def depth_first(roots: Sequence[int], children: Callable[[int], Iterable[int]]) 
     return order
 
 
-def skeleton_over(nodes: Nodes, order: Sequence[int], inverse_bind: FloatArray | None = None) -> Skeleton:
+def skeleton_over(
+    nodes: Nodes, order: Sequence[int], inverse_bind: FloatArray | None = None, humanoid: Mapping[int, str] = {}
+) -> Skeleton:
     """A :class:`Skeleton` over glTF nodes ``order`` (parents listed before children).
 
-    Parents outside ``order`` make roots; rest poses are the nodes' rest TRS.
+    Parents outside ``order`` make roots; rest poses are the nodes' rest TRS. ``humanoid`` (glTF
+    node → body role, a VRM bone map) goes with the skeleton when ``order`` holds every node of
+    the roles a bone map must give (:data:`~engine.anim.humanoid.DECLARED_REQUIRED`).
     """
     position = {n: i for i, n in enumerate(order)}
     index = np.asarray(order, dtype=np.intp)
+    roles = {role: nodes.names[n] for n, role in humanoid.items() if n in position}
+    complete = all(role in roles for role in DECLARED_REQUIRED)
     return Skeleton(
         [nodes.names[n] for n in order],
         np.asarray([position.get(int(nodes.parents[n]), -1) for n in order], dtype=np.intp),
@@ -213,4 +243,5 @@ def skeleton_over(nodes: Nodes, order: Sequence[int], inverse_bind: FloatArray |
         nodes.rotations[index],
         nodes.scales[index],
         inverse_bind,
+        roles if complete else None,
     )

@@ -1,9 +1,11 @@
 """glTF skins → a runtime skeleton per skin, with the joints' order, inverse binds and clips.
 
 The glTF 2.0 specification (§3.7.3) asks of a skin's joints only that they be distinct nodes with
-a **common root**, which may or may not be a joint, and that ``skin.skeleton``, when given, be
-that closest common root or one of its ancestors. So joints may hang from one another through
-nodes that are not joints, and a skin may have several top joints under a non-joint node. The
+a **common root**, which may or may not be a joint; ``skin.skeleton`` names that root or an
+ancestor of it, but only as a hint: a valid FBX2glTF export names a node beside it, and three.js
+and the Khronos validator read such files, so Ossa checks the index and otherwise ignores it.
+Joints may hang from one another through nodes that are not joints, and a skin may have several
+top joints under a non-joint node. The
 skin's :class:`~engine.anim.skeleton.Skeleton` is therefore the **closure** of the joints: every
 node on the paths from the joints up to their closest common root (the root itself only when it
 is a joint), depth-first. Non-joint entries have an identity inverse bind matrix and no vertex
@@ -13,7 +15,7 @@ refers to them; they carry their rest transform and their animation like any joi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,8 +76,14 @@ class SkinData:
     clips: tuple[Clip, ...]
 
 
-def read_skin(doc: GltfDocument, i: int, nodes: Nodes, animations: Sequence[RawAnimation]) -> SkinData:
-    """Read and check ``skins[i]``: joints, their common root, inverse binds, and its clips."""
+def read_skin(
+    doc: GltfDocument, i: int, nodes: Nodes, animations: Sequence[RawAnimation], humanoid: Mapping[int, str] = {}
+) -> SkinData:
+    """Read and check ``skins[i]``: joints, their common root, inverse binds, and its clips.
+
+    ``humanoid`` (glTF node → body role) goes with the skeleton when it covers the skin
+    (:func:`~engine.io.nodes.skeleton_over`).
+    """
     skin, where = doc.gltf.skins[i], f"skins[{i}]"
     joints = [doc.index(j, nodes.count, f"{where}.joints[{k}]", "nodes") for k, j in enumerate(_items(skin.joints))]
     if not joints:
@@ -84,17 +92,8 @@ def read_skin(doc: GltfDocument, i: int, nodes: Nodes, animations: Sequence[RawA
         dupes = sorted({j for j in joints if joints.count(j) > 1})
         raise doc.error(f"joints must be distinct nodes, got nodes {dupes} more than once", f"{where}.joints")
     common = _closest_common_root(doc, nodes, joints, f"{where}.joints")
-    if skin.skeleton is not None:
-        declared = doc.index(skin.skeleton, nodes.count, f"{where}.skeleton", "nodes")
-        node = common
-        while node >= 0 and node != declared:
-            node = int(nodes.parents[node])
-        if node < 0:
-            raise doc.error(
-                f"skeleton is node {declared}, which is not the joints' common root (node {common}) "
-                "or one of its ancestors",
-                f"{where}.skeleton",
-            )
+    if skin.skeleton is not None:  # a hint only (three.js and the validator read it so): checked, unused
+        doc.index(skin.skeleton, nodes.count, f"{where}.skeleton", "nodes")
     members = set(joints)
     closure = _closure(nodes, joints, common)
     root_parent = int(nodes.parents[common]) if common in members else common
@@ -108,7 +107,7 @@ def read_skin(doc: GltfDocument, i: int, nodes: Nodes, animations: Sequence[RawA
     if inverse_bind is not None:
         skeleton_ibm = np.tile(np.eye(4), (len(order), 1, 1))
         skeleton_ibm[from_gltf] = inverse_bind
-    skeleton = skeleton_over(nodes, order, skeleton_ibm)
+    skeleton = skeleton_over(nodes, order, skeleton_ibm, humanoid)
     clips = tuple(bind_clip(animation, position, len(order))[0] for animation in animations)
     return SkinData(
         index=i,

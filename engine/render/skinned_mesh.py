@@ -639,10 +639,12 @@ class SkinnedMesh:
             "u_light_color": as_array(light_color, "light_color", (3,)),
             "u_ambient": as_array(ambient, "ambient", (3,)),
             "u_base_color": self.mesh.base_color,
+            "u_emissive": self.mesh.emissive,
         }
         for name, value in uniforms.items():
             uniform(program, name).value = tuple(float(v) for v in value)
         uniform(program, "u_has_texture").value = self._texture is not None
+        uniform(program, "u_unlit").value = self.mesh.unlit
         if self._texture is not None:
             uniform(program, "u_base_color_texture").value = 0
             self._texture.use(0)

@@ -229,7 +229,7 @@ class TransitionsView:
     title = "Ossa transitions view"
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.character = load_character(args.model or DEFAULT_MODEL)
+        self.character = load_character(args.model or DEFAULT_MODEL, clips=args.clips)
         self.skeleton = self.character.skeleton
         self.source, self.target = choose_clips(self.character, args.source, args.target)
         if not DURATION_RANGE[0] <= args.duration <= DURATION_RANGE[1]:

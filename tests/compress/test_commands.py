@@ -111,7 +111,7 @@ def test_a_library_of_two_skeletons_decompresses_to_two_files(
         ),
         (
             ["inspect", "{library}", "--scale", "cm"],
-            "ossa inspect: error: --scale applies to .bvh files; lib.ossalib is a clip library, in metres",
+            "ossa inspect: error: --scale and --clips apply to model files; lib.ossalib is a clip library",
         ),
         (
             ["decompress", "{corrupt}", "--out", "{out_glb}"],

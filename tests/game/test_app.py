@@ -63,7 +63,7 @@ def test_every_program_takes_a_model_and_its_scale(program: str) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--model", "hero.fbx"], "--model hero.fbx: expected a .gltf, .glb or .bvh file, got '.fbx'"),
+        (["--model", "hero.fbx"], "--model hero.fbx: expected a .gltf, .glb, .vrm or .bvh file, got '.fbx'"),
         (["--model", "no/such/hero.glb"], "no/such/hero.glb: model file not found"),
         (["--scale", "0"], "--scale must be a positive number of metres per unit, got 0.0"),
         (["--size", "960by540"], "--size must look like 960x540, got '960by540'"),

@@ -327,7 +327,6 @@ def test_without_display_it_says_how_to_run_headless(
     assert "--headless" in capsys.readouterr().err
 
 
-@pytest.mark.window
 def window_session(directory: Path) -> tuple[int, list]:
     """The real-window run, in a fresh process (see tests/game/isolation.py): exit code, steps."""
     script = "5 press 4\n10 press v\n30 press f12\n60 press 1\n70 press .\n100 press f12\n"
@@ -335,6 +334,7 @@ def window_session(directory: Path) -> tuple[int, list]:
     return run.code, run.steps
 
 
+@pytest.mark.window
 def test_real_window(display: str, tmp_path: Path) -> None:
     code, steps = in_fresh_process(window_session, tmp_path)
     assert code == 0, "the window run failed (3 = a GL error was left in ctx.error)"

@@ -178,13 +178,13 @@ def test_other_models_walk_forward(
 # --- a real window ------------------------------------------------------------------------------
 
 
-@pytest.mark.window
 def window_session(directory: Path) -> tuple[int, np.ndarray]:
     """The real-window run, in a fresh process (see tests/game/isolation.py): exit code, positions."""
     run = run_demo(directory, "0 down w\n30 press f12\n100 press f12\n", "--frames", "120")
     return run.code, run.positions
 
 
+@pytest.mark.window
 def test_real_window(display: str, tmp_path: Path) -> None:
     code, positions = in_fresh_process(window_session, tmp_path)
     assert code == 0, "the window run failed (3 = a GL error was left in ctx.error)"

@@ -391,7 +391,11 @@ def test_the_shared_characters_units(shared_assets: Path) -> None:
 @pytest.mark.parametrize(
     ("path", "error", "message"),
     [
-        ("character.fbx", InvalidInputError, "--model character.fbx: expected a .gltf, .glb or .bvh file, got '.fbx'"),
+        (
+            "character.fbx",
+            InvalidInputError,
+            "--model character.fbx: expected a .gltf, .glb, .vrm or .bvh file, got '.fbx'",
+        ),
         ("no/such/take.bvh", AssetError, "no/such/take.bvh: model file not found"),
     ],
 )

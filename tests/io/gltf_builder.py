@@ -43,6 +43,7 @@ class DocBuilder:
     def __init__(self) -> None:
         self.doc: dict[str, Any] = {"asset": {"version": "2.0"}}
         self.blob = bytearray()
+        self.extra_buffers: list[dict[str, Any]] = []  # buffers 1, 2, … (buffer 0 holds the blob)
 
     def add(self, key: str, item: dict[str, Any]) -> int:
         self.doc.setdefault(key, []).append(item)
@@ -72,7 +73,7 @@ class DocBuilder:
         if uri is not None:
             buffer["uri"] = uri
         if self.blob:
-            doc["buffers"] = [buffer]
+            doc["buffers"] = [buffer, *copy.deepcopy(self.extra_buffers)]
         return doc
 
     def write(self, path: Path, form: str = "embedded") -> Path:

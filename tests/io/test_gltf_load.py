@@ -226,7 +226,7 @@ def test_unreadable_images_are_skipped_with_a_warning(image: dict, message: str,
 
 
 def test_load_character(skinned: Path) -> None:
-    with pytest.warns(OssaWarning, match=r"clip 'animation1' animates nodes \[0\] above the skeleton of skin 0"):
+    with pytest.warns(OssaWarning, match=r"clip\(s\) 'animation1' move nodes \[0\] above the skeleton of skin 0"):
         character = load_character(skinned)
     assert character.name == "body"
     assert character.skeleton is character.skin.skeleton
