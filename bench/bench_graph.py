@@ -29,6 +29,7 @@ repeats and no numpy run at 10,000).
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import statistics
 import time
@@ -228,9 +229,10 @@ def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[flo
 
 
 def allocations(runtime: GraphRuntime, inputs: Inputs, frames: int = 5) -> tuple[float, float]:
-    """Bytes allocated per frame and still held after it (tracemalloc), and the peak within a frame."""
+    """Bytes still held per frame after ``frames`` frames (tracemalloc, garbage collected), and the peak within one."""
     inputs.apply()
     runtime.update(DT)
+    gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     peaks = []
@@ -239,6 +241,7 @@ def allocations(runtime: GraphRuntime, inputs: Inputs, frames: int = 5) -> tuple
         inputs.apply()
         runtime.update(DT)
         peaks.append(tracemalloc.get_traced_memory()[1])
+    gc.collect()
     held = (tracemalloc.get_traced_memory()[0] - before) / frames
     tracemalloc.stop()
     return held, statistics.median(peaks) - before
@@ -327,7 +330,7 @@ def main() -> None:
     print(f"\n2 threads vs 1 at 1000 characters (compiled): {single / double:.2f}× the frame")
 
     runtime, inputs = make(graph, 1000, "numba", 1)
-    held, peak = allocations(runtime, inputs)
+    held, peak = allocations(runtime, inputs, frames=50)
     print(
         f"allocations, compiled path, 1000 characters: {held:.0f} B/frame held after a frame, "
         f"{peak / 1024:.0f} KiB peak within one (numpy temporaries of the machines and layers)"
