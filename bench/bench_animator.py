@@ -37,10 +37,10 @@ def scene(count: int, backend: str, *, ik: bool, root_motion: bool) -> Animator:
     animator = Animator(skeleton, count, backend=backend, root_motion="root" if root_motion else None)
     upper = subtree_mask(skeleton, "spine")
     walk = animator.action(clips["walk"]).play()
-    run = animator.action(clips["run"]).play().set_effective_weight(0.0)
+    run = animator.action(clips["run"]).play().set_weight(0.0)
     animator.sync_group(walk, run)
-    animator.action(clips["wave"], mask=upper).play().set_effective_weight(np.linspace(0.2, 0.8, count))
-    animator.action(clips["lean_look"], additive=True).play().set_effective_weight(0.5).set_loop(Loop.PING_PONG)
+    animator.action(clips["wave"], mask=upper).play().set_weight(np.linspace(0.2, 0.8, count))
+    animator.action(clips["lean_look"], additive=True).play().set_weight(0.5).set_loop(Loop.PING_PONG)
     walk.set_time(np.random.default_rng(count).uniform(0.0, walk.duration, count))
     if ik:
         foot = skeleton.index("foot_l")

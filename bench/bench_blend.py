@@ -120,8 +120,8 @@ def main() -> None:
 
     animator = Animator(skeleton, count)
     animator.action(walk, mask=1.0 - upper).play()
-    animator.action(wave, mask=upper).play().set_effective_weight(0.8)
-    animator.action(lean, additive=True).play().set_effective_weight(np.linspace(0.0, 1.0, count))
+    animator.action(wave, mask=upper).play().set_weight(0.8)
+    animator.action(lean, additive=True).play().set_weight(np.linspace(0.0, 1.0, count))
     animator.update(0.01)
 
     rng = np.random.default_rng(0)

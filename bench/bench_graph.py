@@ -1,51 +1,71 @@
-"""The animation graph on 1000 characters × 64 joints: its logic, its poses, and transitions' costs.
+"""The animation graph on the player: 1 to 10,000 characters × 64 joints, both backends, 1 and 2 threads.
 
 A locomotion graph (engine.graph): idle, a 2-D directional blend space over the planar velocity
 (idle, walk and run in four directions: nine clips) and a jump that plays once, joined by
 inertialized transitions and an any-state jump trigger. Every clip keys all 64 joints at 30 keys/s,
 LINEAR, like exported mocap. Each frame a random 5 % of the characters get a new velocity, 1 % stop
-and 0.3 % of those on the ground jump: about 15 transitions start every frame.
+and 0.3 % of those on the ground jump: about 15 transitions start every 1000 characters and frame.
 
-Rows of the first table, per frame (``dt`` = 1/60 s):
+A frame is ``GraphRuntime.update`` (the machines, the flat layers' weights and times, the player's
+pose: sample, blend, transition stage; local→model and the palette). Its time splits into
 
-- ``graph logic``: ``GraphRuntime.advance`` — conditions, exit times, clocks, and starting the
-  transitions (which captures the current output and its velocity);
-- ``graph poses``: ``GraphRuntime.evaluate`` — the blend trees and transitions in progress;
-- ``model_from_pose``; ``whole frame``: ``GraphRuntime.update``, all three;
-- ``of which in the pose jobs``: the part of the whole frame spent inside ``sample``, ``blend``,
-  the additive jobs and ``model_from_pose`` (timed around the runtime's calls to them, all in
-  ``engine.graph._jobs``): the work any way of posing these characters does;
-- ``the graph layer``: the rest — parameters, weights, conditions, clocks, transitions (their
-  captures, offsets and blends' bookkeeping), gathers and scatters of character subsets.
+- **the pose jobs**: sampling, blending and composing — the compiled kernels
+  (``BufferFrame.sample_blend``/``finalize``), the numpy passes (``engine.player.evaluate``,
+  local→model and palette) and the sampling and blending inside the captures a transition starts
+  from: the work any way of posing these characters does;
+- **the graph layer**: everything else — parameters, blend-space weights, conditions, clocks,
+  transitions and their captures' bookkeeping, the layers' weights and times, root and markers,
+  the transition stage's offsets.
 
-The second table compares one transition between the same two clips (walk into run, all
-characters half way through it) made as a crossfade (two clips sampled and blended) and as an
-inertialization (one clip sampled, plus a decaying offset): ``GraphRuntime.evaluate``.
+Also printed: allocations per frame on the compiled path after warm-up (tracemalloc), one
+character's frame beside the Animator's alone (two actions, the same clips), and 10,000
+characters each in its own state machine at 60 FPS with animation LOD (the machines every frame,
+the poses by the LOD mix of bench_frame: 10 % every frame, 25 % every 2nd, 65 % every 4th).
 
-Timings are medians of interleaved runs, wall and CPU (process) time.
-
-Run: ``python bench/bench_graph.py [--characters 1000] [--repeat 15]``.
+Run: ``python bench/bench_graph.py [--repeat 9] [--quick]`` (a few minutes; ``--quick``: fewer
+repeats and no numpy run at 10,000).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import statistics
 import time
-from collections.abc import Callable
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from engine.anim import Channel, Clip, Skeleton, blend, model_from_pose, sample
-from engine.graph import GraphRuntime, _jobs, bind_graph, parse_graph
-from engine.math import quat_from_axis_angle, trusted
+from engine.anim import Channel, Clip, Skeleton
+from engine.animator import Animator
+from engine.backend import BufferFrame, UpdateSchedule
+from engine.graph import GraphRuntime, bind_graph, parse_graph
+from engine.math import quat_from_axis_angle
+from engine.player import Player, capture, compose, evaluate
 
 DT = 1.0 / 60.0
-#: The pose jobs of engine.graph._jobs: sampling, velocities, blending, additive, model matrices.
-JOBS = ("sample_pose", "sample_pose_velocity", "blend_layers", "add_pose", "model_matrices")
 WALK, RUN = 1.2, 3.0
+COUNTS = (1, 100, 1000, 10_000)
+#: The pose jobs timed apart from the graph layer: (owner, attribute).
+JOBS = [
+    (BufferFrame, "sample_blend"),
+    (BufferFrame, "finalize"),
+    (evaluate, "sample_blend"),
+    (evaluate, "root_in_place"),
+    (evaluate, "add_layers"),
+    (compose, "model_from_pose"),
+    (compose, "skinning_palette"),
+    (capture, "sample"),
+    (capture, "sample_with_velocity"),
+    (capture, "blend_joint_weights"),
+    (capture, "blend_velocity"),
+    (capture, "additive_velocity"),
+    (capture, "apply_additive"),
+]
 
 
 def humanoid64() -> Skeleton:
@@ -137,35 +157,6 @@ def locomotion_document() -> dict[str, Any]:
     }
 
 
-def pair_document(kind: str) -> dict[str, Any]:
-    return {
-        "parameters": {"go": {"type": "trigger"}},
-        "start": "walk",
-        "states": {
-            "walk": {
-                "motion": {"clip": "walk_forward"},
-                "transitions": [{"to": "run", "kind": kind, "duration": 1.0, "conditions": [{"parameter": "go"}]}],
-            },
-            "run": {"motion": {"clip": "run_forward"}},
-        },
-    }
-
-
-def median_ms(fns: list[Callable[[], object]], repeat: int) -> tuple[list[float], list[float]]:
-    """Median wall and CPU time of each function in ms, runs interleaved (load spikes hit every row alike)."""
-    wall: list[list[float]] = [[] for _ in fns]
-    cpu: list[list[float]] = [[] for _ in fns]
-    for fn in fns:
-        fn()
-    for _ in range(repeat):
-        for fn, w, c in zip(fns, wall, cpu, strict=True):
-            start, start_cpu = time.perf_counter(), time.process_time()
-            fn()
-            c.append(time.process_time() - start_cpu)
-            w.append(time.perf_counter() - start)
-    return [1e3 * statistics.median(b) for b in wall], [1e3 * statistics.median(b) for b in cpu]
-
-
 class Inputs:
     """The random parameter stream: a new velocity for 5 %, a stop for 1 %, a jump for 0.3 % each frame."""
 
@@ -175,135 +166,186 @@ class Inputs:
 
     def apply(self) -> None:
         rng, count, parameters = self.rng, self.count, self.runtime.parameters
-        turning = np.nonzero(rng.random(count) < 0.05)[0]
+        turning = np.flatnonzero(rng.random(count) < 0.05)
         heading, speed = rng.uniform(0, 2 * np.pi, turning.size), rng.uniform(0.5, RUN, turning.size)
         parameters.set_float("vx", speed * np.sin(heading), turning)
         parameters.set_float("vz", speed * np.cos(heading), turning)
         parameters.set_bool("moving", True, turning)
-        parameters.set_bool("moving", False, np.nonzero(rng.random(count) < 0.01)[0])
+        parameters.set_bool("moving", False, np.flatnonzero(rng.random(count) < 0.01))
         grounded = self.runtime.root.state != self.jumping  # a trigger waits until taken: no jumping twice
-        parameters.set_trigger("jump", np.nonzero((rng.random(count) < 0.003) & grounded)[0])
+        parameters.set_trigger("jump", np.flatnonzero((rng.random(count) < 0.003) & grounded))
 
 
-def time_in_jobs(frame: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Median wall and CPU ms per ``frame`` spent inside the pose jobs the graph calls (engine.graph._jobs)."""
-    spent = [0.0, 0.0]
-    originals = {name: getattr(_jobs, name) for name in JOBS}
+@contextmanager
+def timed_jobs(spent: list[float]) -> Iterator[None]:
+    """Add the wall time spent inside the pose jobs (:data:`JOBS`) to ``spent[0]`` while inside."""
+    originals = [(owner, name, getattr(owner, name)) for owner, name in JOBS]
+    depth = [0]
 
-    def timed(job: Callable[..., Any]) -> Callable[..., Any]:
+    def wrap(job: Callable[..., Any]) -> Callable[..., Any]:
         def run(*args: Any, **kwargs: Any) -> Any:
-            start, start_cpu = time.perf_counter(), time.process_time()
+            depth[0] += 1
+            start = time.perf_counter()
             try:
                 return job(*args, **kwargs)
             finally:
-                spent[0] += time.perf_counter() - start
-                spent[1] += time.process_time() - start_cpu
+                depth[0] -= 1
+                if depth[0] == 0:  # a job inside a job counts once
+                    spent[0] += time.perf_counter() - start
 
         return run
 
-    walls, cpus = [], []
+    for owner, name, job in originals:
+        setattr(owner, name, wrap(job))
     try:
-        for name, job in originals.items():
-            setattr(_jobs, name, timed(job))
-        frame()
-        for _ in range(repeat):
-            spent[:] = [0.0, 0.0]
-            frame()
-            walls.append(spent[0])
-            cpus.append(spent[1])
+        yield
     finally:
-        for name, job in originals.items():
-            setattr(_jobs, name, job)
-    return 1e3 * statistics.median(walls), 1e3 * statistics.median(cpus)
+        for owner, name, job in originals:
+            setattr(owner, name, job)
+
+
+def make(graph: Any, count: int, backend: str, threads: int) -> tuple[GraphRuntime, Inputs]:
+    player = Player(graph.skeleton, count, backend=backend, threads=threads)
+    runtime = GraphRuntime(graph, count, player=player)
+    inputs = Inputs(runtime, seed=0)
+    for _ in range(60):  # a second in: characters spread over the states and mid-transition
+        inputs.apply()
+        runtime.update(DT)
+    return runtime, inputs
+
+
+def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[float, float]:
+    """Median ms of a whole frame and of the pose jobs inside it."""
+    totals, jobs = [], []
+    for _ in range(repeat):
+        spent = [0.0]
+        inputs.apply()
+        with timed_jobs(spent):
+            start = time.perf_counter()
+            runtime.update(DT)
+            totals.append(time.perf_counter() - start)
+        jobs.append(spent[0])
+    return 1e3 * statistics.median(totals), 1e3 * statistics.median(jobs)
+
+
+def allocations(runtime: GraphRuntime, inputs: Inputs, frames: int = 5) -> tuple[float, float]:
+    """Bytes still held per frame after ``frames`` frames (tracemalloc, garbage collected), and the peak within one."""
+    inputs.apply()
+    runtime.update(DT)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    peaks = []
+    for _ in range(frames):
+        tracemalloc.reset_peak()
+        inputs.apply()
+        runtime.update(DT)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+    gc.collect()
+    held = (tracemalloc.get_traced_memory()[0] - before) / frames
+    tracemalloc.stop()
+    return held, statistics.median(peaks) - before
+
+
+def lod_frame(graph: Any, count: int, threads: int, repeat: int) -> tuple[float, float, float, float]:
+    """10,000 characters: the machines every frame, the poses by distance bands (10 % / 25 % / 65 %)."""
+    runtime, inputs = make(graph, count, "numba", threads)
+    distances = np.random.default_rng(7).permutation(
+        np.concatenate(
+            (
+                np.linspace(2, 10, count // 10, endpoint=False),
+                np.linspace(10, 30, count // 4, endpoint=False),
+                np.linspace(30, 80, count - count // 10 - count // 4),
+            )
+        )
+    )
+    schedule = UpdateSchedule(count).set_rates_by_distance(distances)
+    schedule.due()
+    totals, evaluated, logic = [], [], []
+    for _ in range(repeat):
+        due = schedule.advance().due()
+        inputs.apply()
+        start = time.perf_counter()
+        runtime.player.begin_frame(DT)
+        runtime.control()
+        middle = time.perf_counter()
+        runtime.player.pose(due)
+        runtime.player.finalize()
+        totals.append(time.perf_counter() - start)
+        logic.append(middle - start)
+        evaluated.append(due.size)
+    median, best, machines = (1e3 * statistics.median(totals), 1e3 * min(totals), 1e3 * statistics.median(logic))
+    return median, best, machines, statistics.mean(evaluated)
+
+
+def one_character(graph: Any, clips: dict[str, Clip], repeat: int) -> tuple[float, float]:
+    """µs per frame of one character: the graph (moving, in its blend space), and an Animator of two actions."""
+    runtime = GraphRuntime(graph, 1)
+    runtime.parameters.set_float("vx", 0.6)
+    runtime.parameters.set_float("vz", 1.0)
+    runtime.parameters.set_bool("moving", True)
+    animator = Animator(graph.skeleton, 1)
+    animator.action(clips["walk_forward"]).play().set_weight(0.6)
+    animator.action(clips["walk_left"]).play().set_weight(0.4)
+    results = []
+    for frame in (lambda: runtime.update(DT), lambda: animator.update(DT)):
+        for _ in range(30):
+            frame()
+        samples = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            frame()
+            samples.append(time.perf_counter() - start)
+        results.append(1e6 * statistics.median(samples))
+    return results[0], results[1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--characters", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    count = args.characters
     skeleton = humanoid64()
     joints = skeleton.num_joints
     clips = {"idle": keyed_clip("idle", joints, 1, 3.0), "jump": keyed_clip("jump", joints, 2, 1.2)}
     for k, (gait, direction) in enumerate(itertools.product(("walk", "run"), ("forward", "back", "left", "right"))):
         clips[f"{gait}_{direction}"] = keyed_clip(f"{gait}_{direction}", joints, 10 + k, 1.0 if gait == "walk" else 0.7)
-
     graph = bind_graph(parse_graph(locomotion_document(), "locomotion"), skeleton, clips)
-    runtime = GraphRuntime(graph, count)
-    inputs = Inputs(runtime, seed=0)
-    for _ in range(120):  # two seconds in: characters spread over the states and mid-transition
-        inputs.apply()
-        runtime.update(DT)
-    states = runtime.state_names()
-    busy = int(runtime.in_transition().sum())
 
-    model = model_from_pose(skeleton, runtime.local_pose)
+    print(f"{joints} joints, locomotion graph (9-clip 2-D blend space, inertialized transitions); medians")
+    print(f"{'backend':<18}{'C':>7}{'frame ms':>10}{'pose jobs':>11}{'graph layer':>13}{'layer share':>13}")
+    split = {}
+    for backend, threads in (("numba", 1), ("numba", 2), ("numpy", 1)):
+        for count in COUNTS:
+            if backend == "numpy" and count == COUNTS[-1] and args.quick:
+                continue
+            runtime, inputs = make(graph, count, backend, threads)
+            repeat = max(3, args.repeat if count <= 1000 else args.repeat // 3)
+            total, jobs = frame_split(runtime, inputs, repeat)
+            split[(backend, threads, count)] = (total, jobs)
+            label = f"{backend}, {threads} thread{'s' if threads > 1 else ''}"
+            layer = total - jobs
+            print(f"{label:<18}{count:>7}{total:>10.2f}{jobs:>11.2f}{layer:>13.2f}{layer / total:>13.0%}")
+    single, double = split[("numba", 1, 1000)][0], split[("numba", 2, 1000)][0]
+    print(f"\n2 threads vs 1 at 1000 characters (compiled): {single / double:.2f}× the frame")
 
-    def graph_logic() -> None:
-        inputs.apply()
-        runtime.advance(DT)
-
-    def whole_frame() -> None:
-        inputs.apply()
-        runtime.update(DT)
-
-    def trusted_call(fn: Callable[[], object]) -> Callable[[], object]:
-        def run() -> object:
-            with trusted():
-                return fn()
-
-        return run
-
-    rows = [
-        ("graph logic (advance)", graph_logic),
-        ("graph poses (evaluate)", runtime.evaluate),
-        ("model_from_pose", lambda: model_from_pose(skeleton, runtime.local_pose, out=model)),
-        ("whole frame (update)", whole_frame),
-    ]
-    wall, cpu = median_ms([trusted_call(fn) for _, fn in rows], args.repeat)
-    inside_wall, inside_cpu = time_in_jobs(trusted_call(whole_frame), args.repeat)
+    runtime, inputs = make(graph, 1000, "numba", 1)
+    held, peak = allocations(runtime, inputs, frames=50)
     print(
-        f"{count} characters × {joints} joints, locomotion graph (9-clip 2-D blend space, inertialized "
-        f"transitions); after 2 s: {states.count('idle')} idle, {states.count('move')} moving, "
-        f"{states.count('jump')} jumping, {busy} mid-transition; median of {args.repeat} interleaved runs"
+        f"allocations, compiled path, 1000 characters: {held:.0f} B/frame held after a frame, "
+        f"{peak / 1024:.0f} KiB peak within one (numpy temporaries of the machines and layers)"
     )
-    print(f"{'what':<34}{'wall ms':>10}{'CPU ms':>10}")
-    for (name, _), w, c in zip(rows, wall, cpu, strict=True):
-        print(f"{name:<34}{w:>10.2f}{c:>10.2f}")
-    print(f"{'  of which in the pose jobs':<34}{inside_wall:>10.2f}{inside_cpu:>10.2f}")
-    graph_wall, graph_cpu = wall[3] - inside_wall, cpu[3] - inside_cpu
-    print(f"{'  the graph layer (the rest)':<34}{graph_wall:>10.2f}{graph_cpu:>10.2f}")
-    print(f"{'graph layer / pose jobs':<34}{graph_wall / inside_wall:>10.0%}{graph_cpu / inside_cpu:>10.0%}")
+    graph_us, animator_us = one_character(graph, clips, 200)
+    print(f"one character: the graph's frame {graph_us:.0f} µs, an Animator of two actions alone {animator_us:.0f} µs")
 
-    pair_rows = []
-    for kind in ("crossfade", "inertialize"):
-        pair = GraphRuntime(bind_graph(parse_graph(pair_document(kind), kind), skeleton, clips), count)
-        pair.update(0.3)
-        pair.parameters.set_trigger("go")
-        pair.update(0.5)  # half way through a 1 s transition
-        assert all(pair.in_transition())
-        pair_rows.append((kind, pair.evaluate))
-    walk_forward, run_forward = clips["walk_forward"], clips["run_forward"]
-    times = np.random.default_rng(1).uniform(0.0, 0.7, count)
-    pair_rows.append(
-        (
-            "bare: sample + sample + blend",
-            lambda: blend(
-                skeleton.rest_pose,
-                [sample(walk_forward, skeleton.rest_pose, times), sample(run_forward, skeleton.rest_pose, times)],
-                [0.5, 0.5],
-            ),
+    print("\n10,000 characters, each in its own state machine; LOD 1000 every frame, 2500 every 2nd, 6500 every 4th:")
+    for threads in (1, 2):
+        median, best, logic, evaluated = lod_frame(graph, 10_000, threads, max(6, args.repeat))
+        verdict = "fits 60 FPS" if median < 1000 / 60 else "misses 60 FPS"
+        print(
+            f"  {threads} thread{'s' if threads > 1 else ''}: {median:.1f} ms [{best:.1f}] per frame, of which the "
+            f"machines and layers {logic:.1f} ms; {evaluated:.0f} characters posed: {verdict}"
         )
-    )
-    pair_rows.append(("bare: sample one clip", lambda: sample(run_forward, skeleton.rest_pose, times)))
-    wall, cpu = median_ms([trusted_call(fn) for _, fn in pair_rows], args.repeat)
-    print()
-    print(f"one transition, walk into run, {count} characters half way through (GraphRuntime.evaluate)")
-    print(f"{'what':<32}{'wall ms':>10}{'CPU ms':>10}")
-    for (name, _), w, c in zip(pair_rows, wall, cpu, strict=True):
-        print(f"{name:<32}{w:>10.2f}{c:>10.2f}")
-    print(f"{'inertialize / crossfade':<32}{wall[1] / wall[0]:>10.2f}{cpu[1] / cpu[0]:>10.2f}")
 
 
 if __name__ == "__main__":

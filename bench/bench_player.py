@@ -3,8 +3,9 @@
 The demo's player (``game/demo/player.py``) is driven through a fixed input script at 60 steps per
 second on the demo's terrain: run forwards for 2 s while the head looks at a point ahead and to
 the left, jump, stand still (idle, feet on the slope), turn and walk. Each step is one call of
-``Player.update(dt, move, run, jump, look_at)``: the blend space, the animator's frame, root
-motion, the hips drop, two-bone foot IK, the neck/head aim, the final model matrices and palette.
+``Player.update(dt, move, run, jump, look_at)``: the locomotion graph and the wave (the
+controllers), the engine player's pose and root motion, the hips drop, two-bone foot IK, the
+neck/head aim, the final model matrices and the palette records with the morph weights.
 The script is replayed ``--repeat`` times; the table gives the median and the minimum, over all
 replays, of the CPU time per step (this thread), and the wall-clock median.
 

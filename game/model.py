@@ -66,13 +66,12 @@ from typing import Any
 import numpy as np
 
 from engine.anim.clip import Clip
-from engine.anim.humanoid import find_humanoid
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.scene import Scene, SceneClip, SceneFrame
 from engine.anim.skeleton import Skeleton
 from engine.anim.units import UNITS, unit_for_height
 from engine.animator import Action
-from engine.errors import AssetError, InvalidInputError, SkeletonMismatchError
+from engine.errors import AssetError, InvalidInputError
 from engine.io import load_gltf
 from engine.io.bvh import UnitWarning, load_bvh
 from engine.io.bvh_character import bvh_as_character
@@ -334,12 +333,6 @@ class Model:
             return float(self.rest_bounds.low[1])
         return sum(max(w, 0.0) * float(self.bounds[name].low[1]) for name, w in weights.items()) / total
 
-    @cached_property
-    def model_up(self) -> FloatArray:
-        """``(3,)`` the character frame's up (+Y) in the skeleton's model space (+Z for CesiumMan's joints)."""
-        up = np.linalg.solve(self.frame[:3, :3], [0.0, 1.0, 0.0])
-        return up / np.linalg.norm(up)
-
     def to_model(self, points: Any) -> FloatArray:
         """Character-frame points ``(..., 3)`` (metres) in the skeleton's model space (file units).
 
@@ -348,26 +341,6 @@ class Model:
         here (the demo's foot and look-at IK do).
         """
         return transform_points(affine_inverse(self.frame), np.asarray(points, dtype=np.float64))
-
-    def legs(self) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
-        """Hip, knee and ankle joints of the left and right legs by humanoid detection; ``None`` if it finds none.
-
-        :func:`engine.anim.humanoid.find_humanoid` on the skeleton, up :attr:`model_up`: what
-        ``ossa retarget`` finds, whatever the joints are called (the pirouette's ``lThigh``,
-        ``lShin``, ``lFoot``).
-        """
-        if self.is_object:
-            return None
-        try:
-            roles = find_humanoid(self.skeleton, self.model_up).roles
-        except SkeletonMismatchError:
-            return None
-        chains = [
-            tuple(roles.get(f"{part}_{side}", -1) for part in ("upper_leg", "lower_leg", "foot")) for side in "lr"
-        ]
-        if any(j < 0 for chain in chains for j in chain):
-            return None
-        return (chains[0][0], chains[0][1], chains[0][2]), (chains[1][0], chains[1][1], chains[1][2])
 
     def motion_bounds(self, names: list[str] | tuple[str, ...] | None = None) -> Bounds:
         """The union of the bounds of clips ``names`` (default: every clip; the rest pose without clips)."""

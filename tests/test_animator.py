@@ -54,7 +54,7 @@ def test_every_method_returns_the_action():
         a.set_time(0.2),
         a.set_speed(1.5),
         a.set_loop(Loop.PING_PONG),
-        a.set_effective_weight(0.5),
+        a.set_weight(0.5),
         a.fade_in(0.1),
         a.fade_out(0.1),
         a.warp(1.0, 2.0, 0.5),
@@ -198,11 +198,11 @@ def test_interrupted_fade_continues_from_the_current_weight():
     np.testing.assert_allclose(action.effective_weight, [0.625])  # 0.5 → 1 over 1 s, a quarter in
 
 
-def test_set_effective_weight_stops_fading():
+def test_set_weight_stops_fading():
     animator = Animator(SKELETON)
     action = animator.action(constant("a", 1.0)).fade_in(1.0)
     animator.update(0.25)
-    action.set_effective_weight(0.6)
+    action.set_weight(0.6)
     np.testing.assert_allclose(action.effective_weight, [0.6])
     animator.update(0.25)
     np.testing.assert_allclose(action.effective_weight, [0.6])
@@ -231,9 +231,9 @@ def test_animator_equals_the_bare_functions(mannequin):
     animator = Animator(skeleton, 3)
     upper = subtree_mask(skeleton, "spine")
     walk = animator.action(clips["walk"], mask=1.0 - upper).play()
-    idle = animator.action(clips["idle"]).play().set_effective_weight([0.2, 0.5, 1.0])
-    wave = animator.action(clips["wave"], mask=upper).play().set_effective_weight(0.7)
-    lean = animator.action(clips["lean_look"], additive=True).play().set_effective_weight([0.0, 0.5, 1.0])
+    idle = animator.action(clips["idle"]).play().set_weight([0.2, 0.5, 1.0])
+    wave = animator.action(clips["wave"], mask=upper).play().set_weight(0.7)
+    lean = animator.action(clips["lean_look"], additive=True).play().set_weight([0.0, 0.5, 1.0])
     for _ in range(3):
         animator.update(0.3)
     times = [walk.time, idle.time, wave.time]
@@ -374,7 +374,7 @@ def test_zero_length_clip_holds_its_pose_and_fires_its_marker_once():
 
 def test_zero_weight_action_fires_no_events():
     animator = Animator(SKELETON)
-    action = animator.action(ramp(markers={"a": (0.5,)})).play().set_effective_weight(0.0)
+    action = animator.action(ramp(markers={"a": (0.5,)})).play().set_weight(0.0)
     events: list[MarkerEvent] = []
     action.on_marker("a", events.append)
     animator.update(2.0)
@@ -460,8 +460,8 @@ def test_mannequin_walk_root_motion_is_straight_and_in_place(mannequin):
 
 def test_blended_root_motion_is_the_weighted_mean(mannequin):
     animator = Animator(mannequin.skeleton, 1, root_motion="root")
-    walk = animator.action(mannequin.clips["walk"]).play().set_effective_weight(0.25)
-    run = animator.action(mannequin.clips["run"]).play().set_effective_weight(0.75)
+    walk = animator.action(mannequin.clips["walk"]).play().set_weight(0.25)
+    run = animator.action(mannequin.clips["run"]).play().set_weight(0.75)
     animator.update(0.1)
     np.testing.assert_allclose(walk.time, run.time)
     speed_walk, speed_run = 1.2, 3.0  # metres per second, from the mannequin's docstring
@@ -478,8 +478,8 @@ def test_sync_group_keeps_phase_equal_and_interpolates_the_period(mannequin):
     walk = animator.action(mannequin.clips["walk"]).play()  # 1.0 s
     run = animator.action(mannequin.clips["run"]).play()  # 0.7 s
     group = animator.sync_group(walk, run)
-    walk.set_effective_weight([1.0, 0.5, 0.0])
-    run.set_effective_weight([0.0, 0.5, 1.0])
+    walk.set_weight([1.0, 0.5, 0.0])
+    run.set_weight([0.0, 0.5, 1.0])
     rng = np.random.default_rng(3)
     for dt in rng.uniform(0.0, 0.4, 20):
         before = group.phase.copy()
@@ -499,8 +499,8 @@ def test_sync_group_keeps_phase_equal_and_interpolates_the_period(mannequin):
 
 def test_synced_root_motion_follows_the_group_phase(mannequin):
     animator = Animator(mannequin.skeleton, 2, root_motion="root")
-    walk = animator.action(mannequin.clips["walk"]).play().set_effective_weight([0.5, 1.0])  # 1.2 m per 1.0 s cycle
-    run = animator.action(mannequin.clips["run"]).play().set_effective_weight([0.5, 0.0])  # 2.1 m per 0.7 s cycle
+    walk = animator.action(mannequin.clips["walk"]).play().set_weight([0.5, 1.0])  # 1.2 m per 1.0 s cycle
+    run = animator.action(mannequin.clips["run"]).play().set_weight([0.5, 0.0])  # 2.1 m per 0.7 s cycle
     animator.sync_group(walk, run)
     for dt in (0.1, 0.45, 1.3):  # the last step wraps both clips
         animator.update(dt)
@@ -554,7 +554,7 @@ def test_bad_input_raises(mannequin):
     with pytest.raises(InvalidInputError, match=r"clip 'ramp' has no marker 'x'; it has \['m'\]"):
         action.on_marker("x", print)
     with pytest.raises(InvalidInputError, match="weight must be non-negative, got -1"):
-        action.set_effective_weight(-1.0)
+        action.set_weight(-1.0)
     with pytest.raises(InvalidInputError, match="duration must be a finite number of seconds >= 0, got -1"):
         action.fade_in(-1.0)
     with pytest.raises(InvalidInputError, match="a sync group needs at least 2 actions, got 1"):
@@ -720,26 +720,3 @@ def test_pose_changed_recomputes_the_subtree_and_model_reads_are_current(mannequ
     )
     with pytest.raises(SkeletonMismatchError, match="no joint named 'pelvis'"):
         animator.pose_changed("pelvis")
-
-
-def test_a_base_pose_fills_in_under_a_masked_layer(mannequin) -> None:
-    """``advance(dt, base=)``: the base pose (a graph's output) where the actions weigh less than 1, not the rest pose.
-
-    Reference: the wave layer and the base blended per joint by hand with (masked share, 1 − it).
-    """
-    skeleton = mannequin.skeleton
-    base = sample(mannequin.clips["walk"], skeleton.rest_pose, np.array([0.3, 0.6]))  # (2, J): one per character
-    animator = Animator(skeleton, 2)
-    wave = animator.action(mannequin.clips["wave"]).play()
-    mask = subtree_mask(skeleton, ["clavicle_r"])
-    wave.set_mask(mask).set_effective_weight(0.4)
-    animator.advance(0.5, base=base)
-    waved = sample(mannequin.clips["wave"], skeleton.rest_pose, np.array([0.5, 0.5]))
-    expected = blend(skeleton.rest_pose, [waved, base], np.ones(2), [0.4 * mask, 1.0 - 0.4 * mask])
-    np.testing.assert_allclose(animator.local_pose.translations, expected.translations, atol=1e-12)
-    assert_quat_allclose(animator.local_pose.rotations, expected.rotations, atol=1e-12)
-    untouched = mask == 0.0
-    assert_quat_allclose(animator.local_pose.rotations[:, untouched], base.rotations[:, untouched], atol=1e-12)
-    wave.set_effective_weight(0.0)
-    animator.advance(0.1, base=base)
-    np.testing.assert_allclose(animator.local_pose.rotations, base.rotations, atol=1e-15)

@@ -58,3 +58,32 @@ def test_runtime_never_imports_io_or_render(path: Path) -> None:
     assert not {n for n in imported_modules(path) if n.startswith(("engine.io", "engine.render", "engine.camera"))}, (
         path
     )
+
+
+def engine_imports(path: Path) -> set[str]:
+    return {n for n in imported_modules(path) if n == "engine" or n.startswith("engine.")}
+
+
+def outside(path: Path, allowed: tuple[str, ...]) -> set[str]:
+    """The engine modules ``path`` imports that are in none of the packages ``allowed``."""
+    return {n for n in engine_imports(path) if not any(n == a or n.startswith(f"{a}.") for a in allowed)}
+
+
+@pytest.mark.parametrize(
+    "path",
+    list((ROOT / "engine" / "graph").rglob("*.py")) + list((ROOT / "engine" / "animator").rglob("*.py")),
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_controllers_import_only_anim_the_player_math_and_errors(path: Path) -> None:
+    """The graph and the Animator are controllers: they decide times and weights; posing is the player's.
+
+    Neither imports the other nor the backend (the player chooses it); the command's logic is engine/cli's.
+    """
+    package = f"engine.{path.relative_to(ROOT / 'engine').parts[0]}"
+    assert not outside(path, ("engine.anim", "engine.player", "engine.math", "engine.errors", package))
+
+
+@pytest.mark.parametrize("path", list((ROOT / "engine" / "player").rglob("*.py")), ids=lambda p: p.name)
+def test_the_player_sits_on_anim_and_the_backend_only(path: Path) -> None:
+    """The one evaluator knows no controller (animator, graph) and no renderer."""
+    assert not outside(path, ("engine.anim", "engine.backend", "engine.player", "engine.math", "engine.errors"))

@@ -382,9 +382,7 @@ CALLS: dict[str, Call] = {
     ),
     "Action.set_time": Call(playing("Action.set_time"), lambda: {"time": 0.3}, same("time")),
     "Action.set_speed": Call(playing("Action.set_speed"), lambda: {"speed": [1.5, -1.0]}, same("speed")),
-    "Action.set_effective_weight": Call(
-        playing("Action.set_effective_weight"), lambda: {"weight": 0.5}, same("weight")
-    ),
+    "Action.set_weight": Call(playing("Action.set_weight"), lambda: {"weight": 0.5}, same("weight")),
     "Action.set_mask": Call(playing("Action.set_mask"), lambda: {"mask": [1.0, 1.0, 0.5, 0.0]}, same("mask")),
     "Action.fade_in": Call(
         playing("Action.fade_in"), lambda: {"duration": 0.2}, same("duration"), always_checked=frozenset({"duration"})

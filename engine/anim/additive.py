@@ -87,7 +87,8 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, mask: Any = None)
         Scalar, or one weight per character shaped like the batch axes ``(...)``; finite and
         non-negative (values above 1 exaggerate the delta, as ``slerp`` extrapolates).
     mask
-        Optional per-joint weights ``(J,)`` multiplying ``weight`` (:func:`~engine.anim.blending.subtree_mask`).
+        Optional per-joint weights ``(J,)`` multiplying ``weight`` (:func:`~engine.anim.blending.subtree_mask`),
+        or per character and joint, shaped like ``base`` ``(..., J)``.
 
     Returns
     -------
@@ -111,10 +112,10 @@ def apply_additive(base: Pose, delta: Pose, weight: Any = 1.0, mask: Any = None)
     w = w[..., None]  # (..., 1) over joints
     if mask is not None:
         per_joint = as_array(mask, "mask")
-        if per_joint.ndim != 1:
-            raise InvalidInputError(f"mask must have shape (J,), got {per_joint.shape}")
-        if per_joint.shape[0] != base.num_joints:
-            raise SkeletonMismatchError(f"mask has {per_joint.shape[0]} joints but the poses have {base.num_joints}")
+        if per_joint.ndim != 1 and per_joint.shape != base.shape:
+            raise InvalidInputError(f"mask must have shape (J,) or {base.shape}, got {per_joint.shape}")
+        if per_joint.shape[-1] != base.num_joints:
+            raise SkeletonMismatchError(f"mask has {per_joint.shape[-1]} joints but the poses have {base.num_joints}")
         if np.any(per_joint < 0.0):
             raise InvalidInputError(f"mask must be non-negative, got {float(per_joint.min())}")
         w = w * per_joint

@@ -280,11 +280,14 @@ def blend(
         rest_t, rest_r, rest_s = (_rest_components(a, batch, num_joints) for a in _rest_arrays(rest, num_joints))
         layer_w = np.broadcast_to(_layer_weights(weights, layers[1].shape[0], batch), (layers[1].shape[0], *batch))
         masks = _masks(mask, layers[1].shape[0], num_joints)
+        count = layers[1].shape[-1]
+        w = ws.empty((layers[1].shape[0], num_joints, count))
+        np.multiply(layer_w.reshape(-1, 1, count), 1.0 if masks is None else masks[:, :, None], out=w)
         if isinstance(out, PoseBuffer):
-            _blend_into(out.arrays(), layers, layer_w, masks, (rest_t, rest_r, rest_s), threshold, ws)
+            _blend_into(out.arrays(), layers, w, (rest_t, rest_r, rest_s), threshold, ws)
             return out
         result = PoseBuffer.scratch(ws, batch, num_joints)
-        _blend_into(result.arrays(), layers, layer_w, masks, (rest_t, rest_r, rest_s), threshold, ws)
+        _blend_into(result.arrays(), layers, w, (rest_t, rest_r, rest_s), threshold, ws)
         if out is None:
             return result.to_pose()
         for name, array, width, values in zip(
@@ -294,26 +297,59 @@ def blend(
         return out
 
 
+def blend_joint_weights(
+    rest: Pose,
+    layers: PoseBuffer,
+    joint_weights: FloatArray,
+    *,
+    threshold: float = REST_THRESHOLD,
+    out: PoseBuffer,
+    workspace: Workspace | None = None,
+) -> PoseBuffer:
+    """:func:`blend` of stacked buffer ``layers`` ``(N, B, J)`` with a weight per layer, joint and character.
+
+    ``joint_weights`` ``(N, J, B)`` (batch-innermost, like the buffers) are the effective weights
+    ``blend`` otherwise makes from ``weights · mask``: non-negative and finite (not checked: the
+    callers build them from checked parts, e.g. :meth:`engine.backend.state.FrameState.joint_weights`).
+    Writes ``out`` ``(B, J)`` and returns it.
+    """
+    if not isinstance(layers, PoseBuffer) or layers.num_layers is None or not isinstance(out, PoseBuffer):
+        raise InvalidInputError("layers must be a stacked PoseBuffer and out a PoseBuffer")
+    expected = (layers.num_layers, layers.num_joints, layers.count)
+    if joint_weights.shape != expected or out.shape != layers.shape[1:]:
+        raise InvalidInputError(
+            f"joint_weights must have shape {expected} and out {layers.shape[1:]}, "
+            f"got {joint_weights.shape} and {out.shape}"
+        )
+    ws = workspace_or_fresh(workspace)
+    with ws.scope():
+        rest_t, rest_r, rest_s = (
+            _rest_components(a, layers.batch, layers.num_joints) for a in _rest_arrays(rest, layers.num_joints)
+        )
+        w = ws.empty(expected)
+        np.copyto(w, joint_weights)
+        _blend_into(out.arrays(), layers.arrays(), w, (rest_t, rest_r, rest_s), threshold, ws)
+    return out
+
+
 def _blend_into(
     out: tuple[FloatArray, FloatArray, FloatArray],
     layers: tuple[FloatArray, FloatArray, FloatArray],
-    layer_w: FloatArray,
-    masks: FloatArray | None,
+    w: FloatArray,
     rest: tuple[FloatArray, FloatArray, FloatArray],
     threshold: float,
     workspace: Workspace,
 ) -> None:
     """The blend of :func:`blend` on components: ``out`` ``(k, J, B)`` from ``layers`` ``(N, k, J, B)``.
 
-    Everything works on components: long contiguous runs over the characters, temporaries in
-    ``workspace`` (fresh multi-megabyte temporaries page-fault on every call).
+    ``w`` ``(N, J, B)`` holds the effective weights (workspace memory, overwritten). Everything
+    works on components: long contiguous runs over the characters, temporaries in ``workspace``
+    (fresh multi-megabyte temporaries page-fault on every call).
     """
     t, r, s = layers
     out_t, out_r, out_s = out
     rest_t, rest_r, rest_s = rest
     num_layers, num_joints, count = r.shape[0], r.shape[2], r.shape[-1]
-    w = workspace.empty((num_layers, num_joints, count))
-    np.multiply(layer_w.reshape(num_layers, 1, count), 1.0 if masks is None else masks[:, :, None], out=w)
     total = np.sum(w, axis=0, out=workspace.empty((num_joints, count)))
     rest_w = np.subtract(threshold, total, out=workspace.empty((num_joints, count)))
     np.maximum(rest_w, 0.0, out=rest_w)

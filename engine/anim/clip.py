@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -132,6 +132,22 @@ class Clip:
     def with_markers(self, markers: dict[str, Any]) -> Clip:
         """A copy of this clip carrying ``markers`` (event name → times in seconds)."""
         return Clip(self.name, self.channels, self.num_targets, markers)
+
+
+@runtime_checkable
+class SampledClip(Protocol):
+    """A clip stored another way (:class:`engine.compress.CompressedClip`): ``sample`` checks, it fills the pose."""
+
+    @property
+    def name(self) -> str:
+        """The clip's name."""
+
+    @property
+    def num_targets(self) -> int:
+        """Size of the target index space (joints)."""
+
+    def fill(self, rest: tuple[FloatArray, FloatArray, FloatArray], times: FloatArray, buffer: Any) -> None:
+        """Write the pose at flat ``times`` ``(B,)`` into a ``PoseBuffer`` ``(k, J, B)``, ``rest`` where none plays."""
 
 
 class Clips(Mapping[str, Clip]):

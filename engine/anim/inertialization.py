@@ -53,6 +53,12 @@ from engine.math.quat import quat_conjugate, quat_from_rotvec, quat_multiply, qu
 #: Bollo's overshoot bound: the decay ends by ``t1 = -STEEPEST · x0 / v0`` when ``v0 < 0``.
 STEEPEST = 5.0
 
+#: An offset smaller than this fraction of ``|v0| · T`` (the distance its velocity covers in the
+#: transition) is rounding noise, taken as 0: where source and target agree, an offset comes out
+#: 0 on one code path and ~1e-19 on another, and taking the axis (and ``t1 = -5 x0 / v0 ≈ 0``)
+#: from that noise would drop the velocity match.
+OFFSET_NOISE = 1e-12
+
 #: ``z`` with ``e^{-z}(1 + z) = ½``: a critically damped spring of rate ``y = z / h`` halves an
 #: offset that starts at rest in ``h`` seconds.
 SPRING_RATE = 1.6783469900166608
@@ -158,6 +164,7 @@ def quintic_decay(offset: Any, velocity: Any, duration: Any) -> QuinticDecay:
     total = np.broadcast_to(_durations(duration, "duration"), x.shape[:-1])
     size = np.sqrt(np.einsum("...k,...k->...", x, x))
     speed = np.sqrt(np.einsum("...k,...k->...", v, v))
+    size = np.where(size <= OFFSET_NOISE * speed * total, 0.0, size)  # rounding noise is no offset
     from_offset = size > 0.0
     from_velocity = ~from_offset & (speed > 0.0)
     axis = np.where(

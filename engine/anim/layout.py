@@ -269,12 +269,17 @@ class PoseBuffer:
             raise InvalidInputError(message) from None
         return self
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """Refused: a pose is three arrays (``np.asarray`` would make a 0-d object array); use :meth:`to_pose`."""
+        raise InvalidInputError("a PoseBuffer holds three arrays (translations, rotations, scales): use to_pose()")
+
     def to_pose(self) -> Pose:
         """An ordinary C-ordered :class:`~engine.anim.pose.Pose` ``(*layers, *batch, J)`` holding a copy."""
         arrays = []
         for array in self.arrays():
             moved = np.moveaxis(array, (-3, -1), (-1, -3))  # (*layers, B, J, width)
-            arrays.append(np.ascontiguousarray(moved).reshape(*self.shape, array.shape[-3]))
+            copied = np.array(moved, order="C")  # a copy even where the moved axes are C-ordered already
+            arrays.append(copied.reshape(*self.shape, array.shape[-3]))
         with trusted():  # finite where they came from
             return Pose(*arrays)
 
@@ -343,6 +348,11 @@ class MatrixBuffer:
 
     def __repr__(self) -> str:
         return f"MatrixBuffer(batch {self.batch}, {self.num_joints} joints)"
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray(buffer)``: the matrices as an ordinary C-ordered array ``(*batch, J, 4, 4)`` (a copy)."""
+        array = self.to_array()
+        return array if dtype is None else array.astype(dtype)
 
     def to_array(self, out: FloatArray | None = None) -> FloatArray:
         """The matrices as an ordinary C-ordered array ``(*batch, J, 4, 4)`` (a copy, or into ``out``)."""

@@ -34,7 +34,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from engine.anim.clip import Channel, Clip
+from engine.anim.clip import Channel, Clip, SampledClip
 from engine.anim.layout import PoseBuffer, Workspace, as_slice, workspace_or_fresh, writable_components
 from engine.anim.pose import Pose
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -316,7 +316,7 @@ def _segments(compiled_clip: CompiledClip, times: FloatArray) -> tuple[IntArray,
 
 @overload
 def sample(
-    clip: Clip | CompiledClip,
+    clip: Clip | CompiledClip | SampledClip,
     rest: Pose,
     times: Any,
     *,
@@ -327,7 +327,7 @@ def sample(
 
 @overload
 def sample(
-    clip: Clip | CompiledClip,
+    clip: Clip | CompiledClip | SampledClip,
     rest: Pose,
     times: Any,
     *,
@@ -337,7 +337,7 @@ def sample(
 
 
 def sample(
-    clip: Clip | CompiledClip,
+    clip: Clip | CompiledClip | SampledClip,
     rest: Pose,
     times: Any,
     *,
@@ -350,7 +350,7 @@ def sample(
     ----------
     clip
         A :class:`~engine.anim.clip.Clip` (joints of a skin, or all nodes of a scene
-        hierarchy) or its :class:`CompiledClip`.
+        hierarchy), its :class:`CompiledClip`, or a compressed clip (:class:`~engine.anim.clip.SampledClip`).
     rest
         The values of the targets no channel animates: a :class:`~engine.anim.pose.Pose`
         ``(J,)`` with ``J = clip.num_targets``, usually ``skeleton.rest_pose``, or
@@ -388,13 +388,18 @@ def sample(
     >>> sample(clip, skeleton.rest_pose, [-1.0, 0.5, 3.0]).translations[:, 0, 0]
     array([0. , 0.5, 2. ])
     """
-    compiled_clip = compiled(clip)
+    compiled_clip: CompiledClip | SampledClip
+    if isinstance(clip, Clip | CompiledClip) or not isinstance(clip, SampledClip):
+        compiled_clip = one = compiled(clip)  # anything but a clip raises here
+        name = one.clip.name
+    else:  # a compressed clip (engine.compress)
+        compiled_clip, name = clip, clip.name
     if not isinstance(rest, Pose):
         raise InvalidInputError(f"rest must be a Pose (e.g. skeleton.rest_pose), got {type(rest).__name__}")
     joints = compiled_clip.num_targets
     if rest.num_joints != joints:
         raise SkeletonMismatchError(
-            f"clip {compiled_clip.clip.name!r} animates {joints} targets but the rest pose has {rest.num_joints} joints"
+            f"clip {name!r} animates {joints} targets but the rest pose has {rest.num_joints} joints"
         )
     if rest.shape != (joints,):
         raise InvalidInputError(f"rest must be one pose of {joints} joints, shape ({joints},), got {rest.shape}")
@@ -423,13 +428,16 @@ def sample(
 
 
 def _fill(
-    compiled_clip: CompiledClip,
+    compiled_clip: CompiledClip | SampledClip,
     rest: tuple[FloatArray, FloatArray, FloatArray],
     times: FloatArray,
     buffer: PoseBuffer,
     workspace: Workspace,
 ) -> None:
     """Write the pose at flat ``times`` ``(B,)`` into ``buffer``: rest values, then every channel."""
+    if isinstance(compiled_clip, SampledClip):
+        compiled_clip.fill(rest, times, buffer)
+        return
     outputs = dict(zip(PATHS, buffer.arrays(), strict=True))
     for path, rest_values in zip(PATHS, rest, strict=True):
         static = compiled_clip.static[path]

@@ -1,39 +1,30 @@
 """Playback for game code: actions with time, speed, weight, fades and loops, over C characters.
 
-Modules: :mod:`~engine.animator.animator` (the :class:`Animator` and its staged frame),
-:mod:`~engine.animator.action` (:class:`Action`), :mod:`~engine.animator.table` (the typed state
-table), :mod:`~engine.animator.sync` (:class:`SyncGroup`, :class:`BlendSpace1D`),
-:mod:`~engine.animator.root_motion` (:class:`RootMotion`), :mod:`~engine.animator.markers`
-(:class:`MarkerEvent`).
+Modules: :mod:`~engine.animator.animator` (the :class:`Animator`), :mod:`~engine.animator.action`
+(:class:`Action`), :mod:`~engine.animator.table` (the typed state table),
+:mod:`~engine.animator.sync` (:class:`SyncGroup`, :class:`BlendSpace1D`),
+:mod:`~engine.animator.markers` (:class:`MarkerEvent`).
 
-An :class:`Animator` drives ``C`` characters that share one skeleton; each character has its
-own clock and its own time, speed and weight in every action. Its state lives in arrays shaped
-``(actions, C)``, so a frame has no Python loop over characters (it loops over actions, sync
-groups and marker names only).
+An :class:`Animator` is a controller of a :class:`~engine.player.Player`: ``C`` characters that
+share one skeleton, each with its own time, speed and weight in every action. Its state lives in
+arrays shaped ``(actions, C)``, so a frame has no Python loop over characters (it loops over
+actions and sync groups only). Each action plays one layer of the player, which owns the clip
+times, samples, blends, moves the root, fires the markers and composes the matrices (on the
+compiled kernels from 16 characters up when numba is installed; see the player).
 
 A frame is staged (ozz-animation's sample → blend → IK → local-to-model → skinning):
 
-1. :meth:`Animator.advance` ``(dt)``: clocks, fades, warps, loop modes; samples each weighted
-   clip (:func:`~engine.anim.sampling.sample`), blends the override layers
-   (:func:`~engine.anim.blending.blend`), adds the additive ones
-   (:func:`~engine.anim.additive.apply_additive`) into :attr:`Animator.pose_buffer`; root motion;
-   marker callbacks.
+1. :meth:`Animator.advance` ``(dt)``: the player's frame begins; fades, warps, sync groups and
+   loop modes give each action's effective weight and clip travel (:meth:`Animator.control`);
+   the player wraps the times, takes the exact root travel, fires marker callbacks, then
+   samples, blends and adds the additive layers into :attr:`Animator.pose_buffer`.
 2. Post-blend stages (:attr:`Animator.stages`, or the game's own code): IK, procedural look-at,
    anything that reads the model matrices (:meth:`Animator.update_model`) and corrects the local
    pose in place (:meth:`Animator.apply_corrections`, :meth:`Animator.pose_changed`).
-3. :meth:`Animator.finalize`: model matrices
-   (:func:`~engine.anim.local_to_model.model_from_pose`: the whole skeleton once, or only the
-   subtrees a stage changed) and the skinning palette
-   (:func:`~engine.anim.skinning.skinning_palette`).
+3. :meth:`Animator.finalize`: model matrices (the whole skeleton once, or only the subtrees a
+   stage changed) and the skinning palette.
 
-On the fused path (``Animator(..., backend="numba")``, or ``backend=None`` from 16 characters
-up with numba installed; see :class:`Animator`) the sampling and blend of step 1 and the
-whole-skeleton composition (model matrices and palette) are two compiled calls of
-:mod:`engine.backend` over the same buffers; everything else (additive layers, the root of root
-motion, a stage's corrected subtrees) runs the same numpy code, and the results agree to 1e-12.
-
-:meth:`Animator.update` ``(dt)`` is the three in a row. The results stay in the animator's
-batch-innermost buffers (:mod:`engine.anim.layout`); the game reads:
+:meth:`Animator.update` ``(dt)`` is the three in a row. The game reads:
 
 - ``palette_buffer`` / ``palette``: skinning matrices ``(C, J, 4, 4)`` (``model @ inverse_bind``);
 - ``model_buffer`` / ``model``: model-space joint matrices ``(C, J, 4, 4)``;
@@ -45,24 +36,17 @@ batch-innermost buffers (:mod:`engine.anim.layout`); the game reads:
 
 Semantics follow three.js's ``AnimationAction``: every method returns the action it was called
 on, so calls chain; weights are multiplied by a fade factor that ``fade_in``/``fade_out``
-animate linearly in the animator's time; ``crossfade_to(other, d, warp=True)`` also ramps the
+animate linearly in the player's time; ``crossfade_to(other, d, warp=True)`` also ramps the
 two speeds so that their cycle lengths meet (the time-scale "warp"). Methods take an optional
 ``characters`` selection (an index, a slice, an index array or a boolean mask; ``None`` = all).
 
-After ``update(dt)`` the game reads:
-
-- ``local_pose``: the blended local :class:`~engine.anim.pose.Pose` ``(C, J)``;
-- ``model``: model-space joint matrices ``(C, J, 4, 4)``;
-- ``palette``: skinning matrices ``(C, J, 4, 4)`` (``model @ inverse_bind``);
-- ``root_motion``: the root's planar travel of this update (:class:`RootMotion`), when the
-  animator was built with ``root_motion=joint``.
-
 Weights: the override actions are blended per joint with their effective weights normalised;
 when a joint's total weight is below ``rest_threshold`` (default 1, as in three.js, and the same
-default as :func:`~engine.anim.blending.blend`'s) the rest
-pose makes up the difference, so a lone action fading in or out blends from or to the rest
-pose. Per-joint masks weight an action per joint (an upper-body layer); the other layers keep
-their weight on those joints unless they get the complementary mask.
+default as :func:`~engine.anim.blending.blend`'s) the rest pose makes up the difference, so a
+lone action fading in or out blends from or to the rest pose. Per-joint masks weight an action
+per joint (an upper-body layer); the other layers keep their weight on those joints unless they
+get the complementary mask, or the layer is an override of the player
+(:meth:`~engine.player.Player.add_override`).
 
 Examples
 --------
@@ -91,7 +75,7 @@ from engine.anim.events import Loop
 from engine.animator.action import Action
 from engine.animator.animator import Animator
 from engine.animator.markers import MarkerEvent
-from engine.animator.root_motion import RootMotion
 from engine.animator.sync import BlendSpace1D, SyncGroup
+from engine.player import RootMotion
 
 __all__ = ["Action", "Animator", "BlendSpace1D", "Loop", "MarkerEvent", "RootMotion", "SyncGroup"]

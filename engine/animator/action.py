@@ -1,9 +1,9 @@
 """One clip's playback on every character of an animator: the chainable :class:`Action` API.
 
-An action is a row of the animator's :class:`~engine.animator.table.ActionTable`; its methods
-write that row for the selected characters and return the action, so calls chain (three.js's
-``AnimationAction``). Fades and warps are :class:`~engine.animator.table.Ramp` rows advanced by the
-animator's frame.
+An action is a view of one row of the animator's :class:`~engine.animator.table.ActionTable`
+(speed, weight, fades, warps, flags) and of its layer in the animator's
+:class:`~engine.player.Player` (the clip time, mask, loop mode); its methods write them for the
+selected characters and return the action, so calls chain (three.js's ``AnimationAction``).
 """
 
 from __future__ import annotations
@@ -15,13 +15,11 @@ import numpy as np
 
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time
-from engine.anim.pose import Pose
-from engine.anim.sampling import CompiledClip, compile_clip
 from engine.animator.markers import MarkerEvent
-from engine.animator.root_motion import RootTrack
-from engine.animator.table import ActionTable, BoolArray, Ramp
+from engine.animator.table import ActionTable, Ramp
 from engine.errors import InvalidInputError
-from engine.math._checks import FloatArray, IntArray, as_array
+from engine.math._checks import BoolArray, FloatArray, IntArray, as_array
+from engine.player import Player
 
 if TYPE_CHECKING:
     from engine.animator.animator import Animator
@@ -34,87 +32,98 @@ class Action:
     the action, so calls chain: ``animator.action(clip).set_loop(Loop.ONCE).fade_in(0.2)``.
     """
 
-    def __init__(self, animator: Animator, row: int, clip: Clip, *, additive: bool) -> None:
-        self._animator = animator
-        self._row = row
-        self.clip = clip
-        """The clip played (for additive actions: the delta clip made from the source)."""
-        self.additive = additive
-        """Whether the action is added on top of the blended pose instead of blended into it."""
-        self._mask: FloatArray | None = None
-        self.loop = Loop.REPEAT
-        """Loop mode (:class:`~engine.anim.events.Loop`); set it with :meth:`set_loop`."""
-        self.duration = clip.duration
-        """Clip duration in seconds."""
-        self._compiled: CompiledClip = compile_clip(clip)
-        self._joints: IntArray | None = None  # additive actions: the joints their delta moves
-        self._delta_rest: Pose | None = None  # additive actions: identity deltas of those joints
-        markers = clip.markers or {}
-        for name, times in markers.items():
-            if any(not 0.0 <= t <= self.duration for t in times):
-                raise InvalidInputError(
-                    f"marker {name!r} of clip {clip.name!r} has times {times} outside the clip [0, {self.duration}]"
-                )
-        self._marker_names = [name for name, times in markers.items() for _ in times]
-        self._marker_times = np.array([t for times in markers.values() for t in times], dtype=np.float64)
-        self._callbacks: dict[str, list[Callable[[MarkerEvent], Any]]] = {}
-        self._root: RootTrack | None = None
+    def __init__(self, animator: Animator, row: int) -> None:
+        self.animator = animator
+        """The animator the action belongs to."""
+        self.row = row
+        """The action's row in the animator's table."""
 
     def __repr__(self) -> str:
         kind = "additive " if self.additive else ""
-        return f"Action({kind}{self.clip.name!r}, {self.loop.name}, {self._animator.num_characters} characters)"
+        return f"Action({kind}{self.clip.name!r}, {self.loop.name}, {self.animator.num_characters} characters)"
 
-    # --- per-character state ----------------------------------------------------------------
+    # --- what it plays ----------------------------------------------------------------------------
 
     @property
     def _table(self) -> ActionTable:
-        return self._animator._table
-
-    def _select(self, characters: Any) -> IntArray:
-        return self._animator._select(characters)
+        return self.animator.table
 
     @property
-    def time(self) -> FloatArray:
-        """Clip time per character ``(C,)``, seconds, in ``[0, duration]`` (a copy)."""
-        return clip_time(self._table.raw[self._row], self.duration, self.loop)
+    def _player(self) -> Player:
+        return self.animator.player
 
     @property
-    def speed(self) -> FloatArray:
-        """Playback speed per character ``(C,)``; negative plays backwards (a copy)."""
-        return self._table.speed[self._row].copy()
+    def layer(self) -> int:
+        """The player layer the action plays."""
+        return int(self._table.rows[self.row])
 
     @property
-    def weight(self) -> FloatArray:
-        """User weight per character ``(C,)`` (before fades; a copy)."""
-        return self._table.weight[self._row].copy()
+    def clip(self) -> Clip:
+        """The clip played (for additive actions: the delta clip made from the source)."""
+        return self._player.layer(self.layer).clip
 
     @property
-    def effective_weight(self) -> FloatArray:
-        """Weight used by the last update: ``weight · fade`` where enabled, else 0 ``(C,)``."""
-        return self._table.effective[self._row].copy()
+    def additive(self) -> bool:
+        """Whether the action is added on top of the blended pose instead of blended into it."""
+        return self._player.layer(self.layer).additive
 
     @property
-    def enabled(self) -> BoolArray:
-        """Whether the action is playing (possibly paused) per character ``(C,)``."""
-        return self._table.enabled[self._row].copy()
+    def loop(self) -> Loop:
+        """Loop mode (:class:`~engine.anim.events.Loop`); set it with :meth:`set_loop`."""
+        return self._player.layer(self.layer).loop
 
     @property
-    def paused(self) -> BoolArray:
-        """Whether the action's time is frozen per character ``(C,)``."""
-        return self._table.paused[self._row].copy()
-
-    @property
-    def finished(self) -> BoolArray:
-        """Whether a :attr:`Loop.ONCE` action reached its end (its start, backwards) ``(C,)``."""
-        return self._table.finished[self._row].copy()
+    def duration(self) -> float:
+        """Clip duration in seconds."""
+        return self._player.layer(self.layer).duration
 
     @property
     def mask(self) -> FloatArray | None:
         """Per-joint weights ``(J,)``, or ``None`` for every joint 1; set with :meth:`set_mask`."""
-        return self._mask
+        return self._player.layer(self.layer).mask
+
+    # --- per-character state ----------------------------------------------------------------------
+
+    def _select(self, characters: Any) -> IntArray:
+        return self._player.select(characters)
+
+    @property
+    def time(self) -> FloatArray:
+        """Clip time per character ``(C,)``, seconds, in ``[0, duration]`` (a copy)."""
+        return clip_time(self._player.raw_times[self.layer], self.duration, self.loop)
+
+    @property
+    def speed(self) -> FloatArray:
+        """Playback speed per character ``(C,)``; negative plays backwards (a copy)."""
+        return self._table.speed[self.row].copy()
+
+    @property
+    def weight(self) -> FloatArray:
+        """User weight per character ``(C,)``, before fades (a copy; set with :meth:`set_weight`)."""
+        return self._table.weight[self.row].copy()
+
+    @property
+    def effective_weight(self) -> FloatArray:
+        """Weight used by the last frame: ``weight · fade`` where enabled, else 0 ``(C,)`` (a copy)."""
+        return self._table.effective[self.row].copy()
+
+    @property
+    def enabled(self) -> BoolArray:
+        """Whether the action is playing (possibly paused) per character ``(C,)``."""
+        return self._table.enabled[self.row].copy()
+
+    @property
+    def paused(self) -> BoolArray:
+        """Whether the action's time is frozen per character ``(C,)``."""
+        return self._table.paused[self.row].copy()
+
+    @property
+    def finished(self) -> BoolArray:
+        """Whether a :attr:`Loop.ONCE` action reached its end (its start, backwards) ``(C,)``."""
+        return self._table.finished[self.row].copy()
 
     def _start_raw(self, index: IntArray) -> FloatArray:
-        backwards = self._table.speed[self._row, index] < 0.0
+        backwards = self._table.speed[self.row, index] < 0.0
         return np.where(backwards, self.duration, 0.0)
 
     # --- playback -------------------------------------------------------------------------------
@@ -125,8 +134,10 @@ class Action:
         :meth:`stop` and :meth:`reset` rewind to the start, or to the end when ``speed < 0``.
         """
         index = self._select(characters)
-        table, row = self._table, self._row
-        table.fresh[row, index] |= ~table.enabled[row, index]
+        table, row = self._table, self.row
+        starting = index[~table.enabled[row, index]]
+        if starting.size:  # a marker at the time it starts from fires on the next frame
+            self._player.set_time(self.layer, self._player.raw_times[self.layer, starting], starting)
         table.enabled[row, index] = True
         table.paused[row, index] = False
         return self
@@ -134,21 +145,20 @@ class Action:
     def stop(self, characters: Any = None) -> Action:
         """Stop, rewind to the start and drop any fade or warp in progress."""
         index = self._select(characters)
-        self._table.enabled[self._row, index] = False
+        self._table.enabled[self.row, index] = False
         return self._rewind(index)
 
     def reset(self, characters: Any = None) -> Action:
         """Play from the start again: enabled, unpaused, unfinished, no fade or warp."""
         index = self._select(characters)
-        self._table.enabled[self._row, index] = True
+        self._table.enabled[self.row, index] = True
         return self._rewind(index)
 
     def _rewind(self, index: IntArray) -> Action:
-        table, row = self._table, self._row
+        table, row = self._table, self.row
         table.paused[row, index] = False
         table.finished[row, index] = False
-        table.fresh[row, index] = True
-        table.raw[row, index] = self._start_raw(index)
+        self._player.set_time(self.layer, self._start_raw(index), index)
         table.fade[row, index] = 1.0
         table.fading.active[row, index] = False
         table.warping.active[row, index] = False
@@ -156,12 +166,12 @@ class Action:
 
     def pause(self, characters: Any = None) -> Action:
         """Freeze the time (the pose and weight stay); :meth:`resume` or :meth:`play` continue."""
-        self._table.paused[self._row, self._select(characters)] = True
+        self._table.paused[self.row, self._select(characters)] = True
         return self
 
     def resume(self, characters: Any = None) -> Action:
         """Unfreeze the time after :meth:`pause`."""
-        self._table.paused[self._row, self._select(characters)] = False
+        self._table.paused[self.row, self._select(characters)] = False
         return self
 
     def set_time(self, time: Any, characters: Any = None) -> Action:
@@ -170,44 +180,39 @@ class Action:
         A jump crosses no markers; a marker exactly at ``time`` fires on the next update.
         """
         index = self._select(characters)
-        table, row = self._table, self._row
-        table.raw[row, index] = np.clip(as_array(time, "time"), 0.0, self.duration)
-        table.fresh[row, index] = True
-        table.finished[row, index] = False
+        self._player.set_time(self.layer, np.clip(as_array(time, "time"), 0.0, self.duration), index)
+        self._table.finished[self.row, index] = False
         return self
 
     def set_speed(self, speed: Any, characters: Any = None) -> Action:
         """Set the playback speed (1 = real time, negative = backwards); cancels a warp."""
         index = self._select(characters)
-        self._table.speed[self._row, index] = as_array(speed, "speed")
-        self._table.warping.active[self._row, index] = False
+        self._table.speed[self.row, index] = as_array(speed, "speed")
+        self._table.warping.active[self.row, index] = False
         return self
 
     def set_loop(self, loop: Loop) -> Action:
         """Set the loop mode for all characters (:class:`~engine.anim.events.Loop`)."""
-        if self._animator._sync_of(self) is not None and loop != Loop.REPEAT:
+        if self.animator.sync_group_of(self) is not None and loop != Loop.REPEAT:
             raise InvalidInputError(f"{self!r} is in a sync group, which needs Loop.REPEAT, got {Loop(loop).name}")
-        raw = self._table.raw[self._row]
-        raw[:] = clip_time(raw, self.duration, self.loop)  # continue from the same clip time
-        self.loop = Loop(loop)
-        self._table.loops[self._row] = self.loop
+        self._player.set_loop(self.layer, Loop(loop))  # continues from the same clip time
         return self
 
     def set_mask(self, mask: Any) -> Action:
         """Weight the action per joint: ``(J,)`` non-negative (e.g. ``subtree_mask``), or ``None``."""
-        self._mask = self._animator._check_mask(mask)
-        if self.additive:
-            self._animator._compact_additive(self)
-        self._animator._mask_changed(self)
+        self._player.set_mask(self.layer, mask)
         return self
 
-    def set_effective_weight(self, weight: Any, characters: Any = None) -> Action:
-        """Set the weight (scalar or per selected character, ``>= 0``) and stop any fade."""
+    def set_weight(self, weight: Any, characters: Any = None) -> Action:
+        """Set the user weight (scalar or per selected character, ``>= 0``) and stop any fade.
+
+        The effective weight (:attr:`effective_weight`) is that weight from now on, where enabled.
+        """
         index = self._select(characters)
         w = as_array(weight, "weight")
         if np.any(w < 0.0):
             raise InvalidInputError(f"weight must be non-negative, got {float(w.min())}")
-        table, row = self._table, self._row
+        table, row = self._table, self.row
         table.weight[row, index] = w
         table.fade[row, index] = 1.0
         table.fading.active[row, index] = False
@@ -223,7 +228,7 @@ class Action:
         a fade-out), from 0 for a stopped one.
         """
         index = self._select(characters)
-        table, row = self._table, self._row
+        table, row = self._table, self.row
         current = np.where(table.enabled[row, index], table.fade[row, index], 0.0)
         self.play(index)
         table.fade[row, index] = current
@@ -233,7 +238,7 @@ class Action:
     def fade_out(self, duration: float, characters: Any = None) -> Action:
         """Lower the fade factor linearly to 0 over ``duration`` seconds, then stop."""
         index = self._select(characters)
-        self._schedule(self._table.fading, index, self._table.fade[self._row, index], 0.0, duration)
+        self._schedule(self._table.fading, index, self._table.fade[self.row, index], 0.0, duration)
         return self
 
     def warp(self, start_speed: Any, end_speed: Any, duration: float, characters: Any = None) -> Action:
@@ -250,7 +255,7 @@ class Action:
     def _schedule(self, ramp: Ramp, index: IntArray, start: Any, end: Any, duration: float) -> None:
         if not (np.isfinite(duration) and duration >= 0.0):
             raise InvalidInputError(f"duration must be a finite number of seconds >= 0, got {duration}")
-        ramp.schedule(self._row, index, start, end, self._animator.clock, duration)
+        ramp.schedule(self.row, index, start, end, self._player.clock, duration)
 
     def crossfade_to(self, other: Action, duration: float, warp: bool = False, characters: Any = None) -> Action:
         """Fade this action out and ``other`` in over ``duration`` seconds.
@@ -261,13 +266,13 @@ class Action:
         ``other``'s period) while ``other`` goes from ``D_other · s / D`` (this one's period) to
         ``s_other``.
         """
-        if other._animator is not self._animator:
+        if other.animator is not self.animator:
             raise InvalidInputError("crossfade_to needs an action of the same animator")
         index = self._select(characters)
         self.fade_out(duration, index)
         other.fade_in(duration, index)
         if warp and self.duration > 0.0 and other.duration > 0.0:
-            mine, theirs = self._table.speed[self._row, index], self._table.speed[other._row, index]
+            mine, theirs = self._table.speed[self.row, index], self._table.speed[other.row, index]
             self.warp(mine, self.duration * theirs / other.duration, duration, index)
             other.warp(other.duration * mine / self.duration, theirs, duration, index)
         return self
@@ -285,9 +290,9 @@ class Action:
         Fires for characters where the action is enabled, unpaused and weighted, once per
         crossing: a ``dt`` spanning two loops calls it twice. Markers come from ``clip.markers``.
         """
-        if name not in (self.clip.markers or {}):
-            raise InvalidInputError(
-                f"clip {self.clip.name!r} has no marker {name!r}; it has {sorted(self.clip.markers or {})}"
-            )
-        self._callbacks.setdefault(name, []).append(callback)
+
+        def deliver(marker: str, time: float, characters: IntArray, weights: FloatArray) -> None:
+            callback(MarkerEvent(self, marker, time, characters, weights))
+
+        self._player.on_marker(self.layer, name, deliver)
         return self

@@ -1,19 +1,14 @@
-"""Clip markers crossed during a frame, delivered as :class:`MarkerEvent` callbacks.
+"""The animator's marker events: one :class:`MarkerEvent` per crossing of a clip marker.
 
-The counting is :func:`engine.anim.events.marker_crossings` (exact under every loop mode and
-direction); this module turns the counts of one frame into one callback per crossing.
+The counting is the player's (:mod:`engine.player.markers`, exact under every loop mode and
+direction); an action's :meth:`~engine.animator.Action.on_marker` wraps each crossing in an event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from engine.anim.events import marker_crossings
-from engine.animator.table import ActionTable, BoolArray
 from engine.math._checks import FloatArray, IntArray
 
 if TYPE_CHECKING:
@@ -44,34 +39,3 @@ class MarkerEvent:
     time: float
     characters: IntArray
     weights: FloatArray
-
-
-def fire_markers(
-    actions: Sequence[Action], table: ActionTable, start: FloatArray, end: FloatArray, running: BoolArray
-) -> None:
-    """Call every action's marker callbacks for the crossings of one frame.
-
-    ``start`` and ``end`` ``(A, C)`` are the raw times before and after the frame (``end``
-    unwrapped); only characters where the action ran and is weighted count.
-    """
-    for action in actions:  # loop over actions with callbacks, then over marker times
-        if not action._callbacks:
-            continue
-        row = action._row
-        eligible = running[row] & (table.effective[row] > 0.0)
-        if not eligible.any():
-            continue
-        counts = marker_crossings(
-            start[row], end[row], action._marker_times, action.duration, action.loop, include_start=table.fresh[row]
-        )
-        counts = counts * eligible[:, None]
-        for m, name in enumerate(action._marker_names):
-            callbacks = action._callbacks.get(name)
-            if not callbacks:
-                continue
-            for crossing in range(1, int(counts[:, m].max(initial=0)) + 1):  # one call per crossing
-                characters = np.nonzero(counts[:, m] >= crossing)[0]
-                weights = table.effective[row][characters]
-                event = MarkerEvent(action, name, float(action._marker_times[m]), characters, weights)
-                for callback in callbacks:
-                    callback(event)

@@ -1,9 +1,10 @@
 """Phase-locked gaits and 1-D blend spaces over an animator's actions.
 
 A :class:`SyncGroup` keeps its actions at one normalised phase per character; the animator's
-frame advances the phase (:meth:`SyncGroup.advance`) and locks the members' times to it. A
-:class:`BlendSpace1D` maps one parameter (e.g. speed) to the weights of actions placed on a line,
-usually synchronised by a group.
+frame advances the phase (:meth:`SyncGroup.advance`, at :func:`engine.player.sync.synced_rate`,
+the rule every controller syncs by) and locks the members' times to it. A :class:`BlendSpace1D`
+maps one parameter (e.g. speed) to the weights of actions placed on a line
+(:func:`engine.anim.blendspace.linear_weights`), usually synchronised by a group.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.anim.blendspace import linear_weights
 from engine.anim.events import Loop
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, as_array
+from engine.player.sync import synced_rate
 
 if TYPE_CHECKING:
     from engine.animator.action import Action
@@ -35,43 +38,39 @@ class SyncGroup:
         if len(actions) < 2:
             raise InvalidInputError(f"a sync group needs at least 2 actions, got {len(actions)}")
         for action in actions:
-            if action._animator is not animator:
+            if action.animator is not animator:
                 raise InvalidInputError(f"{action!r} belongs to another animator")
             if not action.duration > 0.0:
                 raise InvalidInputError(f"{action!r} has duration {action.duration}: no cycle to synchronise")
-            if animator._sync_of(action) is not None:
+            if animator.sync_group_of(action) is not None:
                 raise InvalidInputError(f"{action!r} is already in a sync group")
         self.actions = tuple(actions)
-        self.rows = np.array([a._row for a in actions], dtype=np.intp)
+        self.rows = np.array([a.row for a in actions], dtype=np.intp)
+        self.layers = np.array([a.layer for a in actions], dtype=np.intp)
         self.durations = np.array([a.duration for a in actions])
         for action in actions:
             action.set_loop(Loop.REPEAT)
-        raw = animator._table.raw
         leader = actions[0]
-        self.phase = raw[leader._row] / leader.duration % 1.0
+        self.phase = leader.time / leader.duration % 1.0
         """Normalised phase per character ``(C,)`` in ``[0, 1)``."""
-        for action in actions[1:]:
-            raw[action._row] = self.phase * action.duration
+        self._player = animator.player
+        self.lock()
 
-    def advance(self, travel: FloatArray, weights: FloatArray, raw: FloatArray, end: FloatArray) -> None:
+    def advance(self, travel: FloatArray, weights: FloatArray, start: FloatArray, end: FloatArray) -> None:
         """Advance the phase by one frame and write the members' unwrapped end times into ``end``.
 
         ``travel`` ``(A, C)`` is the clip time each action would move on its own this frame,
-        ``weights`` ``(A, C)`` the effective weights, ``raw`` ``(A, C)`` the raw times before the
+        ``weights`` ``(A, C)`` the effective weights, ``start`` ``(A, C)`` the raw times before the
         frame; ``end`` ``(A, C)`` receives the members' rows.
         """
         rows = self.rows
-        cycles = travel[rows] / self.durations[:, None]  # each member's phase step alone
-        weight = weights[rows]
-        total = weight.sum(axis=0)
-        weighted = (weight * cycles).sum(axis=0) / np.where(total > 0.0, total, 1.0)
-        phase_step = np.where(total > 0.0, weighted, cycles.mean(axis=0))
-        end[rows] = raw[rows] + phase_step * self.durations[:, None]
-        self.phase = (self.phase + phase_step) % 1.0
+        step = synced_rate(weights[rows], travel[rows] / self.durations[:, None])  # phase per frame
+        end[rows] = start[rows] + step * self.durations[:, None]
+        self.phase = (self.phase + step) % 1.0
 
-    def lock(self, raw: FloatArray) -> None:
-        """Set the members' raw times ``raw`` ``(A, C)`` exactly to the group phase (no drift)."""
-        raw[self.rows] = self.phase * self.durations[:, None]
+    def lock(self) -> None:
+        """Set the members' raw times exactly to the group phase (no drift, no travel)."""
+        self._player.set_time(self.layers, self.phase * self.durations[:, None], fresh=False)
 
 
 class BlendSpace1D:
@@ -112,24 +111,14 @@ class BlendSpace1D:
     def set_parameter(self, value: Any, characters: Any = None, *, weight: Any = 1.0) -> BlendSpace1D:
         """Set the parameter (scalar or per selected character) and the members' weights.
 
-        The members' weights are written with :meth:`Action.set_effective_weight` and sum to
-        ``weight`` (scalar or per selected character): ramp it to fade the whole space in or out.
+        The members' weights are written with :meth:`Action.set_weight` and sum to ``weight``
+        (scalar or per selected character): ramp it to fade the whole space in or out.
         """
-        index = self._animator._select(characters)
+        index = self._animator.player.select(characters)
         v = np.broadcast_to(as_array(value, "value"), index.shape)
         scale = np.broadcast_to(as_array(weight, "weight"), index.shape)
-        count = len(self.actions)
-        weights = np.zeros((count, index.size))
-        if count == 1:
-            weights[0] = 1.0
-        else:
-            lo = np.clip(np.searchsorted(self.positions, v, side="right") - 1, 0, count - 2)
-            t = np.clip((v - self.positions[lo]) / (self.positions[lo + 1] - self.positions[lo]), 0.0, 1.0)
-            columns = np.arange(index.size)
-            weights[lo, columns] = 1.0 - t
-            weights[lo + 1, columns] += t
-        weights *= scale
+        weights = linear_weights(self.positions, v).T * scale  # (P, K)
         self.weights[:, index] = weights
         for action, w in zip(self.actions, weights, strict=True):  # loop over points
-            action.set_effective_weight(w, index)
+            action.set_weight(w, index)
         return self

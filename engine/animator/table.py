@@ -1,10 +1,10 @@
 """The animator's playback state: one typed table of arrays, one row per action, one column per character.
 
-Every per-character quantity of every action is a named field shaped ``(A, C)``; the per-action
-constants (loop mode, clip duration) are ``(A,)``. Fades and warps are the same thing, a linear
-ramp of one value over the animator's clock, so both are a :class:`Ramp`. Nothing here knows
-about clips or poses: :mod:`engine.animator.action` reads and writes rows, the frame
-(:mod:`engine.animator.animator`) advances whole columns at once.
+Every per-character quantity of every action is a named field shaped ``(A, C)``; each action's
+clip time lives in its player layer (``rows``: the layer of each action). Fades and warps are the
+same thing, a linear ramp of one value over the player's clock, so both are a :class:`Ramp`.
+Nothing here knows about clips or poses: an :class:`~engine.animator.action.Action` is a view of
+one row, the frame (:mod:`engine.animator.animator`) advances whole columns at once.
 """
 
 from __future__ import annotations
@@ -13,11 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from engine.math._checks import FloatArray, IntArray
-
-BoolArray = npt.NDArray[np.bool_]
+from engine.math._checks import BoolArray, FloatArray, IntArray
 
 
 def _grown(array: np.ndarray, value: float | bool) -> np.ndarray:
@@ -95,10 +92,10 @@ class ActionTable:
 
     Attributes
     ----------
-    raw
-        Raw time (:mod:`engine.anim.events`): the clip time before the loop mode maps it.
+    rows
+        ``(A,)`` the player layer of each action.
     speed
-        Playback speed; negative plays backwards. A warp ramps it (:attr:`warp`).
+        Playback speed; negative plays backwards. A warp ramps it (:attr:`warping`).
     weight
         The user's weight, before fades.
     fade
@@ -107,27 +104,20 @@ class ActionTable:
         Effective weight of the last frame.
     enabled, paused, finished
         Playing (possibly paused); time frozen; a :attr:`Loop.ONCE` action reached its end.
-    fresh
-        The next frame counts markers at its start time too (after play, reset, set_time).
     fading, warping
         The ramps of the fade factor and of the speed.
-    loops, durations
-        Per action ``(A,)``: loop mode (:class:`~engine.anim.events.Loop`) and clip duration.
     """
 
-    raw: FloatArray
+    rows: IntArray
     speed: FloatArray
     weight: FloatArray
     fade: FloatArray
     effective: FloatArray
     enabled: BoolArray
     paused: BoolArray
-    fresh: BoolArray
     finished: BoolArray
     fading: Ramp
     warping: Ramp
-    loops: IntArray
-    durations: FloatArray
 
     @classmethod
     def empty(cls, characters: int) -> ActionTable:
@@ -140,35 +130,29 @@ class ActionTable:
             return np.zeros((0, characters), dtype=bool)
 
         return cls(
-            raw=floats(),
+            rows=np.zeros(0, dtype=np.intp),
             speed=floats(),
             weight=floats(),
             fade=floats(),
             effective=floats(),
             enabled=flags(),
             paused=flags(),
-            fresh=flags(),
             finished=flags(),
             fading=Ramp.empty(characters),
             warping=Ramp.empty(characters),
-            loops=np.zeros(0, dtype=np.intp),
-            durations=np.zeros(0),
         )
 
-    def grow(self, loop: int, duration: float) -> int:
-        """Append a stopped action at time 0, speed, weight and fade 1; return its row."""
-        row = self.raw.shape[0]
-        self.raw = _grown(self.raw, 0.0)
+    def grow(self, layer: int) -> int:
+        """Append a stopped action playing player layer ``layer`` at speed, weight and fade 1; return its row."""
+        row = self.rows.shape[0]
+        self.rows = np.append(self.rows, int(layer))
         self.speed = _grown(self.speed, 1.0)
         self.weight = _grown(self.weight, 1.0)
         self.fade = _grown(self.fade, 1.0)
         self.effective = _grown(self.effective, 0.0)
         self.enabled = _grown(self.enabled, False)
         self.paused = _grown(self.paused, False)
-        self.fresh = _grown(self.fresh, True)
         self.finished = _grown(self.finished, False)
         self.fading.grow()
         self.warping.grow()
-        self.loops = np.append(self.loops, int(loop))
-        self.durations = np.append(self.durations, float(duration))
         return row

@@ -5,9 +5,10 @@ One character at a time, everything in that character's scratch rows (a few kilo
 1. per weighted layer: the segment from the cursor (:func:`find_segment`), the rest pose copied
    into the layer's rows, then every group of the clip evaluated over its channels (loops over
    channels that the compiler turns into SIMD), exactly as :mod:`engine.anim.sampling` does;
-2. blend over the layers, joint-wise (SIMD over joints): sign alignment to the first weighted
-   layer, weighted sums, the rest pose below the threshold, normalisation (as
-   :func:`~engine.anim.blending.blend`);
+2. blend over the layers, joint-wise (SIMD over joints): each layer's weight times its joint
+   mask times, for every override covering it, ``1 - W·M_j`` (the override's weight and mask:
+   :mod:`engine.backend.frame`), then sign alignment to the first weighted layer, weighted sums,
+   the rest pose below the threshold, normalisation (as :func:`~engine.anim.blending.blend`);
 3. down the joints in order: ``T·R·S``, ``model = model[parent] @ local``, ``palette = model @
    inverse_bind`` written column-major (the GLSL ``mat4`` layout of :func:`engine.math.gl_pack`).
 
@@ -50,7 +51,8 @@ _ACC = 0  # blended t (3), q (4), s (3); total weight; reference rotation (4); "
 _VALUE = 16  # one group's values (4 rows) and a slerp group's arc, arc², sine, cosine (4 rows)
 _LOCAL = 24  # local matrix rows 0..2 (12)
 _POSE = 36  # one layer's sampled pose: t (3), q (4), s (3)
-SCRATCH_ROWS = 46
+_WEIGHT = 46  # one layer's weight per joint: weight × mask × the overrides' complements
+SCRATCH_ROWS = 47
 MODEL_FLOATS = 12  # per joint: model matrix rows 0..2, joint-major (the parent is read back)
 
 
@@ -96,27 +98,20 @@ def find_segment(timeline: Any, first: Any, count: Any, t: Any, k: Any) -> Any:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _character(
-    c: Any,
-    layers: Any,
-    masks: Any,
-    threshold: Any,
-    bank: Any,
-    work: Any,
-    model: Any,
-    local: Any,
-    palette: Any,
-    model_out: Any,
-    blend: Any,
-    compose: Any,
-) -> Any:
+def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: Any, compose: Any) -> Any:
     """One character: blend its layers (or read ``local``), then compose (or write ``local``).
+
+    ``inputs`` = (layers, masks, overrides, threshold, bank), ``outputs`` = (local, palette, model_out).
 
     ``work`` is this block's scratch ``(SCRATCH_ROWS, J)``. With ``blend`` every weighted layer
     is sampled and blended; without it the local pose is read from ``local``. With ``compose``
     the model matrices and the palette (and ``model_out`` when it has rows) are written; without
     it the local pose is written to ``local``. Returns 1 (nothing written) when a time is not
-    finite or a weight negative or not finite, else 0.
+    finite, a weight negative or not finite, or an override weight outside ``[0, 1]``, else 0.
+
+    ``overrides`` = (masks ``(G, J)``, spans ``(G, 2)`` int64: the layers ``[start, stop)`` each
+    override covers, weights ``(G, C)``): a covered layer weighs ``1 - W·M_j`` of itself at joint
+    ``j`` (``G`` may be 0).
 
     ``local`` (three ``(C, J, width)`` arrays), ``palette`` ``(C, J, 4, 4)`` (``palette[c, j, k]``
     is column ``k`` of the matrix: column-major) and ``model_out`` ``(C, J, 4, 4)`` may be strided
@@ -125,7 +120,10 @@ def _character(
     Flat indices into the table are unsigned on purpose: numba wraps negative signed indices
     around (a select per access), which keeps these loops from vectorising.
     """
+    layers, masks, overrides, threshold, bank = inputs
+    local, palette, model_out = outputs
     clip_ids, times, weights, cursors = layers
+    override_masks, override_spans, override_weights = overrides
     parents, rest, inverse_bind, timelines, inverse_intervals, timeline_starts = bank[:6]
     table, table_starts, row_sizes, groups, group_starts, targets, affine = bank[6:]
     translations, rotations, scales = local
@@ -136,6 +134,10 @@ def _character(
         for layer in range(clip_ids.shape[0]):
             w = weights[layer, c]
             if not (w >= 0.0 and w < math.inf and math.isfinite(times[layer, c])):
+                return 1
+        for g in range(override_spans.shape[0]):
+            w = override_weights[g, c]
+            if not (w >= 0.0 and w <= 1.0):
                 return 1
         fresh = True  # the first weighted layer writes the sums, later ones add to them
         for layer in range(clip_ids.shape[0]):
@@ -215,9 +217,16 @@ def _character(
                             work[_POSE + component + e, targets[at + i]] = work[_VALUE + e, i]
             # --- blend the layer in, joint by joint; rotations aligned to the first weighted layer's
             # hemisphere (the reference rows hold the first layer's rotation until a weighted one comes)
+            for j in range(n):
+                work[_WEIGHT, j] = layer_weight * masks[layer, j]
+            for g in range(override_spans.shape[0]):  # the overrides covering this layer (usually none)
+                overriding = override_weights[g, c]
+                if overriding > 0.0 and override_spans[g, 0] <= layer < override_spans[g, 1]:
+                    for j in range(n):
+                        work[_WEIGHT, j] *= 1.0 - overriding * override_masks[g, j]
             if fresh:
                 for j in range(n):
-                    w = layer_weight * masks[layer, j]
+                    w = work[_WEIGHT, j]
                     work[total, j] = w
                     work[referenced, j] = w
                     for e in range(10):
@@ -226,7 +235,7 @@ def _character(
                         work[reference + e, j] = work[_POSE + 3 + e, j]
             else:
                 for j in range(n):
-                    w = layer_weight * masks[layer, j]
+                    w = work[_WEIGHT, j]
                     x, y, z, q = work[_POSE + 3, j], work[_POSE + 4, j], work[_POSE + 5, j], work[_POSE + 6, j]
                     r0, r1 = work[reference, j], work[reference + 1, j]
                     r2, r3 = work[reference + 2, j], work[reference + 3, j]
@@ -367,31 +376,12 @@ def _character(
                 palette[uc, uj, uk, _1] = m10 * b0 + m11 * b1 + m12 * b2 + m13 * b3
                 palette[uc, uj, uk, _2] = m20 * b0 + m21 * b1 + m22 * b2 + m23 * b3
                 palette[uc, uj, uk, _3] = b3
-        if model_out.shape[0]:
-            model_out[c, j, 0, 0], model_out[c, j, 0, 1], model_out[c, j, 0, 2], model_out[c, j, 0, 3] = (
-                m00,
-                m01,
-                m02,
-                m03,
-            )
-            model_out[c, j, 1, 0], model_out[c, j, 1, 1], model_out[c, j, 1, 2], model_out[c, j, 1, 3] = (
-                m10,
-                m11,
-                m12,
-                m13,
-            )
-            model_out[c, j, 2, 0], model_out[c, j, 2, 1], model_out[c, j, 2, 2], model_out[c, j, 2, 3] = (
-                m20,
-                m21,
-                m22,
-                m23,
-            )
-            model_out[c, j, 3, 0], model_out[c, j, 3, 1], model_out[c, j, 3, 2], model_out[c, j, 3, 3] = (
-                0.0,
-                0.0,
-                0.0,
-                1.0,
-            )
+        if model_out.shape[0]:  # rows 0..2 as composed above (model[o ...]), then 0 0 0 1
+            for e in range(12):
+                model_out[c, j, e // 4, e % 4] = model[o + np.uint64(e)]
+            for e in range(3):
+                model_out[c, j, 3, e] = 0.0
+            model_out[c, j, 3, 3] = 1.0
     return 0
 
 
@@ -399,19 +389,7 @@ def _character(
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def run_serial(
-    characters: Any,
-    layers: Any,
-    masks: Any,
-    threshold: Any,
-    bank: Any,
-    scratch: Any,
-    local: Any,
-    palette: Any,
-    model_out: Any,
-    blend: Any,
-    compose: Any,
-) -> Any:
+def run_serial(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, compose: Any) -> Any:
     """:func:`_character` for every index in ``characters``; returns how many were skipped (bad input).
 
     ``scratch`` = (work ``(B, SCRATCH_ROWS, J)``, model ``(B, MODEL_FLOATS · J)``) float64 for
@@ -420,9 +398,7 @@ def run_serial(
     work, model = scratch[0][0], scratch[1][0]
     skipped = 0
     for i in range(characters.size):
-        skipped += _character(
-            characters[i], layers, masks, threshold, bank, work, model, local, palette, model_out, blend, compose
-        )
+        skipped += _character(characters[i], inputs, work, model, outputs, blend, compose)
     return skipped
 
 
@@ -431,6 +407,7 @@ def run_parallel(
     characters: Any,
     layers: Any,
     masks: Any,
+    overrides: Any,
     threshold: Any,
     bank: Any,
     scratch: Any,
@@ -440,16 +417,19 @@ def run_parallel(
     blend: Any,
     compose: Any,
 ) -> Any:
-    """:func:`run_serial` with one contiguous block of characters per scratch block, blocks in parallel."""
+    """:func:`run_serial` with one contiguous block of characters per scratch block, blocks in parallel.
+
+    The arguments come one by one (a parallel loop's body takes no tuple of tuples): the inputs
+    and outputs are packed for :func:`_character` inside the loop.
+    """
     blocks = scratch[0].shape[0]
     count = characters.size
     skipped = 0
     for b in prange(blocks):
         work, model = scratch[0][b], scratch[1][b]
+        inputs, outputs = (layers, masks, overrides, threshold, bank), (local, palette, model_out)
         for i in range(b * count // blocks, (b + 1) * count // blocks):
-            skipped += _character(
-                characters[i], layers, masks, threshold, bank, work, model, local, palette, model_out, blend, compose
-            )
+            skipped += _character(characters[i], inputs, work, model, outputs, blend, compose)
     return skipped
 
 
@@ -458,30 +438,23 @@ def max_threads() -> int:
     return int(config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
 
 
-def run(
-    characters: Any,
-    layers: Any,
-    masks: Any,
-    threshold: Any,
-    bank: Any,
-    scratch: Any,
-    local: Any,
-    palette: Any,
-    model_out: Any,
-    blend: Any,
-    compose: Any,
-    threads: Any,
-) -> Any:
-    """The serial driver, or the parallel one on ``threads`` threads (one scratch block each)."""
+def run(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, compose: Any, threads: Any) -> Any:
+    """The serial driver, or the parallel one on ``threads`` threads (one scratch block each).
+
+    ``inputs`` = (layers, masks, overrides, threshold, bank arrays) and ``outputs`` = (local,
+    palette, model_out), as :func:`_character` takes them.
+    """
     threads = min(threads, max_threads())
     if threads <= 1:
-        return run_serial(
-            characters, layers, masks, threshold, bank, scratch, local, palette, model_out, blend, compose
-        )
+        return run_serial(characters, inputs, scratch, outputs, blend, compose)
     if get_num_threads() != threads:
         set_num_threads(threads)
     blocks = (scratch[0][:threads], scratch[1][:threads])
-    return run_parallel(characters, layers, masks, threshold, bank, blocks, local, palette, model_out, blend, compose)
+    layers, masks, overrides, threshold, bank = inputs
+    local, palette, model_out = outputs
+    return run_parallel(
+        characters, layers, masks, overrides, threshold, bank, blocks, local, palette, model_out, blend, compose
+    )
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -1,28 +1,34 @@
-"""The frame jobs on batch-innermost buffers: the :class:`~engine.animator.Animator`'s fused path.
+"""The frame jobs on batch-innermost buffers: the :class:`~engine.player.Player`'s compiled path.
 
-The crowd jobs of :mod:`engine.backend.frame` read and write character-major arrays; an Animator
+The crowd jobs of :mod:`engine.backend.frame` read and write character-major arrays; a player
 keeps its frame in the batch-innermost buffers of :mod:`engine.anim.layout` instead
 (:class:`~engine.anim.layout.PoseBuffer`, :class:`~engine.anim.layout.MatrixBuffer`), which its
 post-blend stages (IK) read and edit. A :class:`BufferFrame` binds a
-:class:`~engine.backend.frame.FrameState` to such a set of buffers: the compiled kernels take
+:class:`~engine.backend.state.FrameState` to such a set of buffers: the compiled kernels take
 them as strided views (no copy, no transposition pass), the numpy backend runs the batched jobs
 of :mod:`engine.anim` on them.
 
 - :meth:`BufferFrame.sample_blend`: every layer sampled and blended into the pose buffer;
 - :meth:`BufferFrame.finalize`: the pose buffer to the model matrices and the palette (row-major
   in :class:`~engine.anim.layout.MatrixBuffer` order, float64, as
-  :func:`~engine.anim.skinning.skinning_palette` writes it).
+  :func:`~engine.anim.skinning.skinning_palette` writes it), or the palette into a caller's
+  float32 upload array (column-major records, as :func:`~engine.backend.frame.evaluate_frame`).
+
+Both take ``characters`` (an index array): only those are written (animation LOD).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from engine.anim.blending import REST_THRESHOLD
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.backend import _reference
-from engine.backend.frame import FrameState, _check_threshold, _first_bad, _per_layer, _threads_for
-from engine.backend.select import kernels, resolve
+from engine.backend.frame import check_threshold, run, threads_for
+from engine.backend.select import resolve
+from engine.backend.state import FrameState
 from engine.errors import InvalidInputError
 
 
@@ -32,7 +38,7 @@ class BufferFrame:
     Parameters
     ----------
     state
-        Layers, clips, masks and cursors of ``C`` characters.
+        Layers, clips, masks, overrides and cursors of ``C`` characters.
     pose, model, palette
         The local pose ``(C, J)``, the model matrices and the skinning palette ``(C, J)``; the
         jobs write them in place.
@@ -50,7 +56,8 @@ class BufferFrame:
         self.state, self.pose, self.model, self.palette = state, pose, model, palette
         # the kernels' (C, J, ...) views of the buffers: local[c, j, e], model[c, j, row, column],
         # palette[c, j, column, row] (the kernels write palettes column-major)
-        self._local_views = tuple(array.transpose(2, 1, 0) for array in pose.arrays())
+        t, r, sc = (array.transpose(2, 1, 0) for array in pose.arrays())
+        self._local_views = (t, r, sc)
         self._model_view = model.entries.transpose(3, 2, 0, 1)
         self._palette_view = palette.entries.transpose(3, 2, 1, 0)
         self._workspace = Workspace()
@@ -59,61 +66,107 @@ class BufferFrame:
         return f"BufferFrame({self.state!r})"
 
     def sample_blend(
-        self, times: Any, weights: Any, *, threshold: float = REST_THRESHOLD, backend: str | None = None
+        self,
+        times: Any,
+        weights: Any,
+        *,
+        override_weights: Any = None,
+        characters: Any = None,
+        threshold: float = REST_THRESHOLD,
+        backend: str | None = None,
     ) -> PoseBuffer:
         """Sample every weighted layer at ``times`` ``(L, C)`` and blend with ``weights`` ``(L, C)`` into :attr:`pose`.
 
-        The blend of :func:`~engine.anim.blending.blend` (layers of weight 0 are not sampled);
-        cursors are updated. Returns :attr:`pose`.
+        The blend of :func:`~engine.backend.frame.sample_blend` (layers of weight 0 are not
+        sampled; ``override_weights`` ``(G, C)``); cursors are updated. Returns :attr:`pose`.
 
         Raises
         ------
         InvalidInputError
-            A time that is not finite or a weight that is negative or not finite.
+            A time that is not finite, a weight that is negative or not finite, an override
+            weight outside ``[0, 1]``.
         """
         state = self.state
-        times, weights = _per_layer(times, state, "times"), _per_layer(weights, state, "weights")
-        threshold = _check_threshold(threshold)
-        everyone = state.everyone
+        times, weights = state.per_layer(times, "times"), state.per_layer(weights, "weights")
+        override_weights = state.per_override(override_weights)
+        threshold = check_threshold(threshold)
+        chosen = state.select(characters)
         if resolve(backend) == "numpy":
-            problem = _first_bad(times, weights, everyone)
+            problem = state.first_bad(times, weights, override_weights, chosen)
             if problem is not None:
                 raise InvalidInputError(problem)
-            args = (state.bank, state._clip_ids, state._masks, state.cursors, times, weights, everyone, threshold)
-            self.pose.assign(_reference.local_pose(*args, state._workspace))
+            pose = PoseBuffer.from_pose(
+                _reference.local_pose(state, times, weights, override_weights, chosen, threshold)
+            )
+            for mine, theirs in zip(self.pose.arrays(), pose.arrays(), strict=True):
+                mine[..., chosen] = theirs
             return self.pose
-        self._run(times, weights, threshold, blend=True, compose=False)
+        workers = threads_for(state, None, chosen.size)
+        run(
+            state,
+            chosen,
+            times,
+            weights,
+            override_weights,
+            threshold,
+            self._local_views,
+            state.no_palette,
+            state.no_model,
+            True,
+            False,
+            workers,
+        )
         return self.pose
 
-    def finalize(self, *, backend: str | None = None) -> MatrixBuffer:
-        """Model matrices into :attr:`model` and the skinning palette into :attr:`palette`, from :attr:`pose`.
+    def finalize(
+        self, *, records: np.ndarray | None = None, characters: Any = None, backend: str | None = None
+    ) -> MatrixBuffer:
+        """Model matrices into :attr:`model` and the palette from :attr:`pose`; returns :attr:`palette`.
 
-        Returns :attr:`palette`.
+        With ``records`` (a writable ``(C, J, 4, 4)`` float32 or float64 array) the palette goes
+        there instead, each matrix column-major (the upload layout of
+        :func:`~engine.backend.frame.evaluate_frame`), and :attr:`palette` is left as it was.
         """
+        state = self.state
+        chosen = state.select(characters)
+        shape = (state.num_characters, state.bank.num_joints, 4, 4)
+        if records is not None and (
+            not isinstance(records, np.ndarray)
+            or records.shape != shape
+            or records.dtype not in (np.float32, np.float64)
+        ):
+            raise InvalidInputError(f"records must be a float32 or float64 array shaped {shape}, got {records!r}")
         if resolve(backend) == "numpy":
-            _reference.buffer_matrices(self.state.bank, self.pose, self.model, self.palette, self._workspace)
+            if chosen is state.everyone and records is None:
+                _reference.buffer_matrices(state, self.pose, self.model, self.palette, self._workspace)
+            else:
+                self._numpy_subset(chosen, records)
             return self.palette
-        no_layers = self.state._no_layers
-        self._run(no_layers, no_layers, 1.0, blend=False, compose=True)
+        palette = self._palette_view if records is None else records
+        empty = state.no_layers
+        run(
+            state,
+            chosen,
+            empty,
+            empty,
+            state.no_overrides,
+            1.0,
+            self._local_views,
+            palette,
+            self._model_view,
+            False,
+            True,
+            threads_for(state, None, chosen.size),
+        )
         return self.palette
 
-    def _run(self, times: Any, weights: Any, threshold: float, *, blend: bool, compose: bool) -> None:
-        state = self.state
-        everyone = state.everyone
-        layers = (state._clip_ids, times, weights, state.cursors)
-        skipped = kernels().run(
-            everyone,
-            layers,
-            state._masks,
-            threshold,
-            state.bank.arrays,
-            state.scratch(),
-            self._local_views,
-            self._palette_view,
-            self._model_view,
-            blend,
-            compose,
-            _threads_for(state, None, everyone.size),
-        )
-        if skipped:
-            raise InvalidInputError(_first_bad(times, weights, everyone) or f"{skipped} characters had bad input")
+    def _numpy_subset(self, chosen: Any, records: np.ndarray | None) -> None:
+        """The numpy jobs for some characters (or into ``records``): gathered, composed, scattered."""
+        local = self.pose.to_pose()
+        with_rows = type(local)(*(array[chosen] for array in local.arrays()))
+        model, palette = _reference.model_and_palette(self.state, with_rows)
+        self._model_view[chosen] = model
+        if records is None:
+            self._palette_view[chosen] = np.swapaxes(palette, -1, -2)
+        else:
+            records[chosen] = np.swapaxes(palette, -1, -2)

@@ -1,10 +1,11 @@
 """The per-frame jobs of a crowd: sample + blend + local→model + palette, on either backend.
 
-A frame of ``C`` characters plays ``L`` layers: layer ``l`` of character ``c`` plays clip
-``state.clip_ids[l, c]`` of a :class:`~engine.backend.bank.ClipBank` at ``times[l, c]`` seconds
-with weight ``weights[l, c]`` (and a per-joint ``mask`` per layer). The blend is
-:func:`engine.anim.blending.blend`'s (sign alignment to the first weighted layer, the rest pose
-below ``threshold``); a layer with weight 0 is not sampled at all.
+A frame of ``C`` characters plays the ``L`` layers of a :class:`~engine.backend.state.FrameState`:
+layer ``l`` of character ``c`` plays clip ``state.clip_ids[l, c]`` at ``times[l, c]`` seconds
+with weight ``weights[l, c]`` (times the layer's joint mask and the complements of the overrides
+covering it, at ``override_weights``). The blend is :func:`engine.anim.blending.blend`'s (sign
+alignment to the first weighted layer, the rest pose below ``threshold``); a layer with weight 0
+is not sampled at all.
 
 Three jobs, each with the same signature on both backends (:mod:`engine.backend.select`):
 
@@ -25,199 +26,29 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from engine.anim.blending import REST_THRESHOLD
 from engine.anim.pose import Pose
 from engine.backend import _reference
-from engine.backend.bank import ClipBank
-from engine.backend.select import default_threads, kernels, resolve
-from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, as_array
-
-Int64Array = npt.NDArray[np.int64]
-_NO_MODEL = np.zeros((0, 0, 4, 4))
+from engine.backend.select import kernels, resolve
+from engine.backend.state import FrameState, Int64Array, check_threads
+from engine.errors import InvalidInputError
+from engine.math._checks import FloatArray
 
 
-class FrameState:
-    """Per-crowd state of the frame jobs: which clip each layer plays, masks, cursors, scratch.
-
-    Parameters
-    ----------
-    bank
-        The clips (and skeleton) the crowd plays.
-    layers
-        ``L``, the number of layers blended per character.
-    characters
-        ``C``, the number of characters.
-    threads
-        The most threads a call may use (default :func:`~engine.backend.select.default_threads`);
-        one scratch block of about ``470·J`` bytes each.
-
-    Attributes
-    ----------
-    clip_ids
-        ``(L, C)`` int64, read-only: the bank clip of each layer and character (all 0 at first);
-        change it with :meth:`play`.
-    masks
-        ``(L, J)`` float64, read-only: per-joint weight of each layer (all 1 at first); change it
-        with :meth:`set_mask`.
-    cursors
-        ``(L, C)`` int64: the merged-timeline segment each layer was last sampled in (ozz's
-        sampling context); the search for the next frame's segment starts there. Any value is
-        safe (it is clamped); :meth:`play` resets it.
-
-    Examples
-    --------
-    >>> from engine.procedural.mannequin import build_mannequin
-    >>> mannequin = build_mannequin()
-    >>> bank = ClipBank(mannequin.skeleton, [mannequin.clips["walk"], mannequin.clips["run"]])
-    >>> state = FrameState(bank, layers=2, characters=3).play(1, "run")
-    >>> palette = state.new_palette()
-    >>> times, weights = np.full((2, 3), 0.25), np.full((2, 3), 0.5)
-    >>> evaluate_frame(state, times, weights, out=palette).shape
-    (3, 25, 4, 4)
-    """
-
-    def __init__(self, bank: ClipBank, layers: int, characters: int, *, threads: int | None = None) -> None:
-        if not isinstance(bank, ClipBank):
-            raise InvalidInputError(f"bank must be a ClipBank, got {type(bank).__name__}")
-        if int(layers) < 1 or int(characters) < 1:
-            raise InvalidInputError(f"layers and characters must be at least 1, got {layers} and {characters}")
-        self.bank = bank
-        self.threads = default_threads() if threads is None else _check_threads(threads, "threads")
-        joints = bank.num_joints
-        self._clip_ids = np.zeros((int(layers), int(characters)), dtype=np.int64)
-        self._masks = np.ones((int(layers), joints))
-        self.cursors = np.zeros((int(layers), int(characters)), dtype=np.int64)
-        self.everyone: Int64Array = np.arange(int(characters), dtype=np.int64)
-        self.everyone.flags.writeable = False
-        self._scratch: tuple[FloatArray, FloatArray] | None = None
-        # stand-ins for the outputs a compiled call does not write (same types: no extra compilation)
-        self._no_local = (np.zeros((0, joints, 3)), np.zeros((0, joints, 4)), np.zeros((0, joints, 3)))
-        self._no_palette = np.zeros((0, joints, 4, 4), dtype=np.float32)
-        self._no_layers = np.zeros((int(layers), int(characters)))
-        self._workspace: dict[str, Any] = {}  # the numpy backend's buffers
-
-    @property
-    def num_layers(self) -> int:
-        """``L``."""
-        return self._clip_ids.shape[0]
-
-    @property
-    def num_characters(self) -> int:
-        """``C``."""
-        return self._clip_ids.shape[1]
-
-    @property
-    def clip_ids(self) -> Int64Array:
-        """``(L, C)`` bank clip of each layer and character (read-only view)."""
-        view = self._clip_ids.view()
-        view.flags.writeable = False
-        return view
-
-    @property
-    def masks(self) -> FloatArray:
-        """``(L, J)`` per-joint weight of each layer (read-only view)."""
-        view = self._masks.view()
-        view.flags.writeable = False
-        return view
-
-    def play(self, layer: int, clip: int | str, characters: Any = None) -> FrameState:
-        """Make ``layer`` play ``clip`` (bank index or name) for ``characters`` (default all); returns self."""
-        layer = self._layer(layer)
-        index = self.bank.index(clip) if isinstance(clip, str) else int(clip)
-        if not 0 <= index < self.bank.num_clips:
-            raise InvalidInputError(f"clip must be a name or an index below {self.bank.num_clips}, got {clip!r}")
-        chosen = self.everyone if characters is None else self._characters(characters)
-        self._clip_ids[layer, chosen] = index
-        self.cursors[layer, chosen] = 0
-        return self
-
-    def set_mask(self, layer: int, mask: Any) -> FrameState:
-        """Per-joint weights ``(J,)`` of ``layer`` (non-negative; ``None`` for all ones); returns self."""
-        layer = self._layer(layer)
-        if mask is None:
-            self._masks[layer] = 1.0
-            return self
-        values = as_array(mask, "mask")
-        if values.shape != (self.bank.num_joints,):
-            raise SkeletonMismatchError(f"mask must have shape ({self.bank.num_joints},), got {values.shape}")
-        if np.any(values < 0.0):
-            raise InvalidInputError(f"mask must be non-negative, got {values.min()} at joint {int(values.argmin())}")
-        self._masks[layer] = values
-        return self
-
-    def new_palette(self, dtype: Any = np.float32) -> np.ndarray:
-        """A zeroed palette buffer ``(C, J, 4, 4)`` for :func:`evaluate_frame` (float32 or float64)."""
-        dtype = np.dtype(dtype)
-        if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise InvalidInputError(f"dtype must be float32 or float64, got {dtype}")
-        return np.zeros((self.num_characters, self.bank.num_joints, 4, 4), dtype=dtype)
-
-    def scratch(self) -> tuple[FloatArray, FloatArray]:
-        """The compiled kernels' scratch, one block per thread (allocated on first use)."""
-        if self._scratch is None:
-            module = kernels()
-            joints, blocks = self.bank.num_joints, self.threads
-            self._scratch = (
-                np.zeros((blocks, module.SCRATCH_ROWS, joints)),
-                np.zeros((blocks, module.MODEL_FLOATS * joints)),
-            )
-        return self._scratch
-
-    def _layer(self, layer: int) -> int:
-        if not 0 <= int(layer) < self.num_layers:
-            raise InvalidInputError(f"layer must be in [0, {self.num_layers}), got {layer}")
-        return int(layer)
-
-    def _characters(self, characters: Any) -> Int64Array:
-        if characters is None:
-            return self.everyone
-        chosen = np.asarray(characters)
-        if chosen.dtype != np.int64:
-            if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
-                raise InvalidInputError(f"characters must be integer indices, got {chosen.dtype}")
-            chosen = chosen.astype(np.int64)
-        if chosen.ndim != 1:
-            raise InvalidInputError(f"characters must be a 1-D index array, got shape {chosen.shape}")
-        if chosen.size and (chosen.min() < 0 or chosen.max() >= self.num_characters):
-            bad = chosen[(chosen < 0) | (chosen >= self.num_characters)][0]
-            raise InvalidInputError(f"characters must lie in [0, {self.num_characters}), got {bad}")
-        return np.ascontiguousarray(chosen)
-
-    def __repr__(self) -> str:
-        return f"FrameState({self.num_layers} layers, {self.num_characters} characters, {self.threads} threads)"
+def threads_for(state: FrameState, threads: Any, count: int) -> int:
+    """Threads for ``count`` characters: a thread only for every 32 (waking threads costs more)."""
+    wanted = state.threads if threads is None else check_threads(threads, "threads")
+    if wanted > state.threads:
+        raise InvalidInputError(f"threads must be at most the state's {state.threads}, got {wanted}")
+    return max(1, min(wanted, count // 32))
 
 
-def _check_threads(threads: Any, name: str) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise InvalidInputError(f"{name} must be a positive integer, got {threads!r}")
-    return int(threads)
-
-
-def _per_layer(values: Any, state: FrameState, name: str) -> FloatArray:
-    """``values`` as a C-ordered float64 ``(L, C)`` array (no copy when it already is one)."""
-    array = np.ascontiguousarray(values, dtype=np.float64)
-    expected = (state.num_layers, state.num_characters)
-    if array.shape != expected:
-        raise InvalidInputError(f"{name} must have shape (layers, characters) = {expected}, got {array.shape}")
-    return array
-
-
-def _first_bad(times: FloatArray, weights: FloatArray, characters: Int64Array) -> str | None:
-    """The first non-finite time or negative / non-finite weight among ``characters``, described."""
-    for name, values, ok in (
-        ("times", times, np.isfinite(times)),
-        ("weights", weights, np.isfinite(weights) & (weights >= 0.0)),
-    ):
-        bad = np.argwhere(~ok[:, characters])
-        if bad.size:
-            layer, column = (int(i) for i in bad[np.argsort(characters[bad[:, 1]], kind="stable")][0])
-            c = int(characters[column])
-            what = "finite seconds" if name == "times" else "finite and non-negative"
-            return f"{name}[{layer}, {c}] must be {what}, got {values[layer, c]}"
-    return None
+def check_threshold(threshold: float) -> float:
+    """A positive, finite rest threshold, else :class:`InvalidInputError`."""
+    if not (threshold > 0.0 and np.isfinite(threshold)):
+        raise InvalidInputError(f"threshold must be positive and finite, got {threshold}")
+    return float(threshold)
 
 
 def _check_out(out: Any, state: FrameState, name: str, dtypes: tuple[type, ...]) -> np.ndarray:
@@ -235,20 +66,6 @@ def _check_out(out: Any, state: FrameState, name: str, dtypes: tuple[type, ...])
     return out
 
 
-def _threads_for(state: FrameState, threads: Any, count: int) -> int:
-    """Threads for ``count`` characters: a thread only for every 32 (waking threads costs more)."""
-    wanted = state.threads if threads is None else _check_threads(threads, "threads")
-    if wanted > state.threads:
-        raise InvalidInputError(f"threads must be at most the state's {state.threads}, got {wanted}")
-    return max(1, min(wanted, count // 32))
-
-
-def _check_threshold(threshold: float) -> float:
-    if not (threshold > 0.0 and np.isfinite(threshold)):
-        raise InvalidInputError(f"threshold must be positive and finite, got {threshold}")
-    return float(threshold)
-
-
 def evaluate_frame(
     state: FrameState,
     times: Any,
@@ -256,6 +73,7 @@ def evaluate_frame(
     *,
     out: np.ndarray,
     model_out: FloatArray | None = None,
+    override_weights: Any = None,
     characters: Any = None,
     threshold: float = REST_THRESHOLD,
     threads: int | None = None,
@@ -266,7 +84,8 @@ def evaluate_frame(
     Parameters
     ----------
     state
-        The crowd's :class:`FrameState` (clips per layer, masks, cursors; cursors are updated).
+        The crowd's :class:`~engine.backend.state.FrameState` (clips per layer, masks,
+        overrides, cursors; cursors are updated).
     times, weights
         ``(L, C)`` seconds (used as given: looping is the caller's) and non-negative weights.
     out
@@ -276,6 +95,8 @@ def evaluate_frame(
     model_out
         Optional ``(C, J, 4, 4)`` float64 C-contiguous: the model matrices (row-major, as
         :func:`~engine.anim.local_to_model.model_from_pose` returns them).
+    override_weights
+        ``(G, C)`` weights in ``[0, 1]`` of the state's overrides (``None``: all 0).
     characters
         Optional index array: only these characters are evaluated (and their cursors moved).
     threshold
@@ -294,31 +115,22 @@ def evaluate_frame(
     ------
     InvalidInputError
         Arrays of the wrong shape, dtype or layout; characters out of range; a time that is not
-        finite or a weight that is negative or not finite (named ``times[l, c]``/``weights[l, c]``;
-        the other characters may have been written already).
+        finite, a weight that is negative or not finite, an override weight outside ``[0, 1]``
+        (named ``times[l, c]`` …; the other characters may have been written already).
     """
-    times, weights = _per_layer(times, state, "times"), _per_layer(weights, state, "weights")
+    times, weights = state.per_layer(times, "times"), state.per_layer(weights, "weights")
+    override_weights = state.per_override(override_weights)
     out = _check_out(out, state, "out", (np.float32, np.float64))
-    model = _NO_MODEL if model_out is None else _check_out(model_out, state, "model_out", (np.float64,))
-    chosen = state._characters(characters)
-    threshold = _check_threshold(threshold)
-    workers = _threads_for(state, threads, chosen.size)
+    model = state.no_model if model_out is None else _check_out(model_out, state, "model_out", (np.float64,))
+    chosen = state.select(characters)
+    threshold = check_threshold(threshold)
+    workers = threads_for(state, threads, chosen.size)
     if resolve(backend) == "numpy":
-        _numpy_checks(times, weights, chosen)
-        local = _reference.local_pose(
-            state.bank,
-            state._clip_ids,
-            state._masks,
-            state.cursors,
-            times,
-            weights,
-            chosen,
-            threshold,
-            state._workspace,
-        )
+        _numpy_checks(state, times, weights, override_weights, chosen)
+        local = _reference.local_pose(state, times, weights, override_weights, chosen, threshold)
         _write_matrices(state, local, chosen, out, model_out)
         return out
-    _run(state, chosen, times, weights, threshold, state._no_local, out, model, True, True, workers)
+    run(state, chosen, times, weights, override_weights, threshold, state.no_local, out, model, True, True, workers)
     return out
 
 
@@ -328,6 +140,7 @@ def sample_blend(
     weights: Any,
     *,
     out: Pose,
+    override_weights: Any = None,
     characters: Any = None,
     threshold: float = REST_THRESHOLD,
     threads: int | None = None,
@@ -339,31 +152,32 @@ def sample_blend(
     C-contiguous float64 arrays ``(C, J, 3)``, ``(C, J, 4)``, ``(C, J, 3)`` (rotations come out
     unit). Returns ``out``.
     """
-    times, weights = _per_layer(times, state, "times"), _per_layer(weights, state, "weights")
+    times, weights = state.per_layer(times, "times"), state.per_layer(weights, "weights")
+    override_weights = state.per_override(override_weights)
     local = _check_pose(out, state, "out")
-    chosen = state._characters(characters)
-    threshold = _check_threshold(threshold)
-    workers = _threads_for(state, threads, chosen.size)
+    chosen = state.select(characters)
+    threshold = check_threshold(threshold)
+    workers = threads_for(state, threads, chosen.size)
     if resolve(backend) == "numpy":
-        _numpy_checks(times, weights, chosen)
-        pose = _reference.local_pose(
-            state.bank,
-            state._clip_ids,
-            state._masks,
-            state.cursors,
-            times,
-            weights,
-            chosen,
-            threshold,
-            state._workspace,
-        )
-        out.translations[chosen], out.rotations[chosen], out.scales[chosen] = (
-            pose.translations,
-            pose.rotations,
-            pose.scales,
-        )
+        _numpy_checks(state, times, weights, override_weights, chosen)
+        pose = _reference.local_pose(state, times, weights, override_weights, chosen, threshold)
+        for mine, theirs in zip(out.arrays(), pose.arrays(), strict=True):
+            mine[chosen] = theirs
         return out
-    _run(state, chosen, times, weights, threshold, local, state._no_palette, _NO_MODEL, True, False, workers)
+    run(
+        state,
+        chosen,
+        times,
+        weights,
+        override_weights,
+        threshold,
+        local,
+        state.no_palette,
+        state.no_model,
+        True,
+        False,
+        workers,
+    )
     return out
 
 
@@ -384,14 +198,15 @@ def finalize(
     """
     arrays = _check_pose(local, state, "local")
     out = _check_out(out, state, "out", (np.float32, np.float64))
-    model = _NO_MODEL if model_out is None else _check_out(model_out, state, "model_out", (np.float64,))
-    chosen = state._characters(characters)
-    workers = _threads_for(state, threads, chosen.size)
+    model = state.no_model if model_out is None else _check_out(model_out, state, "model_out", (np.float64,))
+    chosen = state.select(characters)
+    workers = threads_for(state, threads, chosen.size)
     if resolve(backend) == "numpy":
         with_rows = Pose(local.translations[chosen], local.rotations[chosen], local.scales[chosen])
         _write_matrices(state, with_rows, chosen, out, model_out)
         return out
-    _run(state, chosen, state._no_layers, state._no_layers, 1.0, arrays, out, model, False, True, workers)
+    empty = state.no_layers
+    run(state, chosen, empty, empty, state.no_overrides, 1.0, arrays, out, model, False, True, workers)
     return out
 
 
@@ -399,7 +214,7 @@ def _check_pose(pose: Any, state: FrameState, name: str) -> tuple[FloatArray, Fl
     if not isinstance(pose, Pose):
         raise InvalidInputError(f"{name} must be a Pose, got {type(pose).__name__}")
     shape = (state.num_characters, state.bank.num_joints)
-    arrays = (pose.translations, pose.rotations, pose.scales)
+    arrays = pose.arrays()
     for field, array, width in zip(("translations", "rotations", "scales"), arrays, (3, 4, 3), strict=True):
         if array.shape != (*shape, width) or not array.flags.c_contiguous or not array.flags.writeable:
             raise InvalidInputError(
@@ -409,14 +224,16 @@ def _check_pose(pose: Any, state: FrameState, name: str) -> tuple[FloatArray, Fl
     return arrays
 
 
-def _numpy_checks(times: FloatArray, weights: FloatArray, chosen: Int64Array) -> None:
-    problem = _first_bad(times, weights, chosen)
+def _numpy_checks(
+    state: FrameState, times: FloatArray, weights: FloatArray, override_weights: FloatArray, chosen: Int64Array
+) -> None:
+    problem = state.first_bad(times, weights, override_weights, chosen)
     if problem is not None:
         raise InvalidInputError(problem)
 
 
 def _write_matrices(state: FrameState, local: Pose, chosen: Int64Array, out: np.ndarray, model_out: Any) -> None:
-    model, palette = _reference.model_and_palette(state.bank, local, state._workspace)
+    model, palette = _reference.model_and_palette(state, local)
     if chosen is state.everyone:
         np.copyto(out, np.swapaxes(palette, -1, -2))  # column-major per matrix, cast to out's dtype
         if model_out is not None:
@@ -427,11 +244,12 @@ def _write_matrices(state: FrameState, local: Pose, chosen: Int64Array, out: np.
         model_out[chosen] = model
 
 
-def _run(
+def run(
     state: FrameState,
     chosen: Int64Array,
     times: FloatArray,
     weights: FloatArray,
+    override_weights: FloatArray,
     threshold: float,
     local: tuple[FloatArray, FloatArray, FloatArray],
     palette: np.ndarray,
@@ -441,21 +259,10 @@ def _run(
     threads: int,
 ) -> None:
     """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input."""
-    module = kernels()
-    layers = (state._clip_ids, times, weights, state.cursors)
-    skipped = module.run(
-        chosen,
-        layers,
-        state._masks,
-        threshold,
-        state.bank.arrays,
-        state.scratch(),
-        local,
-        palette,
-        model,
-        blend,
-        compose,
-        threads,
-    )
+    layers, masks, overrides = state.kernel_inputs(times, weights, override_weights)
+    inputs = (layers, masks, overrides, threshold, state.bank.arrays)
+    skipped = kernels().run(chosen, inputs, state.scratch(), (local, palette, model), blend, compose, threads)
     if skipped:
-        raise InvalidInputError(_first_bad(times, weights, chosen) or f"{skipped} characters had bad input")
+        raise InvalidInputError(
+            state.first_bad(times, weights, override_weights, chosen) or f"{skipped} characters had bad input"
+        )

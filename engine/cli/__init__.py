@@ -2,9 +2,11 @@
 
 Each subcommand module (:mod:`~engine.cli.inspect`, :mod:`~engine.cli.evaluate`,
 :mod:`~engine.cli.convert`, :mod:`~engine.cli.retarget`, :mod:`~engine.cli.make_mannequin`,
-:mod:`~engine.cli.graph`, :mod:`~engine.cli.mm`) has ``add_parser(subcommands)``, which adds its parser and sets ``run``
+:mod:`~engine.cli.graph`, :mod:`~engine.cli.mm`, :mod:`~engine.cli.compress`, :mod:`~engine.cli.decompress`,
+:mod:`~engine.cli.build`) has ``add_parser(subcommands)``, which adds its parser and sets ``run``
 as the handler; the computations live in the library (``engine.io``, ``engine.anim``,
-``engine.procedural``, ``engine.graph``, ``engine.motion_matching``). Errors
+``engine.procedural``, ``engine.graph``, ``engine.motion_matching``, ``engine.compress``,
+``engine.pipeline``). Errors
 Ossa raises on purpose print as one line, ``ossa COMMAND: error: …``, with exit status 2 (as
 argparse does for bad arguments); Ossa warnings print as ``ossa COMMAND: warning: …``.
 """
@@ -18,13 +20,13 @@ from collections.abc import Callable, Sequence
 
 import engine
 from engine.backend import backend_description
-from engine.cli import convert, evaluate, graph, inspect, make_mannequin, mm, retarget
+from engine.cli import build, compress, convert, decompress, evaluate, graph, inspect, make_mannequin, mm, retarget
 from engine.errors import OssaError, OssaWarning
 
 Handler = Callable[[argparse.Namespace], int]
 
 #: The subcommand modules, in the order ``ossa --help`` lists them.
-COMMANDS = (inspect, evaluate, convert, retarget, make_mannequin, graph, mm)
+COMMANDS = (inspect, evaluate, convert, retarget, make_mannequin, graph, mm, compress, decompress, build)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.options import add_clips, add_scale, is_bvh, refuse_scale_for_gltf
+from engine.compress import is_library, load_library
+from engine.compress.report import summarize_library
+from engine.errors import InvalidInputError
 from engine.io.build import load_gltf
 from engine.io.bvh import load_bvh
 from engine.io.clip_files import refuse_clips_for_bvh
@@ -19,9 +22,10 @@ def add_parser(subcommands: Any) -> None:
     """Add ``inspect``."""
     parser = subcommands.add_parser(
         "inspect",
-        help="summarise a glTF/GLB/VRM file (scenes, nodes, skins, meshes, clips, extensions, warnings) or a BVH take",
+        help="summarise a glTF/GLB/VRM file (scenes, nodes, skins, meshes, clips, extensions, warnings), a BVH take "
+        "or a clip library",
     )
-    parser.add_argument("model", type=Path, help="a .gltf, .glb, .vrm or .bvh file")
+    parser.add_argument("model", type=Path, help="a .gltf, .glb, .vrm, .bvh or .ossalib file")
     add_scale(parser, "a .bvh MODEL")
     add_clips(parser, "MODEL")
     parser.set_defaults(handler=run)
@@ -29,6 +33,11 @@ def add_parser(subcommands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the summary of ``args.model``."""
+    if is_library(args.model):  # a clip library (ossa compress / ossa build): its own summary
+        if args.scale is not None or args.clips:
+            raise InvalidInputError(f"--scale and --clips apply to model files; {args.model.name} is a clip library")
+        print(summarize_library(load_library(args.model), args.model))
+        return 0
     refuse_clips_for_bvh(args.model, args.clips)
     if is_bvh(args.model):
         print(summarize_bvh(load_bvh(args.model, scale=args.scale), args.model))

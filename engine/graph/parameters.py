@@ -6,13 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from engine.errors import InvalidInputError
 from engine.graph.definition import Parameter
-from engine.math._checks import FloatArray, IntArray, as_array
-
-BoolArray = npt.NDArray[np.bool_]
+from engine.math._checks import BoolArray, FloatArray, IntArray, as_array
 
 
 class Parameters:
@@ -21,8 +18,9 @@ class Parameters:
     Floats live in ``floats`` ``(F, C)``, bools in ``bools`` ``(B, C)`` and triggers in
     ``triggers`` ``(T, C)``; ``index[name]`` is ``(kind, row)``. A trigger stays set until a
     transition that tests it fires (it is consumed for that character) or :meth:`reset_trigger`.
-    Floats are set through :meth:`set_float` only (the array is read-only): blend spaces keep
-    their weights in :attr:`cache` until a float changes (:attr:`version`).
+    Floats are set through :meth:`set_float` only (the array is read-only): each character's
+    :attr:`stamps` entry changes with its floats, so blend spaces recompute the weights of the
+    characters whose parameters changed only.
     """
 
     def __init__(self, specs: Mapping[str, Parameter], num_characters: int) -> None:
@@ -35,10 +33,10 @@ class Parameters:
             rows[spec.type].append(spec.default)
         self.floats: FloatArray = np.repeat(np.array(rows["float"], dtype=np.float64)[:, None], num_characters, axis=1)
         self.floats.flags.writeable = False
-        self.version = 0
-        """Counts the changes of float values (blend weights depend on nothing else)."""
-        self.cache: dict[int, tuple[int, FloatArray]] = {}
-        """Per blend node (by ``id``): the version its weights for all characters were computed at, and them."""
+        self.stamps = np.zeros(num_characters, dtype=np.int64)
+        """``(C,)`` per character, the count of float changes when its floats last changed (blend weights
+        depend on nothing else)."""
+        self._changes = 0
         self.bools: BoolArray = np.repeat(np.array(rows["bool"], dtype=bool)[:, None], num_characters, axis=1)
         self.triggers: BoolArray = np.zeros((len(rows["trigger"]), num_characters), dtype=bool)
         self._all = np.arange(num_characters)
@@ -72,7 +70,8 @@ class Parameters:
             self.floats[row, index] = values
         finally:
             self.floats.flags.writeable = False
-        self.version += 1
+        self._changes += 1
+        self.stamps[index] = self._changes
 
     def set_bool(self, name: str, value: Any, characters: Any = None) -> None:
         """Set bool parameter ``name`` (scalar or one value per selected character)."""

@@ -19,6 +19,7 @@ from engine.errors import DegenerateInputError, InvalidInputError
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
 
 #: Whether public functions scan for NaN/inf: per thread and per asyncio task (a context variable).
 _VALIDATE: contextvars.ContextVar[bool] = contextvars.ContextVar("ossa_validate", default=True)

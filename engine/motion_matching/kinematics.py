@@ -81,7 +81,7 @@ def model_velocities(
     pose
         Local pose ``(..., J)``.
     velocity
-        Its time derivative ``(..., J)`` (as :func:`~engine.anim.velocity.sample_velocity` gives).
+        Its time derivative ``(..., J)`` (as :func:`~engine.anim.clip_velocity.sample_velocity` gives).
     joints
         The joints wanted (``K`` indices), default all; only they and their ancestors are composed.
 

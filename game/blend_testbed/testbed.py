@@ -50,7 +50,7 @@ B                  bones;  R reset;  mouse drag orbit;  F12 screenshot;  Esc qui
 Engine functions exercised
 --------------------------
 :func:`engine.io.load_gltf`; :class:`engine.animator.Animator` (``action``, ``play``,
-``set_effective_weight``, ``stop``, ``crossfade_to`` with warp, ``set_mask``, ``sync_group``,
+``set_weight``, ``stop``, ``crossfade_to`` with warp, ``set_mask``, ``sync_group``,
 ``update``, additive actions); :func:`engine.anim.blending.blend`, ``slerp_chain`` and
 ``subtree_mask``; :func:`engine.anim.additive.apply_additive` and ``Pose.identity``;
 :func:`engine.anim.sampling.sample`; :func:`engine.anim.rootmotion.remove_planar`;
@@ -238,24 +238,24 @@ class Playback:
         """Every clip playing from its start: :attr:`start`'s at weight 1, the others (and the additive) at 0."""
         for actions in self.actions:
             for k, action in enumerate(actions):
-                action.reset().set_effective_weight(1.0 if k == self.start else 0.0)
+                action.reset().set_weight(1.0 if k == self.start else 0.0)
 
     def set_weight(self, row: int, weight: float) -> None:
         """Play clip ``row`` at user weight ``weight`` (no fade)."""
         for actions in self.actions:
-            actions[row].play().set_effective_weight(weight)
+            actions[row].play().set_weight(weight)
 
     def crossfade(self, source: int, target: int, duration: float, warp: bool) -> None:
         """Fade ``target`` in from its start to ``source``'s weight while ``source`` fades out."""
         for actions in self.actions:
             weight = float(actions[source].effective_weight[0])
-            actions[target].stop().set_effective_weight(weight)
+            actions[target].stop().set_weight(weight)
             actions[source].crossfade_to(actions[target], duration, warp=warp)
 
     def fade_in(self, target: int, duration: float) -> None:
         """Fade ``target`` in from its start to weight 1 (nothing to crossfade from)."""
         for actions in self.actions:
-            actions[target].stop().set_effective_weight(1.0).fade_in(duration)
+            actions[target].stop().set_weight(1.0).fade_in(duration)
 
     def set_mask(self, row: int, mask: FloatArray | None) -> None:
         """Restrict clip ``row`` to the joints of ``mask`` (``None``: all joints)."""

@@ -3,21 +3,26 @@
 What it shows
 -------------
 ``N`` copies of the demo's model (``--model``, default the generated mannequin) stand on a grid,
-each blending its walk and run clips (two layers, phase-synchronised) at its own phase, playback
+each blending its walk and run clips (an :class:`~engine.animator.Animator` with two actions in a
+sync group, one :class:`~engine.player.Player` for the whole crowd) at its own phase, playback
 speed and slowly drifting run weight. Every frame:
 
-1. **animation**: :func:`engine.backend.evaluate_frame` samples, blends and composes the
-   characters that are due and writes their skinning palettes, float32 column-major, straight
-   into the buffer that is uploaded; **animation LOD** (:class:`engine.backend.UpdateSchedule`)
-   updates the characters near the camera every frame, the farther ones every 2nd and every 4th
-   frame (by distance, :data:`LOD_LIMITS` × the model's height); the others keep their last
-   palette, and their clocks run on, so a rate change never pops (see :mod:`engine.backend.lod`);
+1. **animation**: the player samples, blends and composes the characters that are due (on the
+   compiled kernels) and writes their palette records, float32 column-major, straight into the
+   array that is uploaded; **animation LOD** (:class:`engine.backend.UpdateSchedule`) updates
+   the characters near the camera every frame, the farther ones every 2nd and every 4th frame (by
+   distance, :data:`LOD_LIMITS` × the model's height); the others keep their last palette, and
+   their clocks run on, so a rate change never pops (see :mod:`engine.backend.lod`);
 2. **upload**: one :meth:`engine.render.PaletteBuffer.upload` of the packed palettes, no copy;
 3. **draw**: (timed up to ``ctx.finish()``, so the rendering counts here, not in the next
    frame's upload) one instanced draw per mesh primitive for all the characters (per-instance world
    matrices). A storage block holds at most
    :attr:`~engine.render.PaletteBuffer.max_characters` palettes: a larger crowd is split into
    that many characters per buffer, and each primitive is drawn once per buffer.
+
+The first frame of a process compiles the kernels (tens of seconds, once: numba caches them on
+disk) or loads them from the cache (about a second): the program does it before its first frame,
+says so, and keeps it out of the timings.
 
 The overlay shows the FPS, the character count and draw calls, the LOD mix (how many characters
 update at each rate, how many were evaluated this frame), the median milliseconds of the three
@@ -27,11 +32,10 @@ or headless) ends with one line of the medians over the whole run on stderr.
 
 Palette records
 ---------------
-The palette of one character holds, in :class:`CrowdRecords` order, the scene's node hierarchy
-(record ``n`` = node ``n``'s world matrix times the inverse bind matrix of the skin joint at that
-node, identity elsewhere), then extra records only where a skin's joints are not a contiguous run
-of nodes or two skins bind a node differently: so a skin's palette is a contiguous run of records
-(the mannequin needs no extra record). Each mesh instance draws from its first record on.
+The palette of one character holds the scene's records in the layout of
+:class:`~engine.render.scene_renderer.SceneRecords` (the one :class:`~engine.render.SceneRenderer`
+uses): the node hierarchy with the skins' inverse binds, then extra records only where needed
+(the mannequin needs none). Each mesh instance draws from its first record on.
 
 Keys: Q/E or a mouse drag orbit, R/F tilt, W/S zoom, F12 saves a screenshot, Esc quits.
 """
@@ -42,21 +46,20 @@ import argparse
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import moderngl
 import numpy as np
 
 from engine.anim.clip import Channel, Clip
 from engine.anim.mesh import MeshData
-from engine.anim.scene import Scene
-from engine.anim.skeleton import Skeleton
-from engine.backend import ClipBank, FrameState, UpdateSchedule, backend_description, evaluate_frame
+from engine.animator import Animator
+from engine.backend import UpdateSchedule, backend_description
 from engine.camera import Camera, orbit_orientation
 from engine.errors import InvalidInputError
 from engine.math import matrix_from_trs, quat_from_axis_angle, quat_rotate
 from engine.math._checks import FloatArray
 from engine.render import PaletteBuffer, SkinnedMesh
+from engine.render.scene_renderer import scene_records
 from game.app import HEADLESS_FRAMES, Controls, load_program_model, say
 from game.demo.world import grass_texture, single_joint_mesh
 from game.model import Model
@@ -93,63 +96,8 @@ def check_count(count: int) -> int:
     return count
 
 
-@dataclass(frozen=True, eq=False)
-class CrowdRecords:
-    """Where each mesh instance of a scene finds its palette records (see the module docstring).
-
-    Attributes
-    ----------
-    skeleton
-        The scene's hierarchy with skin inverse binds at the skins' joints, then one extra joint
-        per extra record (a child of its node at identity, carrying that record's inverse bind).
-    offsets
-        First record of each mesh instance (the ``joint_offset`` of its draws).
-    """
-
-    skeleton: Skeleton
-    offsets: tuple[int, ...]
-
-
-def crowd_records(scene: Scene) -> CrowdRecords:
-    """The palette records of ``scene`` as :class:`CrowdRecords` (skins first, then rigid instances)."""
-    hierarchy = scene.hierarchy
-    count = hierarchy.num_joints
-    binds = np.tile(np.eye(4), (count, 1, 1))
-    claimed = np.zeros(count, dtype=bool)
-    extra_nodes: list[int] = []
-    extra_binds: list[FloatArray] = []
-
-    def place(nodes: np.ndarray, node_binds: FloatArray) -> int:
-        start = int(nodes[0])
-        contiguous = np.array_equal(nodes, np.arange(start, start + nodes.size))
-        clash = claimed[nodes] & np.any(binds[nodes] != node_binds, axis=(1, 2))
-        if contiguous and not clash.any():
-            binds[nodes], claimed[nodes] = node_binds, True
-            return start
-        first = count + len(extra_nodes)
-        extra_nodes.extend(int(n) for n in nodes)
-        extra_binds.extend(node_binds)
-        return first
-
-    skins = [place(np.asarray(skin.joints), skin.inverse_bind_matrices) for skin in scene.skins]
-    offsets = tuple(
-        skins[instance.skin] if instance.skin is not None else place(np.array([instance.node]), np.eye(4)[None])
-        for instance in scene.instances
-    )
-    extra = len(extra_nodes)
-    skeleton = Skeleton(
-        (*hierarchy.names, *(f"#record{k}" for k in range(extra))),
-        np.concatenate((hierarchy.parents, np.array(extra_nodes, dtype=np.intp))),
-        np.concatenate((hierarchy.rest_translations, np.zeros((extra, 3)))),
-        np.concatenate((hierarchy.rest_rotations, np.tile([0.0, 0.0, 0.0, 1.0], (extra, 1)))),
-        np.concatenate((hierarchy.rest_scales, np.ones((extra, 3)))),
-        np.concatenate((binds, np.reshape(extra_binds, (extra, 4, 4)))),
-    )
-    return CrowdRecords(skeleton, offsets)
-
-
-def crowd_clip(model: Model, name: str, targets: int) -> Clip:
-    """The node channels of clip ``name`` over ``targets`` joints, the root without its horizontal travel.
+def crowd_clip(model: Model, name: str) -> Clip:
+    """The node channels of clip ``name``, the root without its horizontal travel.
 
     With :attr:`~game.model.Model.root_motion` the root's translation keys lose their x and z
     (as the programs play it in place; its rotation, a walk's hip sway, is kept).
@@ -163,11 +111,15 @@ def crowd_clip(model: Model, name: str, targets: int) -> Clip:
             channels.append(Channel(channel.target, channel.path, channel.interpolation, channel.times, values))
         else:
             channels.append(channel)
-    return Clip(nodes.name, tuple(channels), targets, nodes.markers)
+    return Clip(nodes.name, tuple(channels), nodes.num_targets, nodes.markers)
 
 
 class Crowd:
-    """The animation of a crowd, without GL: clocks, LOD schedule and the palettes to upload.
+    """The animation of a crowd, without GL: one :class:`~engine.animator.Animator` on one player, with LOD.
+
+    Every character plays the walk and the run (two actions, one sync group: its own phase and
+    playback speed, its run weight drifting slowly); the clocks run every frame (:meth:`step`),
+    the characters that are due are posed (:meth:`animate`, :class:`engine.backend.UpdateSchedule`).
 
     Parameters
     ----------
@@ -182,7 +134,9 @@ class Crowd:
     Attributes
     ----------
     records
-        :class:`CrowdRecords` of the model's scene (the palette layout).
+        :class:`~engine.render.scene_renderer.SceneRecords` of the model's scene (the palette layout).
+    animator
+        The :class:`~engine.animator.Animator` (its ``player`` poses the crowd).
     palettes
         ``(C, R, 4, 4)`` float32, each matrix column-major: what :meth:`animate` writes and the
         GPU reads.
@@ -191,10 +145,7 @@ class Crowd:
     positions
         ``(C, 3)`` where each character stands (on ``y = 0``).
     clip_names
-        The clips of layers 0 and 1 (walk and run).
-    times, weights
-        ``(2, C)`` each layer's clip time and weight this frame (both clips at the same phase;
-        the weights sum to 1).
+        The clips of the walk and run actions.
     evaluated
         How many characters the last :meth:`animate` evaluated.
     """
@@ -204,22 +155,24 @@ class Crowd:
         if not model.clips:
             raise InvalidInputError(f"--crowd needs a model with at least one clip; {model.name} has none")
         self.model = model
-        self.records = crowd_records(model.scene)
-        targets = self.records.skeleton.num_joints
+        self.records = scene_records(model.scene)
         roles = model.roles
         first = next(iter(model.clips))
         self.clip_names = (roles.walk or roles.run or first, roles.run or roles.walk or first)
-        clips = [crowd_clip(model, name, targets) for name in dict.fromkeys(self.clip_names)]
-        self.bank = ClipBank(self.records.skeleton, clips)
-        self.state = FrameState(self.bank, layers=2, characters=count)
-        self.state.play(0, 0).play(1, len(clips) - 1)
-        self.durations = np.array([max(model.scene.clips[n].duration, 1e-3) for n in self.clip_names])
+        self.animator = Animator(self.records.skeleton, count)
+        clips = {name: self.records.clip(crowd_clip(model, name)) for name in dict.fromkeys(self.clip_names)}
+        self.actions = tuple(self.animator.action(clips[name]).play() for name in self.clip_names)
+        rng = np.random.default_rng(seed)
+        phases = rng.random(count)
+        self.actions[0].set_time(phases * self.actions[0].duration)
+        speeds = rng.uniform(0.85, 1.15, count)
+        for action in dict.fromkeys(self.actions):
+            action.set_speed(speeds)
+        if self.actions[0] is not self.actions[1]:
+            self.animator.sync_group(*self.actions)  # the feet land together at any blend
         self.grounds = np.array([model.bounds[n].low[1] for n in self.clip_names])
         self.schedule = UpdateSchedule(count)
-        self.palettes = self.state.new_palette()
-        rng = np.random.default_rng(seed)
-        self.phases = rng.random(count)
-        self.speeds = rng.uniform(0.85, 1.15, count)
+        self.palettes = np.zeros((count, self.records.count, 4, 4), dtype=np.float32)
         self.drift = rng.uniform(0.0, 2.0 * np.pi, count)
         self.clock = 0.0
         side = int(np.ceil(np.sqrt(count)))
@@ -242,38 +195,55 @@ class Crowd:
         self._placements = matrix_from_trs(self.positions, rotations, np.ones((count, 3))) @ model.frame
         self.worlds = self._placements.copy()
         """``(C, 4, 4)`` model → world of each character, lowered to keep the feet of its blend on the ground."""
-        self.times = np.zeros((2, count))
-        self.weights = np.zeros((2, count))
         self.evaluated = 0
-        self._set_clocks()
+        self.step(0.0)
 
     @property
     def count(self) -> int:
         """``C``."""
-        return self.state.num_characters
+        return self.animator.num_characters
+
+    @property
+    def times(self) -> FloatArray:
+        """``(2, C)`` the walk's and the run's clip times (both at one phase: the feet land together)."""
+        return np.stack([action.time for action in self.actions])
+
+    @property
+    def weights(self) -> FloatArray:
+        """``(2, C)`` the walk's and the run's weights (summing to 1)."""
+        run = 0.5 + 0.5 * np.sin(BLEND_DRIFT * self.clock + self.drift)
+        return np.stack((1.0 - run, run))
 
     def step(self, dt: float) -> None:
-        """Advance every character's clock by ``dt`` seconds (LOD never holds a clock back)."""
-        blended = self.weights[0] * self.durations[0] + self.weights[1] * self.durations[1]
-        self.phases = (self.phases + dt * self.speeds / blended) % 1.0
+        """Advance every character's clock by ``dt`` seconds (LOD never holds a clock back): weights, times."""
         self.clock += dt
-        self._set_clocks()
+        weights = self.weights
+        walk, run = self.actions
+        if walk is run:
+            walk.set_weight(1.0)
+        else:
+            walk.set_weight(weights[0])
+            run.set_weight(weights[1])
+        self.animator.player.begin_frame(dt)
+        self.animator.control()
+        self.worlds[:, 1, 3] = self._placements[:, 1, 3] - self.grounds @ weights
 
-    def _set_clocks(self) -> None:
-        """Run weights, clip times (both clips at the same phase: the feet land together) and ground offsets."""
-        run = 0.5 + 0.5 * np.sin(BLEND_DRIFT * self.clock + self.drift)
-        self.weights[0], self.weights[1] = 1.0 - run, run
-        np.multiply(self.phases, self.durations[:, None], out=self.times)
-        self.worlds[:, 1, 3] = self._placements[:, 1, 3] - self.grounds @ self.weights
+    def animate(self, eye: FloatArray, *, lod: bool = True) -> np.ndarray:
+        """Set the LOD rates from the camera position ``eye`` ``(3,)``, pose the due characters; returns them.
 
-    def animate(self, eye: FloatArray) -> np.ndarray:
-        """Set the LOD rates from the camera position ``eye`` ``(3,)``, evaluate the due characters; returns them."""
-        distances = np.linalg.norm(self.worlds[:, :3, 3] - eye, axis=-1)
-        height = self.model.height
-        self.schedule.set_rates_by_distance(distances, tuple(limit * height for limit in LOD_LIMITS), LOD_RATES)
-        due = self.schedule.due()
-        evaluate_frame(self.state, self.times, self.weights, out=self.palettes, characters=due)
-        self.schedule.advance()
+        ``lod=False`` poses everyone. The palettes of the others stay as they were.
+        """
+        if lod:
+            distances = np.linalg.norm(self.worlds[:, :3, 3] - eye, axis=-1)
+            height = self.model.height
+            self.schedule.set_rates_by_distance(distances, tuple(limit * height for limit in LOD_LIMITS), LOD_RATES)
+            due = self.schedule.due()
+            self.schedule.advance()
+        else:
+            due = np.arange(self.count)
+        player = self.animator.player
+        player.pose(due)
+        player.finalize(self.palettes)
         self.evaluated = int(due.size)
         return due
 
@@ -323,6 +293,10 @@ class CrowdDemo:
         self.prog = args.prog
         self.model = load_program_model(args)
         self.crowd = Crowd(self.model, count, args.seed)
+        player = self.crowd.animator.player
+        if player.backend == "numba":  # the kernels before the first frame: out of the timings
+            say(self.prog, "note", "compiling the animation kernels once (cached after: about a second next time)")
+            say(self.prog, "note", f"kernels ready in {player.warm_up(self.crowd.palettes):.1f} s")
         self.headless = bool(args.headless)
         self.frames = int(args.frames) or (HEADLESS_FRAMES if self.headless else 0)
         """The run's last frame (0: none), after which :meth:`summary` is said."""

@@ -17,11 +17,12 @@ What to look at
   for, grounded, a jump trigger — and the character moves by the graph's root motion, so the
   feet do not slide at any blend. Hold Ctrl to strafe and see the 2-D blend space; the top-left
   panel shows the graph's state (``game/demo/scripts/locomotion.txt`` tours every state:
-  ``--headless --frames 500 --script`` it). Models without the graph's clips (the shared files) play the
-  action-based locomotion instead: an idle/walk/run 1-D blend space with a sync group, root
-  motion or measured ground speeds, and a crossfaded jump clip.
-- **Wave**: picking up an item plays an arm-only layer (a per-joint mask) over whatever the
-  legs do — over the graph's pose (:meth:`engine.animator.Animator.advance` with ``base=``).
+  ``--headless --frames 500 --script`` it). Models without the graph's clips (the shared files)
+  get a graph made for them: one state blending idle, walk and run over the speed (a missing clip
+  played as another time-scaled), root motion or measured ground speeds, and their jump.
+- **Wave**: picking up an item plays an arm-only layer over whatever the legs do: an
+  :class:`~engine.animator.Animator` action on the same engine player as the graph, an override
+  of the graph's layers on the arm (:meth:`engine.player.Player.add_override`).
 - **Feet on uneven ground**: the hips drop to the lower foot's ground and two-bone IK puts each
   ankle on the terrain under it (F1 shows the targets).
 - **Head**: the neck and head aim at the nearest item, within yaw and pitch limits, easing in and
@@ -33,14 +34,14 @@ Engine functions it exercises
 -----------------------------
 :func:`engine.io.load_gltf` (the whole scene); :func:`engine.graph.load_graph`,
 :func:`engine.graph.bind_graph` with a root-motion joint, :class:`engine.graph.GraphRuntime`
-(parameters, triggers, inertialized transitions, a 2-D blend space);
-:class:`engine.animator.Animator` (``action``, ``fade_in``, ``fade_out``, ``set_mask``,
-``advance(dt, base=)``; for the fallback ``blend_space_1d`` with a sync group, root motion) over
-the scene's node hierarchy; :func:`engine.anim.ik.two_bone_ik`, :func:`engine.anim.ik.aim_ik`,
-:func:`engine.anim.local_to_model.model_from_pose`, :meth:`engine.anim.scene.Scene.frame`;
+(parameters, triggers, inertialized transitions, 1-D and 2-D blend spaces, root motion);
+:class:`engine.animator.Animator` (``action``, ``fade_in``, ``fade_out``, a mask) and both as
+controllers of one :class:`engine.player.Player` over the scene's node hierarchy (overrides,
+staged frame, palette records, morph weights); :func:`engine.anim.humanoid.find_humanoid`,
+:func:`engine.anim.ik.two_bone_ik`, :func:`engine.anim.ik.aim_ik`;
 :class:`engine.camera.FollowRig`, :func:`engine.camera.smooth_rotation`,
 :func:`engine.camera.smoothing_alpha`; :class:`engine.render.SceneRenderer` (every mesh node of
-the file: skinned, rigid, morphed), :class:`engine.render.SkinnedMesh` and
+the file: skinned, rigid, morphed; ``draw_records``), :class:`engine.render.SkinnedMesh` and
 :class:`engine.render.DebugDraw`.
 
 The code reads top-down: load (:class:`DemoGame` ``__init__``), the loop (:func:`game.app.run`
@@ -282,7 +283,10 @@ class DemoGame:
             glow = (0.8 + 0.4 * pulse,) * 3
             self.gem.draw(items[:, None], view, projection, light_direction=LIGHT, ambient=glow)
         world = self.player.world()
-        self.character.draw(self.player.frame, view, projection, world[None], light_direction=LIGHT)
+        player = self.player
+        self.character.draw_records(  # the player's palette records and morph weights, as they are
+            player.palette_records, player.morph_weights, view, projection, world[None], light_direction=LIGHT
+        )
         self._draw_translucent(ctx, framebuffer, view, projection, items, pulse)
         if self.show_skeleton:
             self._draw_debug(view, projection, world)
@@ -317,7 +321,7 @@ class DemoGame:
 
     def _draw_debug(self, view: np.ndarray, projection: np.ndarray, world: np.ndarray) -> None:
         """F1: the skeleton, the ankles' IK targets and the head's look-at point, over everything."""
-        self.debug.bones(self.model.skeleton, world @ self.player.model_matrices)
+        self.debug.bones(self.model.skeleton, world @ self.player.model_matrices[: self.model.skeleton.num_joints])
         if len(self.player.foot_targets):
             self.debug.target(self.player.foot_targets, size=0.04)
         if self.player.look_point is not None:

@@ -1,54 +1,50 @@
-"""The player character: locomotion from an animation graph, a wave, and IK that fits it to the world.
+"""The player character: locomotion from an animation graph, a wave over it, and IK that fits it to the world.
 
-One :class:`Player` owns an :class:`~engine.animator.Animator` for one character and, each step:
+One :class:`Player` owns one :class:`~engine.player.Player` (the engine's: it poses the
+character) and two controllers of it: the locomotion graph (:mod:`game.demo.graph_locomotion`)
+and an :class:`~engine.animator.Animator` playing the wave. Each step is one straight line:
 
-1. turns towards the move direction (frame-rate independent smoothing) — unless strafing, which
-   keeps the facing — and eases the velocity it asks for, in its own frame;
-2. poses the body: with the locomotion graph (:mod:`game.demo.graph_locomotion`, the default
-   mannequin) it sets the graph's parameters only — that velocity, ``grounded`` and the ``jump``
-   trigger — and the graph chooses and blends (idle, a 2-D blend space of walks and runs in four
-   directions, jump, land, inertialized transitions); models without the graph's clips get the
-   action-based locomotion (:class:`Locomotion`: an idle/walk/run
-   :class:`~engine.animator.BlendSpace1D` with walk and run in a sync group, and a crossfaded
-   jump clip);
-3. plays the wave, an arm-only masked layer, over that pose
-   (:meth:`~engine.animator.Animator.advance` with the graph's pose as ``base``);
-4. moves by the animation: the graph's root motion (its clips play in place and the root's
-   travel is blended and inertialized with the pose), or the actions' root-motion delta, or each
-   in-place clip's measured ground speed (:func:`game.model.analyze_gait`) times how far its time
-   advanced — the feet do not slide; in a jump the take-off velocity carries on;
-5. fits the pose to the world, as the IK stage of the animator's staged frame
-   (:meth:`~engine.animator.Animator.advance`, this stage, then
-   :meth:`~engine.animator.Animator.finalize`): hips lowered to the lower foot's ground, then
-   two-bone IK puts each ankle on the ground under it (:func:`~engine.anim.ik.two_bone_ik`), then
-   the neck and head aim at the nearest item (:func:`~engine.anim.ik.aim_ik`) within yaw/pitch
-   limits. The corrections go into the animator's pose in place and only the edited subtrees are
-   recomposed: one full local→model pass per step.
+1. turn towards the move direction (frame-rate independent smoothing) — unless strafing, which
+   keeps the facing — and ease the velocity asked for, in the character's own frame;
+2. the controllers write their layers: the graph sets its parameters (that velocity,
+   ``grounded``, the ``jump`` trigger) and chooses and blends; the wave, an arm-only layer, is an
+   **override** of the graph's layers (they weigh ``1 - w`` on the arm it masks);
+3. the engine player poses (sample, blend, the transition stage) and moves the root: the
+   character moves by that travel (the exact keyed root motion of the clips, weighted like the
+   pose), or by its in-place gaits' ground speeds, or glides; in a jump the take-off velocity
+   carries on;
+4. the IK stage fits the pose to the world: the model matrices once, hips lowered to the lower
+   foot's ground, two-bone IK puts each ankle on the ground under it
+   (:func:`~engine.anim.ik.two_bone_ik`), the neck and head aim at the nearest item
+   (:func:`~engine.anim.ik.aim_ik`) within yaw/pitch limits; only the edited subtrees are
+   composed again;
+5. the palette records (:class:`~engine.render.scene_renderer.SceneRecords`: every skin's palette
+   and the rigid meshes' nodes, float32, ready to upload) and the morph weights, computed once.
 
-Models that lack some of this get the nearest sensible behaviour, listed in :attr:`Player.notes`;
-a file without a skin (an animated object) plays its clips as the "character", without IK.
-
-The animator plays the scene's whole node hierarchy (:attr:`game.model.Model.skeleton`): joints
-of every skin, rigid parts and animated nodes move together, and :attr:`Player.frame` is the
-scene frame the demo draws (:meth:`game.model.Model.scene_frame`, morph weights included).
+The legs, arms and head are found by role (:func:`engine.anim.humanoid.find_humanoid`); a model
+that is not a biped (the Fox) plays without IK, and says so (:attr:`Player.notes`). The engine
+player plays the scene's whole node hierarchy (plus the records' extra joints): joints of every
+skin, rigid parts and animated nodes move together.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from engine.anim.blending import subtree_mask
 from engine.anim.events import Loop
+from engine.anim.humanoid import Humanoid, find_humanoid
 from engine.anim.ik import aim_ik, two_bone_ik
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.scene import SceneFrame
 from engine.anim.skeleton import Skeleton
-from engine.animator import Action, Animator, BlendSpace1D
+from engine.animator import Animator
 from engine.camera import smooth_rotation, smoothing_alpha
+from engine.errors import AssetError, SkeletonMismatchError
 from engine.math import (
     affine_inverse,
     matrix_from_trs,
@@ -60,9 +56,12 @@ from engine.math import (
     trusted,
 )
 from engine.math._checks import FloatArray
-from game.demo.graph_locomotion import GRAPH, load_locomotion
+from engine.player import MorphTargets
+from engine.player import Player as Posing
+from engine.render.scene_renderer import scene_records
+from game.demo.graph_locomotion import GLIDE_SPEEDS, GRAPH, GraphLocomotion, load_locomotion
 from game.demo.world import Terrain
-from game.model import Gait, Model, body_weights, playing_clips
+from game.model import Model
 
 UP = np.array([0.0, 1.0, 0.0])
 FORWARD = np.array([0.0, 0.0, 1.0])
@@ -73,13 +72,9 @@ LOOK_PITCH_LIMITS = (np.radians(-35.0), np.radians(25.0))
 LOOK_GIVE_UP = np.radians(120.0)
 """Targets further round than this (behind the character) are not looked at."""
 FADE_IN = 0.12
-"""Seconds over which the jump and the wave fade in."""
+"""Seconds over which the wave fades in."""
 ONE_SHOT_FADE = 0.3
-"""Seconds before the end of the jump or wave clip at which it starts fading out (over as long)."""
-RUN_TIME_SCALE = 1.8
-"""Playback speed of a lone gait clip when running (models without a run clip)."""
-GLIDE_SPEEDS = (1.2, 3.0)
-"""Walk and run speeds, m/s, of a model whose clips do not walk (it glides)."""
+"""Seconds before the end of the wave clip at which it starts fading out (over as long)."""
 
 
 @dataclass(frozen=True)
@@ -91,134 +86,44 @@ class Leg:
     end: int
 
 
-def _side(name: str) -> str | None:
-    lowered = name.lower()
-    for side, word in (("l", "left"), ("r", "right")):
-        if word in lowered or re.search(rf"(^|[^a-z]){side}([^a-z]|$)", lowered):
-            return side
-    return None
+def find_body(skeleton: Skeleton) -> Humanoid | None:
+    """The body parts by role (:func:`engine.anim.humanoid.find_humanoid`); ``None`` for a skeleton not a biped."""
+    try:
+        return find_humanoid(skeleton)
+    except SkeletonMismatchError:
+        return None
 
 
-def _depth(skeleton: Skeleton, joint: int) -> int:
-    depth = 0
-    while skeleton.parents[joint] >= 0:
-        joint, depth = int(skeleton.parents[joint]), depth + 1
-    return depth
-
-
-def find_legs(skeleton: Skeleton) -> tuple[Leg, Leg] | None:
-    """Left and right legs by name: each side's root-most ``foot``/``ankle`` joint, its parent and grandparent.
-
-    ``None`` when either side is missing (e.g. CesiumMan, whose joints are unnamed).
+def find_legs(body: Humanoid | None) -> tuple[Leg, Leg] | None:
+    """Left and right legs: thigh, shin and foot joints (``None`` without a body).
 
     >>> from game.model import load_model
-    >>> find_legs(load_model().skeleton)
+    >>> find_legs(find_body(load_model().skeleton))
     (Leg(start=17, mid=18, end=19), Leg(start=21, mid=22, end=23))
     """
-    legs = []
-    for side in "lr":
-        feet = [
-            j
-            for j, name in enumerate(skeleton.names)
-            if _side(name) == side and ("foot" in name.lower() or "ankle" in name.lower())
-        ]
-        if not feet:
-            return None
-        end = min(feet, key=lambda j: _depth(skeleton, j))
-        mid = int(skeleton.parents[end])
-        start = int(skeleton.parents[mid]) if mid >= 0 else -1
-        if start < 0:
-            return None
-        legs.append(Leg(start, mid, end))
-    return legs[0], legs[1]
+    if body is None:
+        return None
+    legs = [body.leg(side).joints for side in "lr"]
+    if any(len(joints) < 3 for joints in legs):
+        return None
+    return Leg(*legs[0][:3]), Leg(*legs[1][:3])
 
 
-def find_head(skeleton: Skeleton) -> list[int]:
-    """The look-at chain by name: ``[neck, head]``, ``[head]`` without a neck, ``[]`` without a head."""
-    heads = [j for j, name in enumerate(skeleton.names) if "head" in name.lower()]
-    if not heads:
-        return []
-    head = min(heads, key=lambda j: _depth(skeleton, j))
-    neck = int(skeleton.parents[head])
-    return [neck, head] if neck >= 0 and "neck" in skeleton.names[neck].lower() else [head]
+def find_head(body: Humanoid | None) -> list[int]:
+    """The look-at chain: ``[neck, head]`` (``[]`` without a body)."""
+    return [] if body is None else list(body.head_chain())
 
 
-class Locomotion:
-    """The clips that move the character, and the ground speed they produce.
-
-    ``blend`` mode: a :class:`~engine.animator.BlendSpace1D` over idle (speed 0, when the model
-    has one), walk and run at their measured ground speeds, walk and run synchronised.
-    ``single`` mode (no walk clip): the first clip alone, time-scaled to the speed when it is a
-    gait, else played as is while the character glides (as the rest pose does without clips).
-    """
-
-    def __init__(self, model: Model, animator: Animator) -> None:
-        clips, roles, gaits = model.clips, model.roles, model.gaits
-        self.notes: list[str] = []
-        self.space: BlendSpace1D | None = None
-        self.gaits: dict[Action, Gait] = {}
-        walk = roles.walk if roles.walk and gaits[roles.walk].moves else None
-        if walk is not None:
-            points: list[tuple[float, Action]] = []
-            if roles.idle:
-                points.append((0.0, animator.action(clips[roles.idle])))
-            else:
-                self.notes.append("no idle clip: the walk slows to a stop")
-            moving = [walk] + ([roles.run] if roles.run and gaits[roles.run].speed > 1.1 * gaits[walk].speed else [])
-            for name in moving:  # without an idle clip they start (and stand) at their lowest point
-                action = animator.action(clips[name]).set_time(model.standing.get(name, 0.0))
-                self.gaits[action] = gaits[name]
-                points.append((gaits[name].speed, action))
-            self.space = animator.blend_space_1d(points, sync=list(self.gaits) if len(self.gaits) > 1 else False)
-            self.walk_speed = gaits[walk].speed
-            self.run_speed = gaits[moving[-1]].speed if len(moving) > 1 else RUN_TIME_SCALE * self.walk_speed
-            if len(moving) == 1:
-                self.notes.append(f"no run clip: '{walk}' plays faster")
-            self.actions = tuple(a for _, a in points)
-            self.has_idle = bool(roles.idle)
-        elif not clips:
-            self.actions, self.has_idle = (), False
-            self.walk_speed, self.run_speed = GLIDE_SPEEDS
-            self.notes.append("no clips: the rest pose glides")
-        else:
-            name = model.reference or next(iter(clips))  # the first clip that plays (not a zero-length RESET)
-            action = animator.action(clips[name]).set_time(model.standing.get(name, 0.0)).play()
-            gait = gaits[name]
-            self.actions, self.has_idle = (action,), False
-            if gait.moves:
-                self.gaits[action] = gait
-                self.walk_speed, self.run_speed = gait.speed, RUN_TIME_SCALE * gait.speed
-                self.notes.append(f"no idle/walk/run clips: '{name}' plays in place, time-scaled to the speed")
-            else:
-                self.walk_speed, self.run_speed = GLIDE_SPEEDS
-                self.notes.append(f"no walk clip ('{name}' is not a gait): the character glides")
-
-    def drive(self, speed: float, weight: float) -> None:
-        """Weight the clips for ``speed`` m/s, all together weighing ``weight``; set time scales."""
-        if self.space is not None:
-            self.space.set_parameter(speed, weight=weight)
-        elif self.actions:
-            self.actions[0].set_effective_weight(weight)
-        if not self.has_idle and self.gaits:  # nothing stands still: slow the gait down to a stop
-            scale = min(speed / self.walk_speed, 1.0) if self.space is not None else speed / self.walk_speed
-            for action in self.gaits:
-                action.set_speed(scale)
-
-    def clip_times(self) -> FloatArray:
-        """Current clip time of each gait action ``(G,)``, seconds."""
-        return np.array([a.time[0] for a in self.gaits])
-
-    def in_place_travel(self, before: FloatArray) -> float:
-        """Metres the in-place gait clips carried the character since ``before`` (their clip times then).
-
-        Each clip's measured ground speed times the clip time it advanced, weighted by its share
-        of the current weights (the jump's share carries nothing).
-        """
-        travel = 0.0
-        for (action, gait), start in zip(self.gaits.items(), before, strict=True):  # loop over gait clips
-            advanced = (action.time[0] - start) % action.duration
-            travel += action.effective_weight[0] * gait.speed * advanced
-        return travel
+def wave_mask(body: Humanoid | None, skeleton: Skeleton, clip_targets: set[int]) -> FloatArray:
+    """The wave's mask: the arms (by role) whose joints the clip moves, else the joints it animates."""
+    if body is not None:
+        arms = [body.arm(side).joints for side in "lr"]
+        moved = [arm[0] for arm in arms if clip_targets & set(arm)]
+        if moved:
+            return subtree_mask(skeleton, moved)
+    mask = np.zeros(skeleton.num_joints)
+    mask[sorted(clip_targets)] = 1.0
+    return mask
 
 
 class Player:
@@ -233,8 +138,8 @@ class Player:
     position
         Start position ``(x, z)``; the character starts facing +Z.
     graph
-        The locomotion graph document (:data:`game.demo.graph_locomotion.GRAPH`), or ``None``: the
-        action-based locomotion, which is also what a model without the graph's clips plays.
+        The shipped locomotion graph (:data:`game.demo.graph_locomotion.GRAPH`), or ``None``:
+        the graph made for the model, which is also what a model without the graph's clips plays.
     """
 
     def __init__(
@@ -242,41 +147,40 @@ class Player:
     ) -> None:
         self.model = model
         self.terrain = terrain
-        skeleton = self.skeleton = model.skeleton
-        clips, roles = model.clips, model.roles
-        self.graph = None if model.is_object or graph is None else load_locomotion(model, graph)
-        """The locomotion graph the character plays, or ``None`` (the actions of :attr:`locomotion`)."""
-        self.locomotion: Locomotion | None = None
-        """The action-based locomotion (models without the graph's clips), or ``None``."""
-        self.jump: Action | None = None
-        if self.graph is not None:  # the graph poses the body; the animator plays the wave over it
-            self.animator = Animator(skeleton, 1)
-            self.notes: list[str] = []
-        else:
-            self.animator = Animator(skeleton, 1, root_motion=model.in_place, rest_threshold=1e-3)
-            self.locomotion = Locomotion(model, self.animator)
-            self.notes = list(self.locomotion.notes)
-            self.jump = self.animator.action(clips[roles.jump]).set_loop(Loop.ONCE) if roles.jump else None
-            if self.jump is None:
-                self.notes.append("no jump clip: Space does nothing")
-            if not model.is_object:
-                self.notes.append("no strafe clips (no locomotion graph): Ctrl does nothing")
-        self.wave = self.animator.action(clips[roles.wave]).set_loop(Loop.ONCE) if roles.wave else None
-        self._wave_mask = np.zeros(skeleton.num_joints)
-        if self.wave is not None:
-            self._wave_mask[[c.target for c in self.wave.clip.channels]] = 1.0
-            self.wave.set_mask(self._wave_mask)
-        self.legs = None if model.is_object else find_legs(skeleton)
-        if self.legs is None and (shape := model.legs()) is not None:  # by name, else by humanoid shape
-            self.legs = (Leg(*shape[0]), Leg(*shape[1]))
-        self.head = [] if model.is_object else find_head(skeleton)
+        self.records = scene_records(model.scene)
+        """The palette records' layout (:class:`~engine.render.scene_renderer.SceneRecords`)."""
+        skeleton = self.skeleton = self.records.skeleton
+        root = model.root if model.root_motion else None
+        self.posing = Posing(skeleton, 1, root_motion=root, morph=MorphTargets.from_scene(model.scene))
+        """The engine's player: the one that samples, blends, composes and writes the palette."""
+        self.notes: list[str] = []
+        self.graph: GraphLocomotion | None = None
+        """The locomotion graph, ``None`` for a model without clips (the rest pose glides)."""
+        try:
+            self.graph = load_locomotion(model, self.posing, self.records, graph)
+            self.notes += self.graph.notes
+        except AssetError:
+            self.notes += ["no clips: the rest pose glides", "no jump clip: Space does nothing"]
+        if self.graph is not None and not self.graph.strafes and not model.is_object:
+            self.notes.append("no strafe clips: Ctrl does nothing")
+        roles = model.roles
+        body = None if model.is_object else find_body(model.skeleton)
+        self._waves = Animator(player=self.posing)
+        self.wave = None
+        if roles.wave:
+            clip = self.records.clip(model.clips[roles.wave])
+            mask = wave_mask(body, skeleton, {c.target for c in clip.channels})
+            self.wave = self._waves.action(clip, mask=mask).set_loop(Loop.ONCE)
+            graph_layers = self.graph.runtime.layers if self.graph is not None else np.zeros(0, dtype=np.intp)
+            covered = range(int(graph_layers.min()), int(graph_layers.max()) + 1) if graph_layers.size else range(0)
+            self._wave_override = self.posing.add_override(covered, mask)
+        self._ending = False  # the wave is fading out
+        self.legs = find_legs(body)
+        self.head = find_head(body)
         if model.is_object:
             self.notes.append("an animated object (no skin): it plays its clips, without IK")
-        else:
-            if self.legs is None:
-                self.notes.append("foot IK off: no left/right legs found (by name or by humanoid shape)")
-            if not self.head:
-                self.notes.append("look-at off: no head joint found by name")
+        elif body is None:
+            self.notes.append("foot IK and look-at off: not a biped (engine.anim.humanoid finds no legs and head)")
         self._to_character = affine_inverse(model.frame)
         rest = model_from_pose(skeleton, skeleton.rest_pose)
         self._look_axes = self._head_axes(rest) if self.head else (FORWARD, UP)
@@ -286,39 +190,25 @@ class Player:
         self.facing = np.array([0.0, 0.0, 0.0, 1.0])
         """Orientation ``(4,)`` about +Y; the character's forward is ``facing`` applied to +Z."""
         self.speed = 0.0
-        """Eased ground speed, m/s (the blend-space parameter)."""
+        """Eased ground speed, m/s."""
         self.velocity = np.zeros(3)
         """World velocity ``(3,)`` of the last step, m/s."""
         self._carried = np.zeros(3)  # horizontal velocity at take-off, kept through the jump
-        self._airborne = 0.0  # graph: eased weight of the jump's momentum (1 in the jump state)
-        self._wanted = np.zeros(3)  # graph: eased velocity asked for, in the character's frame
-        self._ending: set[Action] = set()  # one-shot layers fading out
-        self._wave_share = 0.0
+        self._airborne = 0.0  # eased weight of the jump's momentum (1 in the jump state)
+        self._wanted = np.zeros(3)  # eased velocity asked for, in the character's frame
         self._foot_offsets = np.zeros(2)
         self._look = np.zeros(3)  # eased head yaw, pitch and weight
         self.foot_targets = np.zeros((0, 3))
         """World positions ``(2, 3)`` the ankles were solved to last step (empty without foot IK)."""
         self.look_point: FloatArray | None = None
         """World point the head aimed at last step, ``None`` when not looking."""
+        self.palette_records = np.zeros((1, self.records.count, 4, 4), dtype=np.float32)
+        """``(1, R, 4, 4)`` float32: the palette records of the last step, column-major, ready to upload."""
         self.ground = 0.0
         """Height of the playing clips' lowest point in the character frame (:meth:`game.model.Model.ground`)."""
-        if self.graph is not None:
-            self.animator.advance(0.0, base=self.graph.drive(0.0, np.zeros(3), self.facing))
-            self.animator.finalize()
-            self.ground = model.ground(self.graph.clip_weights())
-        else:
-            assert self.locomotion is not None
-            self.locomotion.drive(0.0, 1.0)
-            self.animator.update(0.0)
-            self.ground = model.ground(body_weights(self.animator.actions, root=model.root))
-        self.clip_model = self.animator.model[0]
-        """Model-space node matrices ``(N, 4, 4)`` as the clips posed them, before fitting to the world."""
-        self.pose = self.animator.local_pose[0]
-        """The final local pose ``(N)`` of every node of the scene, of the last step (after IK)."""
-        self.model_matrices = self.animator.model[0]
-        """Model-space (scene world) node matrices ``(N, 4, 4)`` of :attr:`pose`."""
-        self.frame: SceneFrame = model.scene_frame(self.model_matrices[None], playing_clips(self.animator.actions))
-        """The scene frame of :attr:`pose` (batch ``(1,)``): skin palettes, node matrices, morph weights."""
+        self.clip_model = np.zeros((skeleton.num_joints, 4, 4))
+        """Model-space node matrices ``(R, 4, 4)`` as the clips posed them, before fitting to the world."""
+        self.update(0.0, np.zeros(3), run=False, jump=False)
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -329,17 +219,49 @@ class Player:
 
     @property
     def jumping(self) -> bool:
-        """Whether the jump clip is playing (graph: in its ``jump`` or ``land`` state)."""
-        if self.graph is not None:
-            return self.graph.state in ("jump", "land")
-        return self.jump is not None and bool(self.jump.enabled[0])
+        """Whether the graph is in its ``jump`` or ``land`` state."""
+        return self.graph is not None and self.graph.state in ("jump", "land")
 
     @property
     def jump_weight(self) -> float:
         """How much the jump carries the character now, ``[0, 1]``: its momentum's share, the feet's IK off."""
-        if self.graph is not None:
-            return self._airborne
-        return float(self.jump.effective_weight[0]) if self.jump is not None else 0.0
+        return self._airborne
+
+    @property
+    def pose(self) -> Any:
+        """The final local pose ``(R,)`` of the last step (after IK): a read-only copy."""
+        return self.posing.local_pose[0]
+
+    @property
+    def model_matrices(self) -> FloatArray:
+        """Model-space (scene world) matrices ``(R, 4, 4)`` of :attr:`pose` (a read-only copy)."""
+        return self.posing.model[0]
+
+    @property
+    def morph_weights(self) -> FloatArray:
+        """``(1, W)`` the morph weights of the last step, in the renderer's layout (read-only)."""
+        return self.posing.morph_weights
+
+    @property
+    def frame(self) -> SceneFrame:
+        """The scene frame of the last step (batch ``(1,)``), made on access for tools and tests.
+
+        The demo draws :attr:`palette_records` and :attr:`morph_weights` instead: they are the same
+        palettes, computed once in the step (this makes the per-skin palettes again).
+        """
+        nodes = self.records.nodes
+        morph = self.posing.morph
+        weights = self.posing.morph_weights
+        per_instance = []
+        slot = 0
+        for instance in self.model.scene.instances:
+            if instance.num_targets and morph is not None:
+                start, stop = morph.offsets[slot], morph.offsets[slot + 1]
+                per_instance.append(weights[:, start:stop])
+                slot += 1
+            else:
+                per_instance.append(np.zeros((1, 0)))
+        return self.model.scene.frame(self.model_matrices[None, :nodes], per_instance)
 
     def world(self) -> FloatArray:
         """``(4, 4)`` scene world space → world: the placement lowered by :attr:`ground`, times the model's frame."""
@@ -348,13 +270,13 @@ class Player:
     # --- actions ------------------------------------------------------------------------------
 
     def celebrate(self) -> None:
-        """Wave (an upper-body layer over whatever plays), when the model has a wave clip."""
+        """Wave (an arm-only override of whatever plays), when the model has a wave clip."""
         if self.wave is not None and not self.wave.enabled[0]:
             self.wave.stop().fade_in(FADE_IN)
-            self._ending.discard(self.wave)
+            self._ending = False
 
     def update(self, dt: float, move: Any, run: bool, jump: bool, look_at: Any = None, strafe: bool = False) -> None:
-        """Advance one step of ``dt`` seconds.
+        """Advance one step of ``dt`` seconds (the straight frame of the module docstring).
 
         Parameters
         ----------
@@ -369,91 +291,61 @@ class Player:
         look_at
             ``(3,)`` world point for the head to look at, or ``None``.
         strafe
-            Keep the facing and move sideways or backwards (the graph's 2-D blend space); without
-            the locomotion graph the character turns as usual.
+            Keep the facing and move sideways or backwards (the shipped graph's 2-D blend
+            space); without it the character turns as usual.
         """
         move = np.asarray(move, dtype=float)
         amount = min(float(np.linalg.norm(move)), 1.0)
-        strafe = strafe and self.graph is not None
+        strafe = strafe and self.graph is not None and self.graph.strafes
         if amount > 1e-6 and not strafe:
             heading = quat_from_axis_angle(UP, np.arctan2(move[0], move[2]))
             self.facing = smooth_rotation(self.facing, heading, dt, half_life=0.08)
         with trusted():  # the inputs are ours and checked once at load: skip the NaN scans
-            if self.graph is not None:
-                self._advance_graph(dt, move, amount, run, jump, strafe)
-            else:
-                self._advance_actions(dt, amount, run, jump)
-            self._fit_to_world(dt, look_at)  # ... the IK stage, editing the animator's pose in place ...
-            self.animator.finalize()  # ... then model matrices and palette, once
-            self.pose = self.animator.local_pose[0]
-            self.model_matrices = self.animator.model[0]
-            self.frame = self.model.scene_frame(self.model_matrices[None], playing_clips(self.animator.actions))
+            posing = self.posing
+            posing.begin_frame(dt)
+            self._control(dt, move, amount, run, jump, strafe)  # 1-2: the controllers write their layers
+            posing.pose()  # 3: sample, blend, the transition stage, root motion
+            self._move(dt)
+            self._fit_to_world(dt, look_at)  # 4: the IK stage, on the player's pose in place
+            posing.finalize(self.palette_records)  # 5: the matrices, the palette records, once
 
-    def _advance_graph(self, dt: float, move: FloatArray, amount: float, run: bool, jump: bool, strafe: bool) -> None:
-        """The graph's step: set its parameters, take its pose under the wave layer, move by its root motion."""
+    def _control(self, dt: float, move: FloatArray, amount: float, run: bool, jump: bool, strafe: bool) -> None:
+        """The graph's parameters and layers, then the wave's (an override of them)."""
         graph = self.graph
-        assert graph is not None
-        self._layers()
         local = quat_rotate(quat_conjugate(self.facing), move) if strafe else amount * FORWARD
-        goal = local * [1.0, 0.0, 1.0] * graph.gait_speed(local, run)
+        speed = GLIDE_SPEEDS[int(run)] if graph is None else graph.gait_speed(local, run)
+        length = float(np.hypot(local[0], local[2]))
+        goal = local * [1.0, 0.0, 1.0] * (speed if length > 0.0 else 0.0)
         self._wanted += (goal - self._wanted) * float(smoothing_alpha(dt, half_life=0.12))
         self.speed = float(np.hypot(self._wanted[0], self._wanted[2]))
         take_off = jump and not self.jumping
         if take_off:
             self._carried = self.velocity.copy()
-        pose = graph.drive(dt, quat_rotate(self.facing, self._wanted), self.facing, grounded=True, jump=take_off)
-        self.animator.advance(dt, base=pose)  # the blended local pose: the wave over the graph's
-        self.ground = self.model.ground(graph.clip_weights())
-        self._airborne += (float(graph.airborne) - self._airborne) * float(smoothing_alpha(dt, half_life=0.05))
-        self._move_by(dt, transform_vectors(self.model.motion_frame, graph.travel))
-
-    def _advance_actions(self, dt: float, amount: float, run: bool, jump: bool) -> None:
-        """The action-based step: blend-space speed, jump crossfade, wave layer; move by the animation."""
-        locomotion = self.locomotion
-        assert locomotion is not None
-        goal = amount * (locomotion.run_speed if run else locomotion.walk_speed)
-        self.speed += (goal - self.speed) * float(smoothing_alpha(dt, half_life=0.12))
-        if jump and self.jump is not None and not self.jumping:
-            self.jump.stop().fade_in(FADE_IN)
-            self._ending.discard(self.jump)
-            self._carried = self.velocity.copy()
-        self._layers()
-        before = locomotion.clip_times()
-        self.animator.advance(dt)  # the staged frame: blended local pose ...
-        self.ground = self.model.ground(body_weights(self.animator.actions, root=self.model.root))
-        if self.animator.root_joint is not None:
-            local = transform_vectors(self.model.motion_frame, self.animator.root_motion.translation[0])
-        elif locomotion.gaits:
-            local = locomotion.in_place_travel(before) * FORWARD
-        else:
-            local = self.speed * dt * FORWARD * (1.0 - self.jump_weight)
-        self._move_by(dt, local)
-
-    def _layers(self) -> None:
-        """Weights of this step: the locomotion gives way to the jump; the wave masks the joints it moves."""
-        for action in (self.jump, self.wave):  # one-shot layers fade out as their clip ends
-            if action is None or not action.enabled[0] or action in self._ending:
-                continue
-            if action.time[0] >= action.duration - ONE_SHOT_FADE:
-                action.fade_out(ONE_SHOT_FADE)
-                self._ending.add(action)
-        if self.locomotion is None:  # the graph: the wave's own mask and weight blend it over the graph's pose
+        if graph is not None:
+            graph.control(quat_rotate(self.facing, self._wanted), self.facing, grounded=True, jump=take_off)
+        if self.wave is None:
             return
-        self.locomotion.drive(self.speed, 1.0 - self.jump_weight)
-        share = float(self.wave.effective_weight[0]) if self.wave is not None else 0.0
-        if share != self._wave_share:
-            others = 1.0 - share * self._wave_mask
-            for action in (*self.locomotion.actions, *((self.jump,) if self.jump else ())):
-                action.set_mask(others)
-            self._wave_share = share
+        if self.wave.enabled[0] and not self._ending and self.wave.time[0] >= self.wave.duration - ONE_SHOT_FADE:
+            self.wave.fade_out(ONE_SHOT_FADE)  # the one-shot fades out as its clip ends
+            self._ending = True
+        self._waves.control()
+        self.posing.set_override_weights(self._wave_override, np.minimum(self.wave.effective_weight, 1.0))
 
-    def _move_by(self, dt: float, local: FloatArray) -> None:
-        """Move by ``local`` ``(3,)`` (the animation's travel, character frame), with the jump's momentum."""
-        step = quat_rotate(self.facing, local * [1.0, 0.0, 1.0])
-        weight = self.jump_weight
-        if self.graph is not None:  # the jump state's momentum replaces the root motion
-            step = (1.0 - weight) * step
-        step = step + weight * self._carried * dt
+    def _move(self, dt: float) -> None:
+        """Move by the animation: root motion, in-place gaits or a glide; with the jump's momentum."""
+        graph = self.graph
+        airborne = 0.0 if graph is None else float(graph.airborne)
+        self._airborne += (airborne - self._airborne) * float(smoothing_alpha(dt, half_life=0.05))
+        if graph is not None:
+            self.ground = self.model.ground(graph.clip_weights())
+        if self.posing.root_joint is not None:
+            local = transform_vectors(self.model.motion_frame, self.posing.root_motion.translation[0])
+        elif graph is not None and graph.in_place_travel(1.0) > 0.0:
+            local = graph.in_place_travel(dt) * FORWARD
+        else:
+            local = self.speed * dt * FORWARD
+        step = (1.0 - self.jump_weight) * quat_rotate(self.facing, local * [1.0, 0.0, 1.0])
+        step = step + self.jump_weight * self._carried * dt  # the jump's momentum replaces the travel
         target = self.terrain.clamp(self.position + step)
         self.velocity = (target - self.position) * [1.0, 0.0, 1.0] / dt if dt > 0.0 else np.zeros(3)
         self.position = target
@@ -469,13 +361,13 @@ class Player:
         return forward / np.linalg.norm(forward), up / np.linalg.norm(up)
 
     def _fit_to_world(self, dt: float, look_at: Any) -> None:
-        """The frame's IK stage: foot IK on the terrain, then the head look-at, on the animator's pose.
+        """The frame's IK stage: foot IK on the terrain, then the head look-at, on the player's pose.
 
-        Reads the model matrices once (:meth:`~engine.animator.Animator.update_model`), writes the
-        corrections into the animator's local pose in place; after each edit only the edited
-        subtrees are recomposed, and :meth:`~engine.animator.Animator.finalize` does the rest.
+        Reads the model matrices once (:meth:`~engine.player.Player.update_model`), writes the
+        corrections into the player's local pose in place; after each edit only the edited
+        subtrees are recomposed, and :meth:`~engine.player.Player.finalize` does the rest.
         """
-        self.clip_model = self.animator.update_model().to_array()[0]
+        self.clip_model = np.asarray(self.posing.update_model())[0]
         world = self.world()
         to_skeleton = affine_inverse(world)
         if self.legs is not None:
@@ -486,7 +378,7 @@ class Player:
     def _plant_feet(self, dt: float, world: FloatArray, to_skeleton: FloatArray, weight: float) -> None:
         """Lower (or raise) the hips to the lower foot's ground, then put each ankle on its ground."""
         assert self.legs is not None
-        legs, animator, model = self.legs, self.animator, self.clip_model
+        legs, posing, model = self.legs, self.posing, self.clip_model
         ankles = transform_points(world, model[[leg.end for leg in legs], :3, 3])
         ground = self.terrain.height(ankles[:, 0], ankles[:, 2]) - self.position[1]  # vs the flat ground played
         self._foot_offsets += (weight * ground - self._foot_offsets) * float(smoothing_alpha(dt, half_life=0.05))
@@ -495,9 +387,9 @@ class Player:
         parent = int(self.skeleton.parents[hips])
         if parent >= 0:
             drop = np.linalg.solve(model[parent, :3, :3], drop)
-        animator.pose_buffer.translations[:, hips, 0] += drop
-        animator.pose_changed(hips)
-        placed = animator.update_model()  # the hips' subtree only
+        posing.pose_buffer.translations[:, hips, 0] += drop
+        posing.pose_changed(hips)
+        placed = posing.update_model()  # the hips' subtree only
         self.foot_targets = ankles + self._foot_offsets[:, None] * UP
         targets = transform_points(to_skeleton, self.foot_targets)
         forward = transform_vectors(to_skeleton, self.forward)
@@ -512,11 +404,11 @@ class Player:
             )
             results.append(solve)
         for result in results:
-            animator.apply_corrections(result)
+            posing.apply_corrections(result)
 
     def _look_at(self, dt: float, world: FloatArray, to_skeleton: FloatArray, target: Any) -> None:
         """Aim the neck and head at the look target, clamped to the head's yaw and pitch limits, eased."""
-        model = self.animator.update_model()  # current after the feet (the legs' subtrees only)
+        model = self.posing.update_model()  # current after the feet (the legs' subtrees only)
         head = transform_points(world, model.gather(self.head[-1])[0, :3, 3])
         want = np.zeros(3)  # yaw, pitch, weight: look ahead, at weight 0
         if target is not None:
@@ -544,4 +436,4 @@ class Player:
             pole=transform_vectors(to_skeleton, UP),
             weight=min(float(weight), 1.0),
         )
-        self.animator.apply_corrections(result)
+        self.posing.apply_corrections(result)

@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.anim import Channel, Clip, Skeleton, sample
+from engine.anim import Channel, Clip, Skeleton
 from engine.anim.blending import subtree_mask
 from engine.anim.ik import two_bone_ik
 from engine.animator import Animator, Loop
-from engine.animator import animator as animator_module
 from engine.backend import buffers, select
 from engine.errors import InvalidInputError
 from engine.io import load_character
+from engine.player import FUSED_MIN_CHARACTERS
 from engine.procedural.mannequin import build_mannequin
 
 FPS_STEPS = {"30fps": 1 / 30, "60fps": 1 / 60, "144fps": 1 / 144, "random-dt": None}
@@ -83,10 +83,10 @@ def play(rig: Rig, backend: str, count: int, step: float | None, *, root_motion:
     assert animator.backend == backend
     upper = subtree_mask(skeleton, rig.upper)
     walk = animator.action(clips["walk"]).play()
-    run = animator.action(clips["run"]).play().set_effective_weight(0.0)
+    run = animator.action(clips["run"]).play().set_weight(0.0)
     animator.sync_group(walk, run)
-    wave = animator.action(clips["upper"], mask=upper).play().set_effective_weight(np.linspace(0.0, 0.9, count))
-    lean = animator.action(clips["add"], additive=True).play().set_effective_weight(np.linspace(1.0, 0.2, count))
+    wave = animator.action(clips["upper"], mask=upper).play().set_weight(np.linspace(0.0, 0.9, count))
+    lean = animator.action(clips["add"], additive=True).play().set_weight(np.linspace(1.0, 0.2, count))
     lean.set_loop(Loop.PING_PONG)
     animator.stages.append(leg_ik(rig))
     walk.set_time(edge_times(walk.duration, count))
@@ -185,7 +185,7 @@ def test_root_motion_of_a_masked_root(mannequin: Rig) -> None:
         mask = np.ones(mannequin.skeleton.num_joints)
         mask[0] = 0.3
         animator.action(mannequin.clips["walk"]).play()
-        animator.action(mannequin.clips["run"], mask=mask).play().set_effective_weight(0.6)
+        animator.action(mannequin.clips["run"], mask=mask).play().set_weight(0.6)
         for _ in range(10):
             animator.update(1 / 30)
         results.append((animator.local_pose.translations, animator.palette, animator.root_motion.translation))
@@ -194,11 +194,11 @@ def test_root_motion_of_a_masked_root(mannequin: Rig) -> None:
 
 
 def test_backend_rule(mannequin: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
-    skeleton, few, many = mannequin.skeleton, animator_module.FUSED_MIN_CHARACTERS - 1, 1000
+    skeleton, few, many = mannequin.skeleton, FUSED_MIN_CHARACTERS - 1, 1000
     monkeypatch.setitem(select._state, "name", "numba")
     monkeypatch.setitem(select._state, "forced", False)
     assert Animator(skeleton, few).backend == "numpy"
-    assert Animator(skeleton, animator_module.FUSED_MIN_CHARACTERS).backend == "numba"
+    assert Animator(skeleton, FUSED_MIN_CHARACTERS).backend == "numba"
     monkeypatch.setitem(select._state, "forced", True)  # OSSA_BACKEND=numba: fused at any count
     assert Animator(skeleton, 1).backend == "numba"
     monkeypatch.setitem(select._state, "name", "numpy")  # OSSA_BACKEND=numpy: today's path
@@ -242,13 +242,11 @@ def test_one_thread_unless_ossa_threads_says(mannequin: Rig, monkeypatch: pytest
     animator = Animator(mannequin.skeleton, 100, backend="numba")
     animator.action(mannequin.clips["walk"]).play()
     animator.update(0.1)
-    assert animator._frame is not None
-    assert animator._frame.state.threads == 1
+    assert animator.player.threads == 1
     monkeypatch.setenv("OSSA_THREADS", "2")
     animator.action(mannequin.clips["run"])  # a new action: the kernels' state is made again
     animator.update(0.1)
-    assert animator._frame is not None
-    assert animator._frame.state.threads == 2
+    assert animator.player.threads == 2
 
 
 def test_actions_added_and_masks_changed_mid_play(mannequin: Rig) -> None:
@@ -261,7 +259,7 @@ def test_actions_added_and_masks_changed_mid_play(mannequin: Rig) -> None:
         frames = []
         for frame in range(12):
             if frame == 3:
-                animator.action(mannequin.clips["upper"], mask=upper).play().set_effective_weight(0.8)
+                animator.action(mannequin.clips["upper"], mask=upper).play().set_weight(0.8)
             if frame == 6:
                 walk.set_mask(1.0 - 0.5 * upper)
             if frame == 9:
@@ -279,26 +277,9 @@ def test_rest_threshold(mannequin: Rig, threshold: float) -> None:
     results = []
     for backend in ("numba", "numpy"):
         animator = Animator(mannequin.skeleton, 6, backend=backend, rest_threshold=threshold)
-        animator.action(mannequin.clips["walk"]).play().set_effective_weight(np.linspace(0.0, 0.5, 6))
-        animator.action(mannequin.clips["run"]).play().set_effective_weight(np.linspace(0.5, 2.0, 6))
+        animator.action(mannequin.clips["walk"]).play().set_weight(np.linspace(0.0, 0.5, 6))
+        animator.action(mannequin.clips["run"]).play().set_weight(np.linspace(0.5, 2.0, 6))
         animator.update(0.37)
         results.append((animator.local_pose.rotations, animator.local_pose.translations, animator.palette))
     for fused, numpy in zip(*results, strict=True):
         np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
-
-
-def test_a_base_pose_other_than_rest_takes_the_numpy_path_and_agrees(mannequin: Rig) -> None:
-    """``advance(base=)`` (the demo's graph pose under a masked layer) fills in below the threshold on both paths."""
-    base = sample(mannequin.clips["run"], mannequin.skeleton.rest_pose, np.linspace(0.0, 0.6, 6))
-    results = []
-    for backend in ("numba", "numpy"):
-        animator = Animator(mannequin.skeleton, 6, backend=backend)
-        mask = subtree_mask(mannequin.skeleton, mannequin.upper)
-        animator.action(mannequin.clips["walk"], mask=mask).play().set_effective_weight(np.linspace(0.0, 1.0, 6))
-        animator.advance(0.37, base=base)
-        animator.finalize()
-        results.append((animator.local_pose.rotations, animator.local_pose.translations, animator.palette))
-    for fused, numpy in zip(*results, strict=True):
-        np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
-    lower = np.flatnonzero(subtree_mask(mannequin.skeleton, mannequin.upper) == 0.0)
-    np.testing.assert_allclose(results[0][0][:, lower], base.rotations[:, lower], rtol=0.0, atol=1e-12)

@@ -91,9 +91,23 @@ def test_every_subcommand_is_a_module_imported_by_name() -> None:
         "engine.cli.make_mannequin",
         "engine.cli.graph",
         "engine.cli.mm",
+        "engine.cli.compress",
+        "engine.cli.decompress",
+        "engine.cli.build",
     ]
     choices = build_parser()._subparsers._group_actions[0].choices
-    assert list(choices) == ["inspect", "evaluate", "convert", "retarget", "make-mannequin", "graph", "mm"]
+    assert list(choices) == [
+        "inspect",
+        "evaluate",
+        "convert",
+        "retarget",
+        "make-mannequin",
+        "graph",
+        "mm",
+        "compress",
+        "decompress",
+        "build",
+    ]
 
 
 def test_version_and_console_entry(capsys) -> None:

@@ -32,7 +32,7 @@ from game import app
 from game.app import Controls, read_script
 from game.demo import game as demo_game
 from game.demo.game import CONE_LIMIT, DemoGame, main, make_parser
-from game.demo.player import LOOK_YAW_LIMIT, Player, find_head, find_legs
+from game.demo.player import LOOK_YAW_LIMIT, Player, find_body, find_head, find_legs
 from game.demo.world import ITEM_HOVER, Collectibles, Terrain
 from game.model import load_model
 from tests.conftest import ROOT
@@ -319,7 +319,7 @@ def test_feet_stay_on_the_uneven_ground() -> None:
     model = cached_load()
     terrain = Terrain()
     player = Player(model, terrain, position=(-15.0, 10.0))  # walking up and down a 10 % slope
-    legs = find_legs(model.skeleton)
+    legs = find_legs(find_body(model.skeleton))
     assert legs is not None
     ankles = [leg.end for leg in legs]
     fitted, unfitted = [], []
@@ -344,7 +344,7 @@ def test_feet_stay_on_the_uneven_ground() -> None:
 def test_head_turns_to_an_item_within_its_limits() -> None:
     model = cached_load()
     player = Player(model, Terrain())
-    head = find_head(model.skeleton)[-1]
+    head = find_head(find_body(model.skeleton))[-1]
     rest = model_from_pose(model.skeleton, model.skeleton.rest_pose)[head, :3, :3]
     facing_in_head = rest.T @ np.linalg.inv(model.frame[:3, :3]) @ [0.0, 0.0, 1.0]  # independent of the solver
 
@@ -365,22 +365,20 @@ def test_head_turns_to_an_item_within_its_limits() -> None:
     assert abs(np.degrees(head_heading())) < 5.0
 
 
-def test_jump_crossfades_in_and_out() -> None:
-    """The action-based locomotion (models without the graph's clips; the graph's jump: test_demo_graph.py)."""
+def test_the_generated_graph_jumps_and_lands() -> None:
+    """The graph made for a model (``graph=None``; the shipped graph's jump: test_demo_graph.py): jump, then back."""
     model = cached_load()
     player = Player(model, Terrain(), graph=None)
-    assert player.jump is not None
+    assert player.graph is not None
+    assert not player.graph.strafes
     player.update(STEP, np.zeros(3), run=False, jump=True)
-    for _ in range(3):
-        player.update(STEP, np.zeros(3), run=False, jump=False)
-    assert 0.0 < player.jump.effective_weight[0] < 1.0  # fading in over 0.12 s
+    assert player.graph.state == "jump"
     heights = []
     for _ in range(90):
         player.update(STEP, np.zeros(3), run=False, jump=False)
         heights.append((player.world() @ player.model_matrices)[:, 1, 3].max())
     assert max(heights) - heights[0] > 0.3  # the clip's flight
-    assert not player.jumping  # faded out at the end of the clip
-    assert player.locomotion.actions[0].effective_weight[0] == pytest.approx(1.0)  # idle again
+    assert player.graph.state == "locomotion"  # its exit time, then inertialized back
 
 
 # --- models, world ------------------------------------------------------------------------------
@@ -394,7 +392,7 @@ def test_mannequin_gaits_are_its_root_motion() -> None:
     assert run.speed == pytest.approx(3.0, abs=1e-6)
     np.testing.assert_allclose(walk.direction, [0.0, 0.0, 1.0], atol=1e-9)
     assert model.notes == ()
-    assert find_legs(model.skeleton) is not None
+    assert find_legs(find_body(model.skeleton)) is not None
 
 
 @pytest.mark.assets
@@ -406,16 +404,15 @@ def test_models_are_brought_to_the_character_frame(shared_assets: Path) -> None:
     assert 0.5 < gait.speed < 1.5
     assert heading(gait.direction) == pytest.approx(0.0, abs=0.1)
     assert cesium.warnings  # its weights do not sum to 1: reported, not raised
-    assert find_legs(cesium.skeleton) is None
+    legs = find_legs(find_body(cesium.skeleton))  # unnamed joints: the legs by geometry (engine.anim.humanoid)
+    assert legs is not None
+    assert [cesium.skeleton.names[leg.end] for leg in legs] == ["node9", "node5"]
     fox = cached_load(shared_assets / "fox" / "glTF-Binary" / "Fox.glb")
     assert 0.5 < fox.height < 1.0  # centimetres, scaled to metres
     assert fox.roles.idle == "Survey"
     assert fox.gaits["Run"].speed > fox.gaits["Walk"].speed > 0.5
-    assert fox.skeleton.names[find_head(fox.skeleton)[-1]] == "b_Head_05"
-    assert [fox.skeleton.names[j.end] for j in find_legs(fox.skeleton) or ()] == [
-        "b_LeftFoot01_017",
-        "b_RightFoot01_021",
-    ]
+    assert find_body(fox.skeleton) is None  # four legs: not a biped, no foot IK or look-at
+    assert "foot IK and look-at off: not a biped" in " ".join(Player(fox, Terrain()).notes)
 
 
 def test_terrain_normals_match_its_slope() -> None:

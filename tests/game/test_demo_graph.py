@@ -25,8 +25,7 @@ from engine.render import create_context
 from game.app import Controls
 from game.demo import game as demo_game
 from game.demo.game import DemoGame, main
-from game.demo.graph_locomotion import load_locomotion
-from game.demo.player import FORWARD, Player, find_legs
+from game.demo.player import FORWARD, Player, find_body, find_legs
 from game.demo.world import Terrain
 from game.model import load_model
 from tests.conftest import require_or_skip
@@ -161,11 +160,11 @@ def play(player: Player, step: Callable[[], float]) -> tuple[list[np.ndarray], l
 def clip_angular_speed() -> float:
     """The fastest any joint turns in the graph's clips, rad/s (finite differences at 480 Hz)."""
     model = cached_model()
-    locomotion = load_locomotion(model)
+    locomotion = Player(model, Terrain()).graph
     assert locomotion is not None
     fastest = 0.0
-    for name in locomotion.runtime.graph.played:
-        clip = locomotion.clips[name]
+    for leaf in locomotion.runtime.graph.leaves:
+        clip = leaf.clip
         rotations = sample(clip, model.skeleton.rest_pose, np.arange(0.0, clip.duration, 1 / 480)).rotations
         dots = np.abs(np.sum(rotations[1:] * rotations[:-1], axis=-1))
         fastest = max(fastest, float((2.0 * np.arccos(np.clip(dots, 0.0, 1.0))).max() * 480))
@@ -216,7 +215,7 @@ def test_feet_do_not_slide(move: list[float], run: bool, strafe: bool, drift: fl
     """
     model = cached_model()
     player = Player(model, FlatTerrain())
-    legs = find_legs(model.skeleton)
+    legs = find_legs(find_body(model.skeleton))
     assert legs is not None
     ankles = []
     for k in range(240):
@@ -277,32 +276,34 @@ def test_the_jump_keeps_the_run_s_momentum() -> None:
 
 
 def test_the_wave_plays_over_the_graph_s_pose() -> None:
-    """Picking up an item: the wave moves the arm it masks; the legs keep the graph's pose."""
+    """Picking up an item: the wave moves the arm it masks (an override of the graph's layers); the legs keep theirs.
+
+    Two players with the same input, one of them waving: the arm differs, the knees do not.
+    """
     model = cached_model()
-    player = Player(model, Terrain())
-    for _ in range(30):
-        player.update(STEP, [0.0, 0.0, 1.0], False, False)
-    player.celebrate()
-    for _ in range(40):
-        player.update(STEP, [0.0, 0.0, 1.0], False, False)
-    assert player.graph is not None
-    assert player.wave is not None
-    graph_pose = player.graph.runtime.local_pose[0]
-    arm = sorted({c.target for c in player.wave.clip.channels})
-    assert np.abs(player.pose.rotations[arm] - graph_pose.rotations[arm]).max() > 0.1
-    legs = find_legs(model.skeleton)
+    waving, still = Player(model, Terrain()), Player(model, Terrain())
+    for k in range(70):
+        if k == 30:
+            waving.celebrate()
+        for player in (waving, still):
+            player.update(STEP, [0.0, 0.0, 1.0], False, False)
+    assert waving.wave is not None
+    arm = sorted({c.target for c in waving.wave.clip.channels})
+    assert np.abs(waving.pose.rotations[arm] - still.pose.rotations[arm]).max() > 0.1
+    legs = find_legs(find_body(model.skeleton))
     assert legs is not None
     knees = [leg.mid for leg in legs]  # below the foot IK's corrections of the hips, the legs' own
-    np.testing.assert_allclose(player.animator.local_pose.translations[0, knees], graph_pose.translations[knees])
+    np.testing.assert_allclose(waving.pose.translations[knees], still.pose.translations[knees], atol=1e-12)
 
 
 # --- models without the graph's clips ------------------------------------------------------------
 
 
-def test_without_the_graph_the_mannequin_plays_its_actions() -> None:
+def test_the_generated_graph_plays_the_mannequin() -> None:
+    """``graph=None``: the graph made for the model (idle / 1-D walk-run / jump), without strafing."""
     player = Player(cached_model(), Terrain(), graph=None)
-    assert player.graph is None
-    assert player.locomotion is not None
+    assert player.graph is not None
+    assert not player.graph.strafes
     assert any("Ctrl does nothing" in note for note in player.notes)
     start = player.position.copy()
     for _ in range(120):
@@ -313,15 +314,15 @@ def test_without_the_graph_the_mannequin_plays_its_actions() -> None:
 
 @pytest.mark.assets
 @pytest.mark.parametrize("path", ["khronos/cesium_man.gltf", "fox/glTF-Binary/Fox.glb"])
-def test_models_without_strafe_clips_keep_the_action_path(shared_assets: Path, path: str) -> None:
+def test_models_without_strafe_clips_play_a_generated_graph(shared_assets: Path, path: str) -> None:
     model = load_model(shared_assets / path)
-    assert load_locomotion(model) is None
     player = Player(model, Terrain())
-    assert player.graph is None
-    assert player.locomotion is not None
+    assert player.graph is not None
+    assert not player.graph.strafes
     start = player.position.copy()
     for _ in range(60):
         player.update(STEP, [0.0, 0.0, 1.0], False, False, None, strafe=True)
+    assert player.graph.state == "locomotion"
     travel = player.position - start
     assert travel[2] > 0.25
     assert abs(travel[0]) < 1e-6

@@ -10,7 +10,8 @@ import pytest
 from engine.anim import Channel, Clip
 from engine.errors import AssetError
 from engine.graph import GraphDefinitionError, bind_graph, load_graph, parse_graph
-from engine.graph.definition import ClipMotion, tomllib  # tomllib, or tomli on Python 3.10
+from engine.graph.definition import ClipMotion
+from engine.graph.reader import tomllib  # tomllib, or tomli on Python 3.10
 from tests.graph.documents import chain, edited, locomotion, mannequin_clips, strafing
 
 GOOD = locomotion()

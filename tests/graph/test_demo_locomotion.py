@@ -11,7 +11,9 @@ from engine.anim import sample
 from engine.anim.rootmotion import remove_planar
 from engine.cli import main
 from engine.math import quat_from_axis_angle
+from engine.player import Player as Posing
 from engine.procedural.strafe import build_strafe_clips
+from engine.render.scene_renderer import scene_records
 from game.demo.graph_locomotion import GRAPH, load_locomotion
 from game.model import load_model
 from tests.helpers import assert_quat_allclose
@@ -35,6 +37,13 @@ def test_the_graph_checks_against_the_mannequin(capsys):
     assert "plays 10 clips" in out
 
 
+def locomotion_of(model, graph=GRAPH):
+    """The model's locomotion graph on a player of its palette records' skeleton, as the demo makes it."""
+    records = scene_records(model.scene)
+    posing = Posing(records.skeleton, 1, root_motion=model.root if model.root_motion else None)
+    return load_locomotion(model, posing, records, graph)
+
+
 class Player:
     """The player's side: a velocity eased towards the wanted one (half-life 0.12 s, as the demo's speed)."""
 
@@ -43,15 +52,19 @@ class Player:
 
     def drive(self, seconds, wanted, facing=FACING, jump=False):
         poses = []
+        posing = self.locomotion.runtime.player
         for k in range(round(seconds / DT)):
             self.velocity += (np.asarray(wanted) - self.velocity) * (1.0 - 0.5 ** (DT / 0.12))
-            poses.append(self.locomotion.drive(DT, self.velocity, facing, grounded=True, jump=jump and k == 0))
+            posing.begin_frame(DT)
+            self.locomotion.control(self.velocity, facing, grounded=True, jump=jump and k == 0)
+            posing.pose()
+            poses.append(posing.local_pose[0])
         return poses
 
 
 def test_a_session_walk_strafe_run_jump(model):
-    locomotion = load_locomotion(model)
-    assert locomotion is not None
+    locomotion = locomotion_of(model)
+    assert locomotion.strafes
     player = Player(locomotion)
     poses = player.drive(0.5, np.zeros(3))
     assert locomotion.state == "idle"
@@ -82,7 +95,7 @@ def test_a_session_walk_strafe_run_jump(model):
 
 
 def test_facing_turns_the_velocity_into_the_character_frame(model):
-    locomotion = load_locomotion(model)
+    locomotion = locomotion_of(model)
     turned = quat_from_axis_angle([0.0, 1.0, 0.0], np.pi / 2)  # facing +X
     Player(locomotion).drive(2.0, 1.2 * LEFT, facing=turned)  # moving along its own forward
     parameters = locomotion.runtime.parameters
@@ -91,6 +104,9 @@ def test_facing_turns_the_velocity_into_the_character_frame(model):
 
 
 @pytest.mark.assets
-def test_a_model_without_the_clips_keeps_its_actions(shared_assets: Path):
+def test_a_model_without_the_clips_gets_a_graph_of_its_own(shared_assets: Path):
     fox = load_model(shared_assets / "fox" / "glTF-Binary" / "Fox.glb")
-    assert load_locomotion(fox) is None
+    locomotion = locomotion_of(fox)
+    assert not locomotion.strafes
+    assert locomotion.runtime.graph.played == ("Survey", "Walk", "Run")
+    assert locomotion.gait_speed(FORWARD, run=True) == pytest.approx(fox.gaits["Run"].speed)

@@ -12,6 +12,7 @@ from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
 from engine.anim import Pose, sample
+from engine.anim.clip_velocity import sample_velocity
 from engine.anim.inertialization import (
     SPRING_RATE,
     dead_blend,
@@ -27,7 +28,7 @@ from engine.anim.inertialization import (
     spring_offset,
     spring_rates,
 )
-from engine.anim.velocity import PoseVelocity, pose_velocity, sample_velocity
+from engine.anim.velocity import PoseVelocity, pose_velocity
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.procedural.mannequin import build_mannequin
 from tests import strategies

@@ -12,7 +12,7 @@ import pytest
 
 from engine.anim import sample
 from engine.anim.rootmotion import remove_planar
-from engine.errors import InvalidInputError
+from engine.errors import SkeletonMismatchError
 from engine.graph import GraphRuntime, bind_graph, parse_graph
 from tests.graph.documents import locomotion, mannequin_clips, strafing
 from tests.helpers import assert_quat_allclose
@@ -110,7 +110,9 @@ def test_without_a_root_motion_joint_nothing_travels(character):
     assert abs(runtime.local_pose.translations[0, 0, 2]) > 0.0  # the clip's own root translation
 
 
-@pytest.mark.parametrize(("root", "message"), [("tail", "no joint 'tail'"), (99, "joint 99 is out of range")])
+@pytest.mark.parametrize(
+    ("root", "message"), [("tail", "root_motion: no joint named 'tail'"), (99, "joint index 99 is out of range")]
+)
 def test_a_bad_root_motion_joint(character, root, message):
-    with pytest.raises(InvalidInputError, match=message):
+    with pytest.raises(SkeletonMismatchError, match=message):
         bound(character, locomotion(), root)

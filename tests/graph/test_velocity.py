@@ -11,18 +11,15 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from engine.anim import Channel, Clip, Pose, Skeleton, additive_pose, apply_additive, blend, sample
+from engine.anim.clip_velocity import key_times, sample_velocity, sample_with_velocity, velocity_table
 from engine.anim.velocity import (
     PoseVelocity,
     additive_velocity,
     angular_from_rotvec_rate,
     angular_velocity,
     blend_velocity,
-    key_times,
     pose_velocity,
     rotvec_rate_from_angular,
-    sample_velocity,
-    sample_with_velocity,
-    velocity_table,
 )
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.io import load_character

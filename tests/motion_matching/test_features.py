@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation, Slerp
 
-from engine.anim.velocity import PoseVelocity, sample_with_velocity
+from engine.anim.clip_velocity import sample_with_velocity
+from engine.anim.velocity import PoseVelocity
 from engine.errors import InvalidInputError
 from engine.motion_matching import BuildOptions, build_database
 from engine.motion_matching.features import pose_features, trajectory_features

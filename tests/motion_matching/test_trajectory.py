@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
+from engine.anim.clip_velocity import sample_with_velocity
 from engine.anim.pose import Pose
-from engine.anim.velocity import PoseVelocity, sample_with_velocity
+from engine.anim.velocity import PoseVelocity
 from engine.camera.spring import spring_rotation, spring_stiffness_from_half_life
 from engine.errors import InvalidInputError
 from engine.motion_matching import Trajectory, advance_trajectory, horizon_times, predict_trajectory, query_features

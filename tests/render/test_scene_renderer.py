@@ -90,11 +90,8 @@ def test_every_instance_on_the_gpu_equals_the_cpu_reference(ctx, scene_file, met
 def test_drawn_mesh_nodes_equal_the_file_and_every_primitive_is_drawn(ctx, scene_file):
     scene = load_gltf(scene_file).scene
     renderer = SceneRenderer(ctx, scene)
-    assert (renderer.skin_offsets, renderer.rigid_records, renderer.weight_offsets) == (
-        (0, 3),
-        {1: 7, 3: 8},
-        {0: 0, 1: 2, 3: 3},
-    )
+    # nodes 0-7 (skin 0 on 2-4, the rigid mesh at 5 and 7), then skin 1's four joints as extra records 8-11
+    assert (renderer.records.offsets, renderer.weight_offsets) == ((2, 5, 8, 7), {0: 0, 1: 2, 3: 3})
     view = look_at_matrix([0.0, 2.0, 9.0], [1.0, 1.5, 0.0], [0.0, 1.0, 0.0])
     with OffscreenTarget(ctx, SIZE) as target:
         target.clear()

@@ -1,13 +1,16 @@
-"""Root motion in the animator: each clip's root track, and the per-frame planar deltas it yields.
+"""Root motion in the player: each layer's root track, the exact per-frame deltas, their weighted sum.
 
-The math (planar transforms, the delta over loops) is :mod:`engine.anim.rootmotion`; this module
-keeps, per action, the root joint's channels as a one-joint compiled clip with its transforms at
-the clip's ends, and turns a frame's start and end times into the weighted delta the game applies.
+The math (planar transforms, the delta over loops) is :mod:`engine.anim.rootmotion`. Here each
+layer keeps its clip's root channels as a one-joint compiled clip with its planar transforms at
+the clip's ends (:class:`RootTrack`); a frame's start and end raw times give each layer's exact
+keyed delta (:meth:`RootTrack.delta`), and :class:`RootSum` averages them with the layers'
+weights at the root joint — the travel of the frame, the same at any frame rate.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -17,15 +20,15 @@ from engine.anim.events import Loop, clip_time
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import UP, Planar, planar_from_root, root_motion_delta
 from engine.anim.sampling import CompiledClip, compile_clip, sample
-from engine.math._checks import FloatArray
+from engine.math._checks import FloatArray, IntArray
 
 
 @dataclass(frozen=True)
 class RootMotion:
-    """The root's planar travel during the last update, per character.
+    """The root's planar travel during the last frame, per character.
 
     ``translation`` ``(C, 3)`` is the travel across up in the character's frame at the start of the
-    update (``(x, 0, z)`` when up is +Y: the root joint's parent space, in which it is measured,
+    frame (``(x, 0, z)`` when up is +Y: the root joint's parent space, in which it is measured,
     may have another up, :func:`engine.anim.rootmotion.parent_up`) and ``yaw`` ``(C,)`` the turn
     about up in radians: move the character by its current heading applied to ``translation``,
     then add ``yaw`` to its heading.
@@ -65,7 +68,7 @@ class RootTrack:
         return planar_from_root(pose.translations[..., 0, :], pose.rotations[..., 0, :], self.up)
 
     def delta(self, start: FloatArray, times: FloatArray, wraps: FloatArray, duration: float, loop: Loop) -> Planar:
-        """The planar delta ``(C,)`` of a frame that moved the raw time from ``start`` to clip ``times``.
+        """The planar delta ``(K,)`` of a frame that moved the raw time from ``start`` to clip ``times``.
 
         ``wraps`` counts the loops crossed (:func:`~engine.anim.events.wrap_raw`); they add whole
         loops of travel in :attr:`Loop.REPEAT` only. The yaw is wrapped to ``[-π, π)``.
@@ -78,3 +81,36 @@ class RootTrack:
         loops = wraps if loop == Loop.REPEAT else 0.0
         delta = root_motion_delta(begin, finish, self.first, self.last, loops)
         return Planar((delta.yaw + np.pi) % (2.0 * np.pi) - np.pi, delta.w)
+
+
+class RootSum:
+    """The weighted sum of one frame's layer deltas, per character (reset at the start of a frame).
+
+    :meth:`add` takes each layer's delta with its weight at the root joint; :meth:`motion`
+    divides by ``max(Σ weight, threshold)`` (the rest pose, which fills in below the threshold,
+    does not travel), as the blend weighs the poses.
+    """
+
+    def __init__(self, characters: int, up: Any = UP) -> None:
+        self.up = np.asarray(up, dtype=np.float64)
+        """The root's parent-space up: the travel is measured across it."""
+        self.yaw = np.zeros(characters)
+        self.w = np.zeros(characters, dtype=np.complex128)
+        self.weight = np.zeros(characters)
+
+    def reset(self) -> None:
+        """Start a frame: no travel yet."""
+        self.yaw[:] = 0.0
+        self.w[:] = 0.0
+        self.weight[:] = 0.0
+
+    def add(self, characters: IntArray | slice, delta: Planar, weight: FloatArray) -> None:
+        """Add one layer's ``delta`` ``(K,)`` at root weight ``weight`` ``(K,)`` for ``characters``."""
+        self.yaw[characters] += weight * delta.yaw
+        self.w[characters] += weight * delta.w
+        self.weight[characters] += weight
+
+    def motion(self, threshold: float) -> RootMotion:
+        """The frame's :class:`RootMotion`."""
+        norm = np.maximum(self.weight, threshold)
+        return RootMotion(Planar(self.yaw / norm, self.w / norm).translation_in(self.up), self.yaw / norm)

@@ -1,0 +1,482 @@
+"""One machine of a graph running on ``C`` characters: states, clocks, transitions, per character arrays.
+
+One update of ``dt`` seconds (:meth:`Machine.step`), per machine:
+
+1. **choose** a transition for each character: the any-state transitions first, then the
+   current state's, in document order; the first whose conditions hold wins. A transition
+   without exit time fires at the start of the update; one with an exit time fires at the
+   instant within the update at which the state's normalised time crosses it (or, in a state
+   that plays once, any time after) — predicted with the rate the phase really advances at (in
+   a synced transition the shared, blended rate, integrated exactly). A character in an
+   uninterruptible transition chooses none until it ends, then chooses at that instant;
+2. **advance** every clock to that instant, **start** the chosen transitions there, then advance
+   the rest of ``dt`` — so a transition starts at the same time whatever the frame rate.
+
+Starting a transition that is not a live crossfade asks the runtime (:class:`Hooks`) to capture
+the output (pose and velocity) before and after the switch; the player's transition stage
+(:mod:`engine.player.transitions`) takes it from there. A crossfade (and a synced one) is
+weights: the live source state keeps playing at ``1 - α``, the target at ``α``
+(:meth:`Machine.state_weights`); a synced target starts at the source's phase, matched through
+clip markers (:func:`~engine.graph.transitions.marker_phase`), and both advance at one blended
+phase rate. A transition of duration 0 cuts. Triggers stay set until a transition that tests
+them fires; it consumes them for the characters that took it.
+
+For the player the machine also keeps, per character and frame, what each played state's clips
+did: whether the state was entered this frame (its layers jump to the entry time) and how far
+its phase and clock travelled (the layers' exact travel, :meth:`Machine.slots`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from engine.graph.binding import BoundGraph, BoundState
+from engine.graph.parameters import Parameters
+from engine.graph.transitions import FROZEN, NONE, SPRING, STAGE_KINDS, SYNCED, marker_phase
+from engine.math._checks import BoolArray, FloatArray, IntArray
+from engine.player.sync import synced_rate
+from engine.player.transitions import SPRING_SETTLE, Capture
+
+
+class Hooks(Protocol):
+    """What a machine asks of its runtime when a transition starts (:class:`~engine.graph.runtime.GraphRuntime`)."""
+
+    def layer_state(self, rows: IntArray, delay: FloatArray) -> object:
+        """The layers' times and weights of ``rows`` at ``delay`` seconds into the frame (before a switch)."""
+        ...
+
+    def capture_switch(self, rows: IntArray, delay: FloatArray, before: Any) -> tuple[Capture, Capture]:
+        """The output of ``rows`` before the switch (from ``before``) and of the new layers now, in one capture."""
+        ...
+
+    def start_stage(
+        self,
+        machine: str,
+        rows: IntArray,
+        kind: str,
+        duration: FloatArray,
+        half_life: FloatArray,
+        source: Capture,
+        target: Capture,
+        delay: FloatArray,
+    ) -> None:
+        """Start the player's transition stage for ``rows``."""
+        ...
+
+    def stop_stage(self, machine: str, rows: IntArray) -> None:
+        """End the stage's transition of ``rows`` when ``machine`` started it."""
+        ...
+
+
+@dataclass
+class Slot:
+    """One played state's frame per character ``(C,)``: entered this frame (at ``entry`` phase), travel so far."""
+
+    entered: BoolArray
+    entry: FloatArray
+    phase: FloatArray
+    elapsed: FloatArray
+
+    @classmethod
+    def empty(cls, count: int) -> Slot:
+        """Nothing entered, no travel."""
+        return cls(np.zeros(count, dtype=bool), np.zeros(count), np.zeros(count), np.zeros(count))
+
+    def clear(self) -> None:
+        """A new frame."""
+        self.entered[:] = False
+        self.phase[:] = 0.0
+        self.elapsed[:] = 0.0
+
+    def copy_from(self, other: Slot, rows: IntArray) -> None:
+        """Take ``other``'s entries of ``rows``."""
+        for name in ("entered", "entry", "phase", "elapsed"):
+            getattr(self, name)[rows] = getattr(other, name)[rows]
+
+
+def alpha_integral(done: FloatArray, total: FloatArray, seconds: FloatArray) -> FloatArray:
+    """``∫ α`` over ``seconds`` of a crossfade ``done`` seconds in of ``total``: ``α = min((done + t)/total, 1)``."""
+    ramp = np.clip(total - done, 0.0, seconds)
+    safe = np.where(total > 0.0, total, 1.0)
+    return np.where(total > 0.0, (done * ramp + 0.5 * ramp * ramp) / safe, 0.0) + (seconds - ramp)
+
+
+class Machine:
+    """One machine's per-character state (module docstring); made by :class:`~engine.graph.runtime.GraphRuntime`.
+
+    Attributes
+    ----------
+    state, phase, elapsed
+        ``(C,)`` the current state, its normalised time, seconds since it was entered.
+    kind, transition, progress, duration, half_life, locked
+        ``(C,)`` the transition in progress (kind code, index), seconds into it, its length,
+        half-life, and whether it is uninterruptible.
+    source, source_phase, source_elapsed
+        ``(C,)`` the live source state of a crossfade (-1: none) and its clock.
+    current, previous
+        :class:`Slot` s of the current and the live source state for the player.
+    """
+
+    def __init__(
+        self, graph: BoundGraph, name: str, parameters: Parameters, machines: dict[str, Machine], hooks: Hooks
+    ) -> None:
+        self.graph = graph
+        self.name = name
+        self.bound = graph.machines[name]
+        self.table = self.bound.transitions
+        self.parameters = parameters
+        self.machines = machines  # every machine of the runtime, by name (shared)
+        self.hooks = hooks
+        count = parameters.num_characters
+        self.count = count
+        self.state: IntArray = np.full(count, self.bound.start, dtype=np.intp)
+        self.phase: FloatArray = np.zeros(count)
+        self.elapsed: FloatArray = np.zeros(count)
+        self.kind: IntArray = np.zeros(count, dtype=np.intp)
+        self.transition: IntArray = np.full(count, -1, dtype=np.intp)
+        self.progress: FloatArray = np.zeros(count)
+        self.duration: FloatArray = np.zeros(count)
+        self.half_life: FloatArray = np.ones(count)
+        self.locked: BoolArray = np.zeros(count, dtype=bool)
+        self.source: IntArray = np.full(count, -1, dtype=np.intp)
+        self.source_phase: FloatArray = np.zeros(count)
+        self.source_elapsed: FloatArray = np.zeros(count)
+        self.current = Slot.empty(count)
+        self.previous = Slot.empty(count)
+        self.current.entered[:] = True  # the start state's layers start at time 0
+        self._spent = np.zeros(count)
+        self.loops = np.array([s.loops for s in self.bound.states])
+        self.speeds = np.array([s.speed for s in self.bound.states])
+        self.plain = np.array([s.machine is None for s in self.bound.states])
+
+    # --- clocks --------------------------------------------------------------------------------------
+
+    def rates(self, states: IntArray, characters: IntArray) -> FloatArray:
+        """Phase rate ``(K,)`` of each character's state ``states[k]`` on its own, with the current parameters."""
+        rates = np.zeros(characters.size)
+        for s in np.unique(states):  # loop over states
+            rows = np.flatnonzero(states == s)
+            state = self.bound.states[s]
+            leaves = state.tree.timing(self.parameters, characters[rows], state.synced)
+            if leaves:
+                weights = np.stack([w for _, w in leaves])
+                cycles = np.array([leaf.cycle_rate(state.speed) for leaf, _ in leaves])[:, None]
+                rates[rows] = synced_rate(weights, cycles)
+        return rates
+
+    def _rates_pair(self, rows: IntArray) -> tuple[FloatArray, FloatArray, BoolArray]:
+        """Own rates of the current and source states of ``rows``, and which are in a live synced transition."""
+        rate = self.rates(self.state[rows], rows)
+        synced = (self.source[rows] >= 0) & (self.kind[rows] == SYNCED)
+        source_rate = np.zeros(rows.size)
+        live = self.source[rows] >= 0
+        if live.any():
+            source_rate[live] = self.rates(self.source[rows[live]], rows[live])
+        return rate, source_rate, synced
+
+    def phase_rate(self, rows: IntArray, *, source: bool) -> FloatArray:
+        """The rate ``(K,)`` the current (or live source) state's phase advances at now (synced: the shared rate)."""
+        rate, source_rate, synced = self._rates_pair(rows)
+        duration = np.where(self.duration[rows] > 0.0, self.duration[rows], 1.0)
+        alpha = np.clip(self.progress[rows] / duration, 0.0, 1.0)
+        shared = source_rate + alpha * (rate - source_rate)
+        own = source_rate if source else rate
+        return np.where(synced, shared, own)
+
+    def _phase_travel(
+        self, rows: IntArray, seconds: FloatArray, rate: FloatArray, source_rate: FloatArray, synced: BoolArray
+    ) -> tuple[FloatArray, FloatArray]:
+        """Phase travel of the current and the source state over ``seconds`` (synced: the blended rate, exactly)."""
+        travel, source_travel = rate * seconds, source_rate * seconds
+        if synced.any():
+            mixed = alpha_integral(self.progress[rows], self.duration[rows], seconds)
+            shared = source_rate * seconds + (rate - source_rate) * mixed
+            travel, source_travel = np.where(synced, shared, travel), np.where(synced, shared, source_travel)
+        return travel, source_travel
+
+    def _time_to(
+        self, rows: IntArray, gap: FloatArray, rate: FloatArray, source_rate: FloatArray, synced: BoolArray
+    ) -> FloatArray:
+        """Seconds until the current state's phase has moved by ``gap`` ``(K,)`` (inf when it does not move)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            plain = np.where(rate > 0.0, gap / np.where(rate > 0.0, rate, 1.0), np.inf)
+        if not synced.any():
+            return plain
+        done, total = self.progress[rows], self.duration[rows]
+        safe = np.where(total > 0.0, total, 1.0)
+        ramp = np.maximum(total - done, 0.0)  # seconds the blend still ramps
+        delta = rate - source_rate
+        a, b = 0.5 * delta / safe, source_rate + delta * done / safe  # travel(τ) = a τ² + b τ while ramping
+        root = b * b + 4.0 * a * gap
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inside = np.where(root >= 0.0, 2.0 * gap / (b + np.sqrt(np.maximum(root, 0.0))), np.inf)
+            reached = a * ramp * ramp + b * ramp  # the travel when the ramp ends
+            after = ramp + np.where(rate > 0.0, (gap - reached) / np.where(rate > 0.0, rate, 1.0), np.inf)
+        moving = np.where(gap <= reached, inside, after)
+        return np.where(synced, np.where(np.isfinite(moving) & (moving >= 0.0), moving, np.inf), plain)
+
+    def _move_phase(self, phase: FloatArray, travel: FloatArray, states: IntArray) -> FloatArray:
+        moved = phase + travel
+        return np.where(self.loops[states], np.mod(moved, 1.0), np.minimum(moved, 1.0))
+
+    def advance(self, step: FloatArray, moving: BoolArray) -> None:
+        """Move every clock of the ``moving`` characters by ``step`` seconds ``(C,)``; end finished transitions."""
+        moving = moving & (step > 0.0)
+        if not moving.any():
+            return
+        rows = np.flatnonzero(moving)
+        dt = step[rows]
+        rate, source_rate, synced = self._rates_pair(rows)
+        travel, source_travel = self._phase_travel(rows, dt, rate, source_rate, synced)
+        live = self.source[rows] >= 0
+        if live.any():
+            live_rows = rows[live]
+            self.source_phase[live_rows] = self._move_phase(
+                self.source_phase[live_rows], source_travel[live], self.source[live_rows]
+            )
+            self.source_elapsed[live_rows] += dt[live]
+            self.previous.phase[live_rows] += source_travel[live]
+            self.previous.elapsed[live_rows] += dt[live]
+        self.phase[rows] = self._move_phase(self.phase[rows], travel, self.state[rows])
+        self.elapsed[rows] += dt
+        self.current.phase[rows] += travel
+        self.current.elapsed[rows] += dt
+        busy = self.kind[rows] != NONE
+        if busy.any():
+            busy_rows = rows[busy]
+            self.progress[busy_rows] += dt[busy]
+            done = busy_rows[self.progress[busy_rows] >= self._ends(busy_rows)]
+            if done.size:
+                self._clear(done)
+                self.hooks.stop_stage(self.name, done)
+        for index, state in enumerate(self.bound.states):  # sub-machines run while their state is current
+            if state.machine is not None:
+                inside = moving & (self.state == index)
+                if inside.any():
+                    self.machines[state.machine].step(step, inside, self._frame_delay(step))
+
+    def _ends(self, rows: IntArray) -> FloatArray:
+        return np.where(self.kind[rows] == SPRING, SPRING_SETTLE * self.half_life[rows], self.duration[rows])
+
+    def _frame_delay(self, step: FloatArray) -> FloatArray:  # noqa: ARG002 (the step's start is what counts)
+        """Seconds of the frame spent before the current step (a sub-machine's captures happen after them)."""
+        return self._spent.copy()
+
+    # --- one update ----------------------------------------------------------------------------------
+
+    def begin(self) -> None:
+        """A new frame: nothing entered yet, no travel."""
+        self.current.clear()
+        self.previous.clear()
+        self._spent = np.zeros(self.count)
+
+    def reset(self, characters: IntArray) -> None:
+        """Put the characters in the start state, at time 0, with no transition."""
+        self.state[characters] = self.bound.start
+        self.phase[characters] = 0.0
+        self.elapsed[characters] = 0.0
+        self.current.entered[characters] = True
+        self.current.entry[characters] = 0.0
+        self.current.phase[characters] = 0.0
+        self.current.elapsed[characters] = 0.0
+        self._clear(characters)
+        start = self.bound.states[self.bound.start]
+        if start.machine is not None:
+            self.machines[start.machine].reset(characters)
+
+    def _clear(self, characters: IntArray) -> None:
+        self.kind[characters] = NONE
+        self.transition[characters] = -1
+        self.source[characters] = -1
+        self.locked[characters] = False
+
+    def step(self, dt: FloatArray, active: BoolArray, offset: FloatArray | None = None) -> None:
+        """Choose, advance and start transitions for the ``active`` characters over ``dt`` ``(C,)``.
+
+        A character that starts a transition (or whose uninterruptible one ends) part-way through
+        ``dt`` checks the transitions of its state at that instant, with the time left (so a chain
+        of transitions happens at the same times whatever the frame rate), up to once per state of
+        the machine and once more per update. ``offset`` ``(C,)``: seconds of the frame spent
+        before this step (a sub-machine stepped within its parent's step).
+        """
+        self._spent = np.zeros(self.count) if offset is None else offset.copy()
+        remaining = dt.copy()
+        checking = active.copy()
+        for _ in range(len(self.bound.states) + 2):  # rounds of chained transitions
+            chosen, delay, event = self.choose(remaining, checking)
+            pause = event | (chosen >= 0)
+            part = np.where(pause, delay, remaining)
+            self.advance(part, checking)
+            self._spent += np.where(checking, part, 0.0)
+            remaining = np.where(pause, remaining - delay, 0.0)
+            starting = chosen >= 0
+            if starting.any():
+                rows = np.flatnonzero(starting)
+                self.start(rows, chosen[rows])
+            if not pause.any():
+                return
+            checking = pause
+        self.advance(remaining, checking)
+
+    def choose(self, dt: FloatArray, active: BoolArray) -> tuple[IntArray, FloatArray, BoolArray]:
+        """The transition each character takes (-1: none), its delay into ``dt``, and unlock events ``(C,)``.
+
+        An unlock event is an uninterruptible transition that ends within ``dt``: the character
+        stops there (delay) and chooses again at that instant.
+        """
+        chosen = np.full(self.count, -1, dtype=np.intp)
+        delay = np.zeros(self.count)
+        event = np.zeros(self.count, dtype=bool)
+        held = np.flatnonzero(active & self.locked)
+        if held.size:
+            until = self._ends(held) - self.progress[held]
+            ends = until < dt[held]
+            event[held[ends]] = True
+            delay[held[ends]] = np.maximum(until[ends], 0.0)
+        free = active & ~self.locked
+        table = self.table
+        for s in np.unique(self.state[free]):  # loop over states
+            candidates = table.candidates[s]
+            if not candidates:
+                continue
+            rows = np.flatnonzero(free & (self.state == s))
+            open_rows = np.ones(rows.size, dtype=bool)
+            rates = None
+            for transition in candidates:  # in priority order
+                fire = open_rows & table.holds(transition, self.parameters, rows)
+                wait = np.zeros(rows.size)
+                exit_time = float(table.exit_time[transition])
+                if not math.isnan(exit_time):
+                    if rates is None:
+                        rates = self._rates_pair(rows)
+                    crosses, wait = self._exit_crossing(exit_time, rows, dt[rows], bool(self.loops[s]), *rates)
+                    fire &= crosses
+                chosen[rows[fire]] = transition
+                delay[rows[fire]] = wait[fire]
+                open_rows &= ~fire
+                if not open_rows.any():
+                    break
+        return chosen, delay, event
+
+    def _exit_crossing(
+        self,
+        exit_time: float,
+        rows: IntArray,
+        dt: FloatArray,
+        loops: bool,
+        rate: FloatArray,
+        source_rate: FloatArray,
+        synced: BoolArray,
+    ) -> tuple[BoolArray, FloatArray]:
+        """Whether the phase crosses ``exit_time`` within ``dt`` and after how many seconds."""
+        phase = self.phase[rows]
+        if loops:
+            gap = np.mod(exit_time - phase, 1.0)
+            gap = np.where(gap > 0.0, gap, 1.0)  # exactly there now: the next crossing is a cycle away
+            wait = self._time_to(rows, gap, rate, source_rate, synced)
+            return wait <= dt, np.minimum(wait, dt)
+        past = phase >= exit_time
+        wait = np.where(past, 0.0, self._time_to(rows, np.maximum(exit_time - phase, 0.0), rate, source_rate, synced))
+        return past | (wait <= dt), np.where(past, 0.0, np.minimum(wait, dt))
+
+    def start(self, rows: IntArray, chosen: IntArray) -> None:
+        """Start transition ``chosen[k]`` for character ``rows[k]`` now (see the module docstring)."""
+        table = self.table
+        kinds, targets, lengths = table.kind[chosen], table.target[chosen], table.duration[chosen]
+        instant = lengths == 0.0
+        live = (self.kind[rows] == NONE) & self.plain[self.state[rows]] & (self.state[rows] != targets)
+        staged = ~instant & (np.isin(kinds, list(STAGE_KINDS)) | ((kinds <= SYNCED) & ~live))
+        stage = np.where(kinds <= SYNCED, FROZEN, kinds)  # a crossfade that is not live: from a frozen snapshot
+        delay = self._spent[rows]
+        before = self.hooks.layer_state(rows[staged], delay[staged]) if staged.any() else None
+        for index in np.unique(chosen):  # loop over the transitions taken
+            picked = np.flatnonzero(chosen == index)
+            members = rows[picked]
+            for trigger in table.triggers[index]:
+                self.parameters.triggers[trigger, members] = False
+            old_state, old_phase, old_elapsed = (
+                self.state[members].copy(),
+                self.phase[members].copy(),
+                self.elapsed[members].copy(),
+            )
+            target = int(table.target[index])
+            phase = np.full(members.size, float(table.offset[index]))
+            if table.kind[index] == SYNCED:
+                phase = self._synced_phase(old_state, old_phase, target, members)
+            keep = live[picked] & (table.kind[index] <= SYNCED) & ~instant[picked]
+            self.previous.copy_from(self.current, members[keep])  # the live source plays on
+            self.state[members], self.phase[members], self.elapsed[members] = target, phase, 0.0
+            self.current.entered[members], self.current.entry[members] = True, phase
+            self.current.phase[members], self.current.elapsed[members] = 0.0, 0.0
+            target_state = self.bound.states[target]
+            if target_state.machine is not None:
+                self.machines[target_state.machine].reset(members)
+            if instant[picked[0]]:
+                self._clear(members)
+                self.hooks.stop_stage(self.name, members)
+                continue
+            self.kind[members] = table.kind[index]
+            self.transition[members] = index
+            self.progress[members] = 0.0
+            self.duration[members] = table.duration[index]
+            self.half_life[members] = table.half_life[index]
+            self.locked[members] = not table.interruptible[index]
+            self.source[members] = np.where(keep, old_state, -1)
+            self.source_phase[members], self.source_elapsed[members] = old_phase, old_elapsed
+        if before is None:
+            return
+        source, target_capture = self.hooks.capture_switch(rows[staged], delay[staged], before)
+        members = rows[staged]
+        for code in np.unique(stage[staged]):  # loop over the stage kinds started
+            picked = np.flatnonzero(stage[staged] == code)
+            self.hooks.start_stage(
+                self.name,
+                members[picked],
+                STAGE_KINDS[int(code)],
+                self.duration[members[picked]],
+                self.half_life[members[picked]],
+                source.take(picked),
+                target_capture.take(picked),
+                delay[staged][picked],
+            )
+
+    def _synced_phase(self, states: IntArray, phases: FloatArray, target: int, members: IntArray) -> FloatArray:
+        """The target's starting phase: the source's, moved through shared clip markers when there are some."""
+        result = phases.copy()
+        target_clips, target_index = _dominant(self.bound.states[target], self.parameters, members)
+        for s in np.unique(states):  # loop over source states
+            rows = np.flatnonzero(states == s)
+            source_clips, source_index = _dominant(self.bound.states[s], self.parameters, members[rows])
+            for a in np.unique(source_index):  # loop over the source's dominant clips
+                for b in np.unique(target_index[rows]):  # and the target's
+                    pick = rows[(source_index == a) & (target_index[rows] == b)]
+                    if pick.size:
+                        result[pick] = marker_phase(source_clips[a], target_clips[b], phases[pick])
+        return result
+
+    # --- weights -------------------------------------------------------------------------------------
+
+    def state_weights(self, rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Weights and rates ``(K,)`` of the current and the live source state of ``rows``.
+
+        A live crossfade weighs the target ``α = progress / duration`` and the source ``1 - α``;
+        everything else (the stage's transitions included) weighs the current state 1.
+        """
+        live = (self.source[rows] >= 0) & (self.kind[rows] != NONE)
+        duration = np.where(self.duration[rows] > 0.0, self.duration[rows], 1.0)
+        alpha = np.where(live, np.clip(self.progress[rows] / duration, 0.0, 1.0), 1.0)
+        slope = np.where(live & (alpha < 1.0), 1.0 / duration, 0.0)
+        return alpha, slope, 1.0 - alpha, -slope
+
+
+def _dominant(state: BoundState, parameters: Parameters, rows: IntArray) -> tuple[list, IntArray]:
+    """The state's timing clips and, per character, the index of the heaviest one."""
+    leaves = state.tree.timing(parameters, rows, state.synced)
+    if not leaves:
+        return [], np.full(rows.size, -1, dtype=np.intp)
+    weights = np.stack([w for _, w in leaves])
+    return [leaf.clip for leaf, _ in leaves], np.argmax(weights, axis=0)

@@ -1,0 +1,459 @@
+"""The :class:`Player`: every character's layers, and the one frame that poses them (see :mod:`engine.player`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from engine.anim.blending import REST_THRESHOLD
+from engine.anim.events import Loop, clip_time, wrap_raw
+from engine.anim.ik import IKResult, apply_corrections
+from engine.anim.layout import MatrixBuffer, PoseBuffer
+from engine.anim.pose import Pose
+from engine.anim.rootmotion import UP, parent_up
+from engine.anim.skeleton import Skeleton
+from engine.anim.velocity import PoseVelocity
+from engine.backend import BACKENDS, BufferFrame
+from engine.errors import InvalidInputError
+from engine.math._checks import FloatArray, IntArray, as_array, trusted
+from engine.player import evaluate
+from engine.player.capture import VelocityTables, capture
+from engine.player.compose import CompiledLayers, Composer, default_backend, joint_index, player_threads
+from engine.player.controls import LayerControls, read_only
+from engine.player.layers import Layer
+from engine.player.morph import MorphTargets
+from engine.player.root import RootMotion, RootSum
+from engine.player.transitions import Capture, TransitionStage
+
+
+class Player(LayerControls):
+    """Plays layers of clips on ``num_characters`` characters sharing ``skeleton`` (see :mod:`engine.player`).
+
+    Parameters
+    ----------
+    skeleton
+        The characters' skeleton; every clip must target its ``J`` joints.
+    num_characters
+        ``C``.
+    root_motion
+        Name or index of the joint whose horizontal translation and yaw become :attr:`root_motion`
+        (every blended layer plays it in place), or ``None``.
+    rest_threshold
+        Total weight per joint below which the rest pose fills in (:func:`~engine.anim.blending.blend`).
+    backend
+        ``"numba"`` (the compiled kernels of :mod:`engine.backend`), ``"numpy"`` (the batched
+        jobs of :mod:`engine.anim`) or ``None``: ``OSSA_BACKEND`` when set, else numba when it is
+        installed and ``num_characters >=`` :data:`FUSED_MIN_CHARACTERS`. Both agree to 1e-12.
+        The compiled calls run on one thread unless ``OSSA_THREADS`` is set (or ``threads``).
+    morph
+        The morph targets whose weights the layers' clips animate (:class:`MorphTargets`), or ``None``.
+    threads
+        Threads of the compiled calls (default: ``OSSA_THREADS``, else 1).
+
+    Attributes
+    ----------
+    clock
+        ``(C,)`` each character's time, seconds (advanced by :meth:`begin_frame`; do not write).
+    pose_buffer, model_buffer, palette_buffer
+        The frame's local pose (:class:`~engine.anim.layout.PoseBuffer`), model matrices and
+        skinning palette (:class:`~engine.anim.layout.MatrixBuffer`), written in place.
+    root_motion
+        :class:`RootMotion` of the last frame (zeros without a root-motion joint).
+    stages
+        Post-blend stages (IK, look-at, user code) run by :meth:`run_stages`, in order: each is
+        called with the player, reads :meth:`update_model` and edits :attr:`pose_buffer`,
+        reporting what it changed (:meth:`pose_changed`, :meth:`apply_corrections`).
+    transitions
+        The :class:`~engine.player.transitions.TransitionStage` (read its ``kind`` ``(C,)``).
+    backend
+        ``"numba"`` or ``"numpy"``: see the parameter.
+    """
+
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        num_characters: int = 1,
+        *,
+        root_motion: str | int | None = None,
+        rest_threshold: float = REST_THRESHOLD,
+        backend: str | None = None,
+        morph: MorphTargets | None = None,
+        threads: int | None = None,
+    ) -> None:
+        if not isinstance(skeleton, Skeleton):
+            raise InvalidInputError(f"skeleton must be a Skeleton, got {type(skeleton).__name__}")
+        if backend is not None and backend not in BACKENDS:
+            raise InvalidInputError(f"backend must be one of {BACKENDS} or None, got {backend!r}")
+        if isinstance(num_characters, bool) or int(num_characters) < 1:
+            raise InvalidInputError(f"num_characters must be at least 1, got {num_characters}")
+        if not (rest_threshold > 0.0 and np.isfinite(rest_threshold)):
+            raise InvalidInputError(f"rest_threshold must be positive and finite, got {rest_threshold}")
+        count, joints = int(num_characters), skeleton.num_joints
+        root = None if root_motion is None else joint_index(skeleton, root_motion, "root_motion")
+        super().__init__(skeleton, count, root)
+        self.rest_threshold = float(rest_threshold)
+        self.backend = backend or default_backend(count)
+        self._requested = backend  # None: the active backend (its fallback applies)
+        self._threads = threads
+        self.morph = morph
+        self.clock = np.zeros(count)
+        self._frame_start = np.zeros(count)
+        self._step = np.zeros(count)
+        self._root_sum = RootSum(count, UP if root is None else parent_up(skeleton, root))
+        self.transitions = TransitionStage(count, joints)
+        self._velocity_tables = VelocityTables()
+        self._composer = Composer(skeleton, count, character_major=self.backend == "numba")
+        self._compiled = CompiledLayers(skeleton, self._table, self._composer.buffers)
+        self._morph = np.tile(morph.defaults, (count, 1)) if morph is not None else np.zeros((count, 0))
+        self.root_motion = RootMotion.still(count)
+        self.stages: list[Callable[[Player], None]] = []
+        self._characters: IntArray | None = None  # the characters the last pose() evaluated (None: all)
+
+    def __repr__(self) -> str:
+        return f"Player({self.num_characters} characters, {self.num_layers} layers, {self.skeleton!r})"
+
+    def _layers_added(self) -> None:
+        self.transitions.animate(self._animated())
+
+    def _mask_changed(self, row: int, mask: FloatArray | None) -> None:
+        self._compiled.set_mask(row, mask)
+
+    @property
+    def threads(self) -> int:
+        """Threads of the compiled calls (:func:`~engine.player.compose.player_threads`), read when layers are added."""
+        return player_threads(self._threads)
+
+    @property
+    def pose_buffer(self) -> PoseBuffer:
+        """The frame's local pose, batch-innermost (stages edit it in place: report with :meth:`pose_changed`)."""
+        return self._composer.pose_buffer
+
+    @property
+    def model_buffer(self) -> MatrixBuffer:
+        """The model matrices (:meth:`update_model` brings them up to date)."""
+        return self._composer.model_buffer
+
+    @property
+    def palette_buffer(self) -> MatrixBuffer:
+        """The skinning palette (:meth:`finalize` brings it up to date)."""
+        return self._composer.palette_buffer
+
+    # --- the frame ------------------------------------------------------------------------------
+
+    def begin_frame(self, dt: Any) -> None:
+        """Start a frame of ``dt`` seconds (scalar or ``(C,)``, ``>= 0``): the clock moves, no travel yet."""
+        step = np.broadcast_to(as_array(dt, "dt"), (self.num_characters,))
+        if np.any(step < 0.0):
+            raise InvalidInputError(f"dt must be >= 0 seconds (play backwards with a negative speed), got {dt}")
+        self._frame_start = self.clock
+        self._step = step.astype(np.float64)
+        self.clock = self.clock + self._step
+        self._root_sum.reset()
+
+    @property
+    def frame_start(self) -> FloatArray:
+        """``(C,)`` the clock when the current frame began (a copy)."""
+        return self._frame_start.copy()
+
+    @property
+    def frame_step(self) -> FloatArray:
+        """``(C,)`` the current frame's ``dt``, seconds, exactly as given (a copy)."""
+        return self._step.copy()
+
+    def advance_layers(self, rows: Any, end: Any, running: Any) -> None:
+        """Move layers ``rows`` to the unwrapped raw times ``end`` ``(n, C)`` this frame.
+
+        Each layer's loop mode wraps (or clamps) the time; with a root-motion joint each layer's
+        exact keyed travel from its time before to ``end`` counts with its current weight at the
+        root (set the weights first); markers crossed fire where ``running`` ``(n, C)`` and the
+        layer has weight. ``fresh`` flags are consumed where ``running``.
+        """
+        table = self._table
+        index = np.atleast_1d(np.arange(self.num_layers)[rows])
+        stop = np.broadcast_to(as_array(end, "end"), (index.size, self.num_characters))
+        moving = np.broadcast_to(np.asarray(running, dtype=bool), stop.shape)
+        layers = [table.layers[r] for r in index.tolist()]
+        durations = np.array([layer.duration for layer in layers])[:, None]
+        loops = np.array([int(layer.loop) for layer in layers])[:, None]
+        start = table.raw[index]
+        stop = np.where(loops == Loop.ONCE, np.clip(stop, 0.0, durations), stop)
+        raw, wraps = wrap_raw(stop, durations, loops)
+        table.raw[index] = raw
+        self._rates[index] = np.divide(stop - start, self._step, out=self._rates[index], where=self._step > 0.0)
+        if self.root_joint is not None:
+            self._root_travel(index, layers, start, raw, wraps)
+        self._markers.fire(
+            index,
+            table.layers,
+            start,
+            stop,
+            moving & (table.weights[index] > 0.0),
+            table.fresh[index],
+            table.weights[index],
+        )
+        table.fresh[index] &= ~moving
+
+    def _root_travel(
+        self, index: IntArray, layers: list[Layer], start: FloatArray, raw: FloatArray, wraps: FloatArray
+    ) -> None:
+        """Add the layers' keyed deltas, weighted at the root, to the frame's travel."""
+        assert self.root_joint is not None
+        table = self._table
+        at_root = table.joint_weights(index, table.weights[index], table.override_weights, [self.root_joint])[:, 0]
+        for k, layer in enumerate(layers):  # loop over the moved layers
+            if layer.root is None:
+                continue
+            who = np.flatnonzero(at_root[k] > 0.0)
+            if not who.size:
+                continue
+            times = clip_time(raw[k, who], layer.duration, layer.loop)
+            delta = layer.root.delta(start[k, who], times, wraps[k, who], layer.duration, layer.loop)
+            self._root_sum.add(who, delta, at_root[k, who])
+
+    def pose(self, characters: Any = None) -> PoseBuffer:
+        """The frame's local pose into :attr:`pose_buffer`: sample, blend, additive layers, the transition stage.
+
+        ``characters`` (an index array; ``None``: all) are evaluated, the others keep their last
+        pose (animation LOD; every clock and time moves on regardless). Also :attr:`root_motion`
+        and :attr:`morph_weights`. Model matrices and palette wait for :meth:`update_model` /
+        :meth:`finalize`, after the post-blend stages.
+        """
+        chosen = None if characters is None else self.select(characters)
+        table, ws, threshold = self._table, self._composer.workspace, self.rest_threshold
+        self.root_motion = self._root_motion()
+        times = self.times
+        blended = any(not layer.additive for layer in table.layers)
+        with trusted():
+            if self.backend == "numba" and blended:
+                frame, factors = self._compiled.frame(self.threads)
+                frame.sample_blend(
+                    times,
+                    table.weights * factors,
+                    override_weights=table.override_weights,
+                    characters=chosen,
+                    threshold=threshold,
+                    backend=self._requested,
+                )
+                if self.root_joint is not None:
+                    evaluate.root_in_place(
+                        self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws
+                    )
+            else:
+                evaluate.sample_blend(
+                    self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws
+                )
+            evaluate.add_layers(table, times, chosen, self.pose_buffer, ws)
+            stage = self.transitions
+            stage.expire(self.clock)
+            busy = stage.active()
+            if chosen is not None:
+                busy = np.intersect1d(busy, chosen, assume_unique=True)
+            if busy.size:
+                stage.apply(self.pose_buffer, self.clock, busy)
+        if self.morph is not None and self.morph.size:
+            rows = evaluate.weighted(table, None, additive=False)
+            self.morph.mix([table.layers[r].clip for r in rows], times[rows], table.weights[rows], self._morph)
+        self._composer.posed(chosen)
+        self._characters = chosen
+        return self.pose_buffer
+
+    def _root_motion(self) -> RootMotion:
+        """The frame's travel: the layers' weighted deltas, plus the transition stage's velocity offsets."""
+        if self.root_joint is None:
+            return RootMotion.still(self.num_characters)
+        motion = self._root_sum.motion(self.rest_threshold)
+        busy = self.transitions.active()
+        if busy.size:
+            extra = self.transitions.travel(busy, self._frame_start[busy], self.clock[busy])
+            motion.translation[busy, 0] += extra[:, 0]
+            motion.translation[busy, 2] += extra[:, 1]
+            motion.yaw[busy] += extra[:, 2]
+        return motion
+
+    def warm_up(self, records: np.ndarray | None = None) -> float:
+        """Pose and finalize the current frame once more (no time passes); returns the seconds it took.
+
+        The first compiled call of a process compiles the kernels for these buffers (tens of
+        seconds, once: numba caches them on disk) or loads them (about a second): a program that
+        times its frames calls this first. ``records`` as for :meth:`finalize`.
+        """
+        start = time.perf_counter()
+        self.pose(self._characters)
+        self.finalize(records)
+        return time.perf_counter() - start
+
+    def run_stages(self) -> None:
+        """Run the :attr:`stages`, in order."""
+        for stage in self.stages:  # loop over post-blend stages
+            stage(self)
+
+    def update(self, dt: Any) -> None:
+        """A frame without controllers: :meth:`begin_frame`, :meth:`pose`, the stages, :meth:`finalize`."""
+        self.begin_frame(dt)
+        self.pose()
+        self.run_stages()
+        self.finalize()
+
+    # --- after the blend: stages, model matrices, palette ----------------------------------------
+
+    def pose_changed(self, joint: int | str) -> None:
+        """Report an edit of :attr:`pose_buffer` at ``joint`` (and below): only its subtree is recomposed."""
+        self._composer.pose_changed(joint_index(self.skeleton, joint, "joint"))
+
+    def apply_corrections(self, joints: Any, corrections: Any = None) -> None:
+        """Correct :attr:`pose_buffer`'s rotations in place (an IK result, or ``joints`` and ``corrections``)."""
+        apply_corrections(self.pose_buffer, joints, corrections, out=self.pose_buffer)
+        index = joints.joints if isinstance(joints, IKResult) else np.asarray(joints)
+        for joint in np.asarray(index).reshape(-1):  # loop over the corrected joints (a chain: a few)
+            self.pose_changed(int(joint))
+
+    def update_model(self) -> MatrixBuffer:
+        """Bring :attr:`model_buffer` up to date with :attr:`pose_buffer` and return it.
+
+        After :meth:`pose` every joint is composed (once); after edits reported with
+        :meth:`pose_changed` only their subtrees are. Nothing is done when it is up to date.
+        """
+        return self._composer.update_model(self._compiled_frame(), self._requested)
+
+    def finalize(self, records: np.ndarray | None = None) -> MatrixBuffer:
+        """End the frame: model matrices and the skinning palette, once; returns :attr:`palette_buffer`.
+
+        With ``records`` (a writable ``(C, J, 4, 4)`` float32 or float64 array) the palette is
+        also written there, each matrix column-major: what
+        :meth:`engine.render.PaletteBuffer.upload` sends as it is (``packed=True``).
+        """
+        return self._composer.finalize(self._compiled_frame(), self._requested, records)
+
+    def _compiled_frame(self) -> BufferFrame | None:
+        """The kernels' frame when this player composes on them (the numba backend with layers), else ``None``."""
+        if self.backend != "numba" or not self.num_layers:
+            return None
+        return self._compiled.frame(self.threads)[0]
+
+    # --- results ----------------------------------------------------------------------------------
+
+    @property
+    def local_pose(self) -> Pose:
+        """The local pose ``(C, J)`` of the frame so far: a read-only C-ordered copy of :attr:`pose_buffer`."""
+        pose = self.pose_buffer.to_pose()
+        for array in pose.arrays():
+            array.flags.writeable = False
+        return pose
+
+    @property
+    def model(self) -> FloatArray:
+        """Model-space matrices ``(C, J, 4, 4)``: a read-only copy (brings :attr:`model_buffer` up to date)."""
+        return _frozen(self.update_model().to_array())
+
+    @property
+    def palette(self) -> FloatArray:
+        """Skinning matrices ``(C, J, 4, 4)`` (``model @ inverse_bind``): a read-only copy (:meth:`finalize` first)."""
+        return _frozen(self.finalize().to_array())
+
+    @property
+    def morph_weights(self) -> FloatArray:
+        """``(C, W)`` the morph weights of the last :meth:`pose` in :attr:`morph`'s layout (read-only view)."""
+        return read_only(self._morph)
+
+    # --- transitions -----------------------------------------------------------------------------
+
+    def capture(
+        self,
+        characters: Any,
+        times: Any = None,
+        rates: Any = None,
+        weights: Any = None,
+        weight_rates: Any = None,
+        *,
+        override_weights: Any = None,
+        at: Any = None,
+        stage: bool = True,
+        leaving: Any = False,
+    ) -> Capture:
+        """The output of ``characters`` ``(K,)`` and its velocity, for layers at clip ``times`` ``(L, K)``.
+
+        Defaults: the layers as they are (:attr:`times`, :attr:`rates`, :attr:`weights`, weight
+        rates 0, :attr:`override_weights` ``(G, K)``), the transition stage at clock
+        ``at`` ``(K,)`` (default :attr:`clock`) when ``stage``. A controller that switches
+        mid-frame passes the times and weights of that instant. ``leaving`` (scalar or ``(L, K)``):
+        where true, a layer's velocity is that of the
+        motion leaving its time (a layer entered now), else of the motion arriving.
+        """
+        chosen = self.select(characters)
+        table = self._table
+        shape = (self.num_layers, chosen.size)
+        times = self.times[:, chosen] if times is None else np.broadcast_to(as_array(times, "times"), shape)
+        rates = self._rates[:, chosen] if rates is None else np.broadcast_to(as_array(rates, "rates"), shape)
+        weights = table.weights[:, chosen] if weights is None else np.broadcast_to(as_array(weights, "weights"), shape)
+        moving = (
+            np.zeros(shape) if weight_rates is None else np.broadcast_to(as_array(weight_rates, "weight_rates"), shape)
+        )
+        when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
+        given = override_weights
+        overrides = table.override_weights[:, chosen] if given is None else as_array(given, "override_weights")
+        with trusted():
+            result = capture(
+                self.skeleton,
+                table,
+                times,
+                rates,
+                weights,
+                moving,
+                overrides,
+                root=self.root_joint,
+                threshold=self.rest_threshold,
+                leaving=np.broadcast_to(np.asarray(leaving, dtype=bool), shape),
+                tables=self._velocity_tables,
+            )
+            if stage:
+                self.transitions.apply_captured(result, chosen, when)
+        return result
+
+    def start_transition(
+        self,
+        characters: Any,
+        kind: str,
+        duration: Any,
+        source: Capture,
+        target: Capture,
+        *,
+        half_life: Any = 1.0,
+        at: Any = None,
+    ) -> None:
+        """Start ``kind`` (``"inertialize"``, ``"spring"``, ``"dead_blend"``, ``"frozen"``) from ``source``.
+
+        Both are :meth:`capture` s of ``characters`` at the switch (clock ``at``, default now):
+        ``source`` of the output before the controller changed the layers, ``target`` of the
+        new layers (``stage=False``, ``leaving=True``). See :mod:`engine.player.transitions`.
+        """
+        chosen = self.select(characters)
+        when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
+        with trusted():
+            self.transitions.begin(chosen, kind, duration, half_life, source, target, when)
+
+    def switch(
+        self, characters: Any, kind: str, duration: Any, change: Callable[[], None], *, half_life: Any = 1.0
+    ) -> None:
+        """Start an inertialized (or other ``kind``) switch of ``characters`` from the current output to new layers.
+
+        ``change()`` sets the new layers (weights, times) of those characters; the switch starts
+        from what the player showed just before, at the current clock (a controller between two
+        frames, e.g. motion matching's jump to a new database frame).
+        """
+        chosen = self.select(characters)
+        source = self.capture(chosen)
+        change()
+        target = self.capture(chosen, stage=False, leaving=True)
+        self.start_transition(chosen, kind, duration, source, target, half_life=half_life)
+
+    def output_velocity(self, characters: Any = None) -> PoseVelocity:
+        """Velocity ``(K, J)`` of the output now (the layers at their last frame's rates, weights held)."""
+        return self.capture(self.select(characters)).velocity
+
+
+def _frozen(array: FloatArray) -> FloatArray:
+    array.flags.writeable = False
+    return array

@@ -1,0 +1,391 @@
+"""The player's transition stage: non-crossfade transitions as one post-blend step over the output pose.
+
+A crossfade is weights (its controller ramps the layers). Every other transition starts from the
+player's own output — what it showed at the moment of the switch, with its velocity
+(:meth:`engine.player.Player.capture`) — and changes the blended pose afterwards, per character:
+
+============  ==========================================================================
+kind          the output during the transition (``e`` seconds in, ``α = e / T``)
+============  ==========================================================================
+frozen        a snapshot of the output at the switch blended into the layers' pose with
+              weights ``(1 - α, α)`` (also a crossfade that interrupts a transition)
+inertialize   the layers' pose plus the offset from the source decaying with Bollo's
+              quintic (:func:`~engine.anim.inertialization.quintic_decay`); exact at ``T``
+spring        the same offset decaying with a critically damped spring (half-life); it ends
+              after :data:`SPRING_SETTLE` half-lives (offset below 1e-13 of its start)
+dead_blend    the source extrapolated with decaying velocity, blended into the layers' pose
+              with ``smoothstep(α)`` (:func:`~engine.anim.inertialization.dead_blend`)
+============  ==========================================================================
+
+Root motion follows suit: the planar velocity offset at the switch (source minus target)
+decays with the kind's curve ``d`` (1 at the switch, 0 at the end: the quintic
+``1 - 10s³ + 15s⁴ - 6s⁵``, ``e^{-yt}(1 + yt)``, ``1 - smoothstep``, ``1 - α``), and its exact
+integral over each frame is added to the layers' keyed travel, so an inertialized switch from
+running to standing slows the character down over the transition instead of stopping it dead.
+
+Offsets live on the joints some layer animates (per path); the state is per character, so a
+new switch replaces the one in progress after capturing the output it produced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from engine.anim.blending import interpolate_poses
+from engine.anim.inertialization import (
+    QuinticDecay,
+    SpringDecay,
+    dead_blend,
+    offset_pose,
+    offset_velocity,
+    pose_offsets,
+    quintic_decay,
+    quintic_offset,
+    quintic_rates,
+    spring_decay,
+    spring_offset,
+    spring_rates,
+)
+from engine.anim.layout import PoseBuffer
+from engine.anim.pose import Pose
+from engine.anim.velocity import PoseVelocity, blend_velocity
+from engine.errors import InvalidInputError
+from engine.math._checks import FloatArray, IntArray, trusted
+
+#: Transition kinds of the stage; ``NONE``: no transition in progress.
+NONE, FROZEN, INERTIALIZE, SPRING, DEAD_BLEND = range(5)
+KINDS = {"frozen": FROZEN, "inertialize": INERTIALIZE, "spring": SPRING, "dead_blend": DEAD_BLEND}
+#: Half-lives after which a spring transition ends: its offset is then below ``1e-13`` of its start.
+SPRING_SETTLE = 20.0
+#: The pose paths, in the order of the offsets' second-to-last axis (:func:`~engine.anim.inertialization.pose_offsets`).
+PATHS = ("translation", "rotation", "scale")
+
+
+@dataclass
+class Capture:
+    """The output of some characters at one instant, with its velocity (:meth:`engine.player.Player.capture`).
+
+    Attributes
+    ----------
+    pose, velocity
+        ``(K, J)`` local pose and its time derivative.
+    root
+        ``(K, 3)`` the root's planar velocity in the character's frame: ``(vx, vz, yaw rate)``
+        (zeros without a root-motion joint).
+    """
+
+    pose: Pose
+    velocity: PoseVelocity
+    root: FloatArray
+
+    def take(self, index: IntArray) -> Capture:
+        """The captures of the entries ``index`` ``(K,)`` (copies)."""
+        with trusted():
+            return Capture(self.pose[index], self.velocity[index], self.root[index])
+
+
+def end_time(kind: IntArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
+    """When each transition ends, seconds after its start (a spring after :data:`SPRING_SETTLE` half-lives)."""
+    return np.where(kind == SPRING, SPRING_SETTLE * half_life, duration)
+
+
+def decay_integral(kind: IntArray, elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
+    """``∫₀^e d(τ) dτ`` of each kind's root-velocity decay ``d`` (module docstring), seconds."""
+    safe = np.where(duration > 0.0, duration, 1.0)
+    s = np.clip(elapsed / safe, 0.0, 1.0)
+    quintic = s - 2.5 * s**4 + 3.0 * s**5 - s**6
+    smooth = s - s**3 + 0.5 * s**4
+    linear = s - 0.5 * s * s
+    rate = 1.6783469900166608 / np.where(half_life > 0.0, half_life, 1.0)  # SPRING_RATE
+    t = np.maximum(elapsed, 0.0)
+    spring = (2.0 - np.exp(-rate * t) * (2.0 + rate * t)) / rate
+    per_kind = np.select(
+        [kind == INERTIALIZE, kind == DEAD_BLEND, kind == FROZEN], [quintic, smooth, linear], default=0.0
+    )
+    return np.where(kind == SPRING, spring, np.where(duration > 0.0, per_kind * duration, 0.0))
+
+
+def decay_weight(kind: IntArray, elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
+    """``d(e)`` of each kind's root-velocity decay (module docstring)."""
+    safe = np.where(duration > 0.0, duration, 1.0)
+    s = np.where(duration > 0.0, np.clip(elapsed / safe, 0.0, 1.0), 1.0)
+    rate = 1.6783469900166608 / np.where(half_life > 0.0, half_life, 1.0)
+    t = np.maximum(elapsed, 0.0)
+    choices = [1.0 - s**3 * (10.0 - 15.0 * s + 6.0 * s * s), 1.0 - s * s * (3.0 - 2.0 * s), 1.0 - s]
+    per_kind = np.select([kind == INERTIALIZE, kind == DEAD_BLEND, kind == FROZEN], choices, default=0.0)
+    return np.where(kind == SPRING, np.exp(-rate * t) * (1.0 + rate * t), per_kind)
+
+
+def turn_components(quaternions: FloatArray, rotvecs: FloatArray) -> None:
+    """``q ← exp(φ) · q`` in place, components first: ``quaternions`` ``(4, ...)``, ``rotvecs`` ``(3, ...)``.
+
+    The player's poses are stored components-first, characters innermost; working on whole
+    component rows there is several times faster than going through ``(..., 4)`` views. Same
+    arithmetic as :func:`~engine.math.quat.quat_from_rotvec` then
+    :func:`~engine.math.quat.quat_multiply` (the tests compare them).
+    """
+    x, y, z = rotvecs
+    angle = np.sqrt(x * x + y * y + z * z)
+    small = angle < 1e-4
+    scale = np.where(small, 0.5 - angle * angle / 48.0, np.sin(0.5 * angle) / np.where(small, 1.0, angle))
+    ex, ey, ez, ew = x * scale, y * scale, z * scale, np.cos(0.5 * angle)
+    qx, qy, qz, qw = quaternions
+    turned = (
+        ew * qx + ex * qw + ey * qz - ez * qy,
+        ew * qy - ex * qz + ey * qw + ez * qx,
+        ew * qz + ex * qy - ey * qx + ez * qw,
+        ew * qw - ex * qx - ey * qy - ez * qz,
+    )
+    for component, values in zip(quaternions, turned, strict=True):  # all four read before any is written
+        component[...] = values
+
+
+class _Offsets:
+    """The decays of the inertialized transitions in progress, per kind and path, on the animated joints.
+
+    For each kind (quintic :class:`QuinticDecay`, spring :class:`SpringDecay`) and path, every
+    field shaped ``(C, n[, 3])`` (characters, then the path's joints: a frame gathers the
+    characters in transition as whole rows), allocated on first use. Joints added to a path
+    later get zero decays (no offset).
+    """
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.joints: dict[str, IntArray] = {path: np.zeros(0, dtype=np.intp) for path in PATHS}
+        self.arrays: dict[tuple[int, str], dict[str, FloatArray]] = {}
+
+    def animate(self, animated: dict[str, IntArray]) -> None:
+        """Follow the joints each path's layers animate now (a superset of the earlier ones)."""
+        for path, joints in animated.items():
+            old = self.joints[path]
+            if np.array_equal(old, joints):
+                continue
+            where = np.searchsorted(joints, old)
+            for (kind, name), table in self.arrays.items():
+                if name != path:
+                    continue
+                for field, values in table.items():
+                    grown = np.zeros((values.shape[0], joints.size, *values.shape[2:]))
+                    grown[:, where] = values
+                    table[field] = grown
+                self.arrays[(kind, name)] = table
+            self.joints[path] = joints
+
+    def store(self, kind: int, members: IntArray, offsets: FloatArray, rates: FloatArray, length: FloatArray) -> None:
+        """Offsets and rates ``(K, J, 3, 3)`` of the characters ``members`` starting ``kind`` now."""
+        for p, path in enumerate(PATHS):
+            joints = self.joints[path]
+            if not joints.size:
+                continue
+            x, v = offsets[:, joints, p], rates[:, joints, p]  # (K, n, 3)
+            decay = quintic_decay(x, v, length[:, None]) if kind == INERTIALIZE else spring_decay(x, v, length[:, None])
+            table = self.arrays.setdefault((kind, path), {})
+            for field in fields(decay):  # one array per field: a frame gathers the rows of its characters
+                values = getattr(decay, field.name)
+                if field.name not in table:
+                    table[field.name] = np.zeros((self.count, *values.shape[1:]))
+                table[field.name][members] = values
+
+    def decay(self, kind: int, path: str, members: Any) -> QuinticDecay | SpringDecay:
+        """The stored decays of ``members`` on ``path``, batch ``(K, n)``."""
+        values = {name: array[members] for name, array in self.arrays[(kind, path)].items()}
+        return QuinticDecay(**values) if kind == INERTIALIZE else SpringDecay(**values)
+
+    def full(self, kind: int, members: IntArray, elapsed: FloatArray, joints: int) -> tuple[FloatArray, FloatArray]:
+        """Offsets and rates ``(K, J, 3, 3)`` on every joint (zero where nothing is animated)."""
+        offsets = np.zeros((members.size, joints, 3, 3))
+        rates = np.zeros((members.size, joints, 3, 3))
+        for p, path in enumerate(PATHS):
+            if (kind, path) not in self.arrays:
+                continue
+            decay = self.decay(kind, path, members)
+            t = elapsed[:, None]
+            if isinstance(decay, QuinticDecay):
+                x, v = quintic_offset(decay, t), quintic_rates(decay, t)[0]
+            else:
+                x, v = spring_offset(decay, t), spring_rates(decay, t)[0]
+            offsets[:, self.joints[path], p] = x
+            rates[:, self.joints[path], p] = v
+        return offsets, rates
+
+    def apply(self, kind: int, members: IntArray, pose: PoseBuffer, elapsed: FloatArray) -> None:
+        """Add the offsets of ``members`` at ``elapsed`` ``(K,)`` to their entries of ``pose``, in place."""
+        for p, path in enumerate(PATHS):
+            if (kind, path) not in self.arrays:
+                continue
+            joints = self.joints[path]
+            decay = self.decay(kind, path, members)
+            t = elapsed[:, None]
+            x = quintic_offset(decay, t) if isinstance(decay, QuinticDecay) else spring_offset(decay, t)  # (K, n, 3)
+            components = pose.arrays()[p]  # (width, J, C)
+            where: Any = (slice(None), *np.ix_(joints, members))
+            vectors = x.transpose(2, 1, 0)  # (3, n, K)
+            if path == "rotation":
+                block = components[where]
+                turn_components(block, vectors)
+                components[where] = block
+            else:
+                components[where] += vectors
+
+
+class TransitionStage:
+    """Every character's non-crossfade transition (see the module docstring).
+
+    Attributes
+    ----------
+    kind
+        ``(C,)`` the transition in progress (:data:`NONE`, :data:`FROZEN`, ...).
+    start, duration, half_life
+        ``(C,)`` the player clock at the switch, ``T``, and the half-life (spring, dead blend).
+    root_offset
+        ``(C, 3)`` the planar velocity offset ``(vx, vz, yaw rate)`` at the switch.
+    """
+
+    def __init__(self, characters: int, joints: int) -> None:
+        self.kind = np.zeros(characters, dtype=np.intp)
+        self.start = np.zeros(characters)
+        self.duration = np.zeros(characters)
+        self.half_life = np.ones(characters)
+        self.root_offset = np.zeros((characters, 3))
+        self.joints = joints
+        self._snapshot = PoseBuffer.empty(characters, joints).assign(Pose.identity(joints))
+        self._snapshot_velocity = np.zeros((3, characters, joints, 3))
+        self._offsets = _Offsets(characters)
+
+    def active(self) -> IntArray:
+        """Indices of the characters with a transition in progress."""
+        return np.flatnonzero(self.kind != NONE)
+
+    def animate(self, animated: dict[str, IntArray]) -> None:
+        """The joints each path's layers animate (offsets are kept there only)."""
+        self._offsets.animate(animated)
+
+    def begin(
+        self, characters: IntArray, kind: str, duration: Any, half_life: Any, source: Capture, target: Capture, at: Any
+    ) -> None:
+        """Start ``kind`` for ``characters`` ``(K,)`` at clock ``at``, from ``source`` to ``target`` (captures)."""
+        code = KINDS.get(kind)
+        if code is None:
+            raise InvalidInputError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+        count = characters.size
+        length = np.broadcast_to(np.asarray(duration, dtype=np.float64), (count,))
+        half = np.broadcast_to(np.asarray(half_life, dtype=np.float64), (count,))
+        if np.any(np.isnan(length) | (length < 0.0)) or np.any(~np.isfinite(half) | (half <= 0.0)):
+            raise InvalidInputError(f"duration must be >= 0 and half_life > 0 seconds, got {length} and {half}")
+        self.kind[characters] = code
+        self.start[characters] = at
+        self.duration[characters] = length
+        self.half_life[characters] = half
+        moving = np.zeros((count, 3)) if code == FROZEN else source.root
+        self.root_offset[characters] = moving - target.root
+        if code in (FROZEN, DEAD_BLEND):
+            rows = PoseBuffer.from_pose(source.pose)
+            for mine, theirs in zip(self._snapshot.arrays(), rows.arrays(), strict=True):
+                mine[..., characters] = theirs
+            for k, name in enumerate(("linear", "angular", "scaling")):
+                self._snapshot_velocity[k, characters] = getattr(source.velocity, name)
+            return
+        offsets, rates = pose_offsets(source.pose, source.velocity, target.pose, target.velocity)
+        self._offsets.store(code, characters, offsets, rates, length if code == INERTIALIZE else half)
+
+    def stop(self, characters: Any) -> None:
+        """End the transitions of ``characters`` now (a cut: the layers' pose from here on)."""
+        self.kind[characters] = NONE
+
+    def expire(self, clock: FloatArray) -> None:
+        """End the transitions whose time is up at ``clock`` ``(C,)``."""
+        busy = self.kind != NONE
+        if busy.any():
+            done = busy & (clock - self.start >= end_time(self.kind, self.duration, self.half_life))
+            self.kind[done] = NONE
+
+    def travel(self, characters: Any, begin: FloatArray, end: FloatArray) -> FloatArray:
+        """``(K, 3)`` the root correction ``(x, z, yaw)`` between clock ``begin`` and ``end`` of ``characters``."""
+        kind, start = self.kind[characters], self.start[characters]
+        duration, half = self.duration[characters], self.half_life[characters]
+        spent = decay_integral(kind, end - start, duration, half) - decay_integral(kind, begin - start, duration, half)
+        return self.root_offset[characters] * spent[:, None]
+
+    def apply(self, pose: PoseBuffer, clock: FloatArray, characters: IntArray) -> None:
+        """The stage on ``pose`` (the layers' blend, in place) for ``characters`` with a transition in progress."""
+        elapsed = clock[characters] - self.start[characters]
+        kinds = self.kind[characters]
+        for code in (INERTIALIZE, SPRING):
+            picked = kinds == code
+            if picked.any():
+                self._offsets.apply(code, characters[picked], pose, elapsed[picked])
+        for code in (FROZEN, DEAD_BLEND):
+            picked = np.flatnonzero(kinds == code)
+            if not picked.size:
+                continue
+            members = characters[picked]
+            live = _gather(pose, members)
+            done, _ = self._blend(code, members, live, None, elapsed[picked])
+            rows = PoseBuffer.from_pose(done)
+            for mine, theirs in zip(pose.arrays(), rows.arrays(), strict=True):
+                mine[..., members] = theirs
+
+    def apply_captured(self, capture: Capture, characters: IntArray, at: FloatArray) -> None:
+        """The stage on a :class:`Capture` of ``characters`` at player clock ``at`` ``(K,)`` (pose and velocity)."""
+        elapsed = at - self.start[characters]
+        kinds = self.kind[characters]
+        busy = np.flatnonzero(kinds != NONE)
+        if not busy.size:
+            return
+        members, spent = characters[busy], elapsed[busy]
+        pose, velocity = capture.pose[busy], capture.velocity[busy]
+        for code in (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND):
+            picked = np.flatnonzero(kinds[busy] == code)
+            if not picked.size:
+                continue
+            part, part_velocity = pose[picked], velocity[picked]
+            if code in (INERTIALIZE, SPRING):
+                offsets, rates = self._offsets.full(code, members[picked], spent[picked], self.joints)
+                done, done_velocity = offset_pose(part, offsets), offset_velocity(part, part_velocity, offsets, rates)
+            else:
+                done, maybe = self._blend(code, members[picked], part, part_velocity, spent[picked])
+                assert maybe is not None
+                done_velocity = maybe
+            for field in fields(Pose):
+                getattr(capture.pose, field.name)[busy[picked]] = getattr(done, field.name)
+            for field in fields(PoseVelocity):
+                getattr(capture.velocity, field.name)[busy[picked]] = getattr(done_velocity, field.name)
+        weight = decay_weight(kinds[busy], spent, self.duration[members], self.half_life[members])
+        capture.root[busy] += self.root_offset[members] * weight[:, None]
+
+    def _blend(
+        self, code: int, members: IntArray, live: Pose, live_velocity: PoseVelocity | None, elapsed: FloatArray
+    ) -> tuple[Pose, PoseVelocity | None]:
+        """A frozen or dead blend of ``members``' snapshots into ``live`` ``(K, J)`` (and their velocity)."""
+        snapshot = _gather(self._snapshot, members)
+        with trusted():
+            snapshot_velocity = PoseVelocity(*(self._snapshot_velocity[k, members] for k in range(3)))
+        duration = self.duration[members]
+        if code == DEAD_BLEND:
+            return dead_blend(
+                snapshot, snapshot_velocity, live, elapsed, duration, self.half_life[members], live_velocity
+            )
+        safe = np.where(duration > 0.0, duration, 1.0)
+        alpha = np.where(duration > 0.0, np.clip(elapsed / safe, 0.0, 1.0), 1.0)
+        pose = interpolate_poses(snapshot, live, alpha, method="nlerp")
+        if live_velocity is None:
+            return pose, None
+        slope = np.where(alpha < 1.0, 1.0 / safe, 0.0)
+        still = PoseVelocity.zeros(live.shape)
+        velocity = blend_velocity(
+            [snapshot, live],
+            [still, live_velocity],
+            np.stack((1.0 - alpha, alpha)),
+            weight_rates=np.stack((-slope, slope)),
+        )
+        return pose, velocity
+
+
+def _gather(buffer: PoseBuffer, members: IntArray) -> Pose:
+    """Characters ``members`` of a single-layer buffer as a C-ordered pose ``(K, J)``."""
+    arrays = [np.ascontiguousarray(array[..., members].transpose(2, 1, 0)) for array in buffer.arrays()]
+    with trusted():
+        return Pose(*arrays)

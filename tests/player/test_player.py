@@ -1,0 +1,286 @@
+"""The player: layers, overrides, LOD, captures, the transition stage and its outputs, on both backends.
+
+References: the jobs of engine.anim called directly (blend of the nested layer motion, the
+additive formula), finite differences of the player's own poses for its velocities, the stateless
+inertialization jobs, and the numpy backend for the compiled one (1e-12).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.anim import blend, sample, subtree_mask
+from engine.anim.inertialization import pose_offsets, quintic_decay, quintic_offset
+from engine.anim.velocity import pose_velocity
+from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.player import Loop, Player
+from engine.player.transitions import turn_components
+from engine.procedural.mannequin import build_mannequin
+from tests.helpers import assert_quat_allclose
+
+BACKENDS = ("numba", "numpy")
+
+
+@pytest.fixture(scope="module")
+def mannequin():
+    return build_mannequin()
+
+
+def rig(mannequin, backend: str, count: int = 20, root: str | None = None) -> tuple[Player, dict[str, int]]:
+    """Walk and run blended, the wave as an override of them on the upper body, an additive lean."""
+    player = Player(mannequin.skeleton, count, backend=backend, root_motion=root)
+    clips = mannequin.clips
+    rows = {name: player.add_layer(clips[name]) for name in ("walk", "run")}
+    upper = subtree_mask(mannequin.skeleton, "spine")
+    rows["wave"] = player.add_layer(clips["wave"], mask=upper, loop=Loop.ONCE)
+    rows["lean"] = player.add_layer(clips["lean_look"], additive=True)
+    rows["override"] = player.add_override(range(rows["walk"], rows["run"] + 1), upper)
+    rng = np.random.default_rng(count)
+    player.set_weights([rows["walk"], rows["run"]], rng.uniform(0.0, 1.0, (2, count)))
+    player.set_weights(rows["wave"], rng.uniform(0.0, 1.0, count))
+    player.set_override_weights(rows["override"], player.weights[rows["wave"]])
+    player.set_weights(rows["lean"], rng.uniform(0.0, 1.0, count))
+    return player, rows
+
+
+def play(player: Player, rows: dict[str, int], frames: int, dt: float, characters=None) -> None:
+    layers = [rows[n] for n in ("walk", "run", "wave", "lean")]
+    for _ in range(frames):
+        player.begin_frame(dt)
+        player.advance_layers(layers, player.raw_times[layers] + dt, True)
+        player.pose(characters)
+        player.finalize()
+
+
+@pytest.mark.parametrize("root", [None, "root"])
+def test_both_backends_agree_with_overrides_additive_layers_and_lod(mannequin, root) -> None:
+    results = []
+    for backend in BACKENDS:
+        player, rows = rig(mannequin, backend, root=root)
+        play(player, rows, 5, 1 / 60)
+        play(player, rows, 3, 1 / 30, characters=np.array([1, 4, 5, 19]))
+        results.append(
+            (
+                player.local_pose.rotations,
+                player.local_pose.translations,
+                player.palette,
+                player.root_motion.translation,
+            )
+        )
+    for compiled, reference in zip(*results, strict=True):
+        np.testing.assert_allclose(compiled, reference, rtol=0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_override_is_the_nested_layer_blend(mannequin, backend) -> None:
+    """walk under the wave by w on the upper body: ``blend(walk, walk, wave)`` with (1, 1-w, w) and (1-m, m, m)."""
+    skeleton, clips = mannequin.skeleton, mannequin.clips
+    count = 17
+    player = Player(skeleton, count, backend=backend)
+    walk, wave = player.add_layer(clips["walk"]), player.add_layer(clips["wave"], mask=None)
+    upper = subtree_mask(skeleton, "spine", 0.8)
+    player.set_mask(wave, upper)
+    override = player.add_override(range(walk, walk + 1), upper)
+    w = np.linspace(0.0, 1.0, count)
+    player.set_weights(walk, 1.0)
+    player.set_weights(wave, w)
+    player.set_override_weights(override, w)
+    times = np.linspace(0.0, 0.9, count)
+    player.set_time([walk, wave], times)
+    player.pose()
+    base, layer = sample(clips["walk"], skeleton.rest_pose, times), sample(clips["wave"], skeleton.rest_pose, times)
+    expected = blend(
+        skeleton.rest_pose,
+        [base, base, layer],
+        np.stack((np.ones(count), 1.0 - w, w)),
+        np.stack((1.0 - upper, upper, upper)),
+    )
+    assert_quat_allclose(player.local_pose.rotations, expected.rotations, atol=1e-12)
+    np.testing.assert_allclose(player.local_pose.translations, expected.translations, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lod_poses_only_the_characters_given(mannequin, backend) -> None:
+    lod, full = rig(mannequin, backend)[0], rig(mannequin, backend)
+    full_player, rows = full
+    lod_rows = rows
+    play(lod, lod_rows, 2, 1 / 60)
+    before = lod.palette.copy()
+    due = np.array([0, 3, 7])
+    play(lod, lod_rows, 1, 1 / 60, characters=due)
+    play(full_player, rows, 3, 1 / 60)
+    others = np.setdiff1d(np.arange(20), due)
+    np.testing.assert_array_equal(lod.palette[others], before[others])  # kept
+    np.testing.assert_allclose(lod.palette[due], full_player.palette[due], rtol=0.0, atol=1e-12)  # the current time
+
+
+def test_the_captured_velocity_is_the_derivative(mannequin) -> None:
+    """Captures against finite differences of the player's own poses (blends, masks, an override, the lean, rest)."""
+    player, rows = rig(mannequin, "numpy", count=6)
+    layers = [rows[n] for n in ("walk", "run", "wave", "lean")]
+    player.set_weights(rows["run"], 0.0, characters=[5])  # below the threshold: the rest pose fills in
+    player.set_weights(rows["walk"], 0.3, characters=[5])
+    play(player, rows, 2, 0.0217)  # between keys
+    rates = np.ones((len(layers), 6))
+    velocity = player.capture(np.arange(6), rates=rates).velocity
+    h = 1e-7
+    before = player.local_pose
+    player.begin_frame(h)
+    player.advance_layers(layers, player.raw_times[layers] + h, True)
+    player.pose()
+    difference = pose_velocity(before, player.local_pose, h)
+    np.testing.assert_allclose(velocity.angular, difference.angular, atol=2e-5)
+    np.testing.assert_allclose(velocity.linear, difference.linear, atol=2e-5)
+
+
+@pytest.mark.parametrize("kind", ["inertialize", "spring", "dead_blend", "frozen"])
+def test_a_switch_starts_at_the_output_and_ends_at_the_new_layers(mannequin, kind) -> None:
+    """Motion matching's call: ``switch`` from walking to running; no jump at the switch, exactly the run at the end."""
+    skeleton, clips = mannequin.skeleton, mannequin.clips
+    player = Player(skeleton, 3, backend="numpy")
+    walk, run = player.add_layer(clips["walk"]), player.add_layer(clips["run"])
+    player.set_weights(walk, 1.0)
+    for _ in range(20):
+        player.begin_frame(1 / 60)
+        player.advance_layers([walk, run], player.raw_times[[walk, run]] + 1 / 60, True)
+        player.pose()
+    shown = player.local_pose
+
+    def to_run() -> None:
+        player.set_weights([walk, run], [[0.0], [1.0]])
+
+    player.switch(np.arange(3), kind, 0.3, to_run, half_life=0.05)
+    player.pose()  # the same instant: the output it showed
+    np.testing.assert_allclose(player.local_pose.translations, shown.translations, atol=1e-12)
+    assert_quat_allclose(player.local_pose.rotations, shown.rotations, atol=1e-12)
+    for _ in range(70):  # past the end (a spring: 20 half-lives of 0.05 s)
+        player.begin_frame(1 / 60)
+        player.advance_layers([walk, run], player.raw_times[[walk, run]] + 1 / 60, True)
+        player.pose()
+    assert not player.transitions.active().size
+    expected = sample(clips["run"], skeleton.rest_pose, player.times[run])
+    assert_quat_allclose(player.local_pose.rotations, expected.rotations, atol=1e-12)
+
+
+def test_rounding_noise_in_a_switch_changes_nothing(mannequin) -> None:
+    """Two characters switched alike, one with 1e-17 of noise in a source that equals its target: the same output."""
+    skeleton = mannequin.skeleton
+    player = Player(skeleton, 2, backend="numpy")
+    player.add_layer(mannequin.clips["walk"])
+    player.set_weights(0, 1.0)
+    player.pose()
+    source, target = player.capture([0, 1]), player.capture([0, 1], stage=False)
+    source.velocity.linear[:, 0] = [-2.0, 0.0, 0.0]  # moving back towards the target where both agree
+    source.pose.translations[1, 0, 0] += 1e-17
+    player.start_transition([0, 1], "inertialize", 0.3, source, target)
+    player.begin_frame(0.05)
+    player.pose()
+    np.testing.assert_allclose(player.local_pose.translations[1], player.local_pose.translations[0], atol=1e-15)
+    offsets, rates = pose_offsets(source.pose, source.velocity, target.pose, target.velocity)
+    clean = quintic_offset(quintic_decay(offsets[0, 0, 0], rates[0, 0, 0], 0.3), 0.05)
+    np.testing.assert_allclose(player.local_pose.translations[0, 0] - target.pose.translations[0, 0], clean, atol=1e-15)
+
+
+def test_an_inertialized_switch_slows_the_travel_down_smoothly(mannequin) -> None:
+    """Root motion through the stage: walking (1.2 m/s) switched to standing decays, no stop in one frame."""
+    player = Player(mannequin.skeleton, 1, backend="numpy", root_motion="root")
+    walk, idle = player.add_layer(mannequin.clips["walk"]), player.add_layer(mannequin.clips["idle"])
+    player.set_weights(walk, 1.0)
+    speeds = []
+    for frame in range(60):
+        if frame == 30:
+            player.switch([0], "inertialize", 0.4, lambda: player.set_weights([walk, idle], [[0.0], [1.0]]))
+        player.begin_frame(1 / 60)
+        player.advance_layers([walk, idle], player.raw_times[[walk, idle]] + 1 / 60, True)
+        player.pose()
+        speeds.append(float(np.linalg.norm(player.root_motion.translation[0])) * 60)
+    assert speeds[29] == pytest.approx(1.2, abs=0.05)
+    assert np.abs(np.diff(speeds)).max() < 0.15  # m/s per frame: a cut would drop 1.2 at once
+    assert speeds[-1] < 0.05
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_records_are_the_palette_column_major(mannequin, backend) -> None:
+    player, rows = rig(mannequin, backend, count=4)
+    play(player, rows, 2, 1 / 60)
+    player.pose()
+    records = np.zeros((4, mannequin.skeleton.num_joints, 4, 4), dtype=np.float32)
+    player.finalize(records)
+    np.testing.assert_allclose(np.swapaxes(records, -1, -2), player.palette, atol=1e-6)
+
+
+def test_results_are_ordinary_arrays_or_read_only(mannequin) -> None:
+    player, rows = rig(mannequin, "numpy", count=3)
+    play(player, rows, 1, 1 / 60)
+    matrices = np.asarray(player.update_model())
+    assert matrices.shape == (3, mannequin.skeleton.num_joints, 4, 4)
+    assert matrices.dtype == np.float64
+    with pytest.raises(InvalidInputError, match="a PoseBuffer holds three arrays"):
+        np.asarray(player.pose_buffer)
+    for array in (player.weights, player.raw_times, player.override_weights, player.local_pose.rotations, player.model):
+        with pytest.raises(ValueError, match="read-only"):
+            array[...] = 0.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_results_are_copies_the_next_frame_leaves_alone(mannequin, backend) -> None:
+    """The compiled backend's buffers are character-major: their C-ordered views must be copied too."""
+    player, rows = rig(mannequin, backend, count=20)
+    play(player, rows, 1, 1 / 60)
+    pose, model, palette = player.local_pose, player.model, player.palette
+    kept = [array.copy() for array in (*pose.arrays(), model, palette)]
+    play(player, rows, 3, 1 / 60)
+    for array, before in zip((*pose.arrays(), model, palette), kept, strict=True):
+        np.testing.assert_array_equal(array, before)
+    assert not np.array_equal(player.local_pose.rotations, pose.rotations)  # the frames did move
+
+
+def test_bad_input_is_a_typed_one_line_error(mannequin) -> None:
+    player, _rows = rig(mannequin, "numpy", count=3)
+    cases = [
+        (lambda: player.set_weights(0, -1.0), InvalidInputError, "weights must be non-negative"),
+        (lambda: player.set_override_weights(0, 1.5), InvalidInputError, r"override weights must be in \[0, 1\]"),
+        (
+            lambda: player.add_override(range(9), np.ones(25)),
+            InvalidInputError,
+            "covered must lie within the 4 layers",
+        ),
+        (lambda: player.add_override(range(1), np.full(25, 2.0)), InvalidInputError, r"values in \[0, 1\]"),
+        (
+            lambda: player.add_layer(mannequin.clips["walk"], mask=np.ones(3)),
+            SkeletonMismatchError,
+            r"mask must have shape \(25,\)",
+        ),
+        (lambda: player.begin_frame(-0.1), InvalidInputError, "dt must be >= 0"),
+        (lambda: player.begin_frame(np.nan), InvalidInputError, "dt must be finite"),
+        (lambda: player.layer(7), InvalidInputError, "layer must be an index below 4"),
+        (lambda: player.on_marker(0, "nope", print), InvalidInputError, "has no marker 'nope'"),
+        (
+            lambda: player.start_transition([0], "cut", 0.2, *[player.capture([0])] * 2),
+            InvalidInputError,
+            "kind must be one of",
+        ),
+        (
+            lambda: Player(mannequin.skeleton, 2, root_motion="tail"),
+            SkeletonMismatchError,
+            "root_motion: no joint named",
+        ),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message) as raised:
+            call()
+        assert "\n" not in str(raised.value)
+
+
+def test_component_rotation_kernel_matches_the_quaternion_functions() -> None:
+    from engine.math import quat_from_rotvec, quat_multiply  # noqa: PLC0415
+
+    rng = np.random.default_rng(4)
+    rotvecs = rng.normal(size=(5, 7, 3)) * np.array([1e-9, 1e-5, 0.3, 1.0, 3.0])[:, None, None]
+    q = rng.normal(size=(5, 7, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    expected = quat_multiply(quat_from_rotvec(rotvecs), q)
+    got = np.moveaxis(q, -1, 0).copy()
+    turn_components(got, np.moveaxis(rotvecs, -1, 0))
+    np.testing.assert_allclose(np.moveaxis(got, 0, -1), expected, atol=1e-15)
