@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from engine.anim import Skeleton
+from engine.anim.clip import Channel, Clip
+from engine.anim.events import Loop
 from engine.anim.rootmotion import (
     Planar,
     parent_up,
@@ -17,6 +19,7 @@ from engine.anim.rootmotion import (
     root_motion_delta,
     yaw_from_quat,
 )
+from engine.animator import Animator
 from engine.errors import InvalidInputError
 from engine.math import quat_multiply
 from tests.helpers import assert_quat_allclose
@@ -159,3 +162,27 @@ def test_y_up_is_bit_for_bit_what_it_was():
 def test_a_bad_up_is_refused(up):
     with pytest.raises(InvalidInputError, match=r"^up"):
         remove_planar(np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]), up)
+
+
+def test_the_animator_takes_root_motion_about_the_roots_parent_up() -> None:
+    """A root below a Z-up correction node (CesiumMan's) walking 1 m along the node's X and bobbing along its Z.
+
+    The travel is the 1 m across up, not the bob; the pose plays the root in place but keeps the
+    bob (with +Y assumed the walk was the bob's plane: the figure played upside-down in place).
+    """
+    correction = Rotation.from_euler("x", -90, degrees=True).as_quat()  # the node's +Z is the world's +Y
+    rest = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    skeleton = Skeleton(["corrector", "hips"], [-1, 0], rest, rest_rotations=[correction, [0.0, 0.0, 0.0, 1.0]])
+    np.testing.assert_allclose(parent_up(skeleton, 1), [0.0, 0.0, 1.0], atol=1e-12)
+    times = np.linspace(0.0, 1.0, 11)
+    path = np.stack([times, np.zeros_like(times), 1.0 + 0.05 * np.sin(2 * np.pi * times)], axis=1)
+    clip = Clip("walk", (Channel(1, "translation", "LINEAR", times, path),), 2)
+    animator = Animator(skeleton, root_motion="hips")
+    animator.action(clip).set_loop(Loop.ONCE).play()
+    animator.update(0.0)
+    travelled = np.zeros(3)
+    for _ in range(4):
+        animator.update(0.25)
+        travelled += animator.root_motion.translation[0]
+    np.testing.assert_allclose(travelled, [1.0, 0.0, 0.0], atol=1e-9)  # across up: the node's X
+    np.testing.assert_allclose(animator.local_pose.translations[0, 1], [0.0, 0.0, 1.0], atol=1e-9)  # bob kept
