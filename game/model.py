@@ -547,19 +547,19 @@ def load_model(
     source = _read(path, scale, [Path(c) for c in clips])
     scene = source.scene
     skeleton = scene.hierarchy
-    clips = MappingProxyType({name: playable_clip(clip) for name, clip in scene.clips.items()})
+    playable = MappingProxyType({name: playable_clip(clip) for name, clip in scene.clips.items()})
     root = root_joint(scene)
     notes = list(source.notes)
-    roles = clip_roles(list(clips))
-    first = next((n for n, c in clips.items() if c.duration > 0.0), next(iter(clips), None))  # not Godot's RESET
+    roles = clip_roles(list(playable))
+    first = next((n for n, c in playable.items() if c.duration > 0.0), next(iter(playable), None))  # not Godot's RESET
     measured = roles.idle or roles.walk or roles.run or first
     # 1. facing, from the gait's direction of travel, in file units (the thresholds scale with the height)
     identity = np.eye(4)
-    raw = clip_motion(scene, clips[measured] if measured else None, identity, root=root)
+    raw = clip_motion(scene, playable[measured] if measured else None, identity, root=root)
     probe = roles.walk or roles.run or first
     yaw = 0.0
     if probe is not None and root is not None:
-        travel = analyze_gait(skeleton, clips[probe], identity, raw.height, root).direction
+        travel = analyze_gait(skeleton, playable[probe], identity, raw.height, root).direction
         yaw = float(np.round(np.arctan2(travel[0], travel[2]) / (np.pi / 2)) * (np.pi / 2))  # models are axis-aligned
     if yaw != 0.0:
         notes.append(f"'{probe}' travels {np.degrees(yaw):+.0f}° from +Z: turned to face +Z")
@@ -581,13 +581,13 @@ def load_model(
     height = raw.height * factor
     # 3. gaits, then every clip's bounds as the programs play it, and the offset that grounds the reference
     gaits = {
-        name: analyze_gait(skeleton, clips[name], base, height, root) if root is not None else Gait(0.0)
+        name: analyze_gait(skeleton, playable[name], base, height, root) if root is not None else Gait(0.0)
         for name in dict.fromkeys(n for n in (roles.walk, roles.run, first) if n is not None)
     }
     root_motion = any(g.root_motion for g in gaits.values())
     motions: dict[str | None, ClipMotion] = {
-        name: clip_motion(scene, clips[name] if name else None, base, root=root, in_place=root_motion)
-        for name in (None, *clips)
+        name: clip_motion(scene, playable[name] if name else None, base, root=root, in_place=root_motion)
+        for name in (None, *playable)
     }
     # 4. standing still without an idle clip: each gait at the phase of its lowest point
     standing = {} if roles.idle else {name: lowest_time(motions[name]) for name, g in gaits.items() if g.moves}
@@ -605,7 +605,7 @@ def load_model(
     return Model(
         path=path,
         scene=scene,
-        clips=clips,
+        clips=playable,
         root=root,
         frame=frame,
         scale=float(scale),
@@ -613,7 +613,7 @@ def load_model(
         height=float(shown.height),
         reference=reference,
         root_motion=root_motion,
-        bounds=MappingProxyType({name: motions[name].bounds.shifted(offset) for name in clips}),
+        bounds=MappingProxyType({name: motions[name].bounds.shifted(offset) for name in playable}),
         rest_bounds=motions[None].bounds.shifted(offset),
         roles=roles,
         gaits=gaits,

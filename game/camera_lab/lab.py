@@ -308,7 +308,7 @@ class CameraLab:
         for k, content in enumerate(contents):
             left = k * width // panes
             pane_width = (k + 1) * width // panes - left
-            lines = [(content.title, ACCENT), *content.info]
+            lines: list[str | tuple[str, tuple[int, int, int]]] = [(content.title, ACCENT), *content.info]
             if k == 0:
                 lines.append((self.scene.caption, DIM))
             overlay.draw(overlay.text_panel(lines), (left + 6, HEADER_HEIGHT + 4))
