@@ -56,10 +56,19 @@ CLIP_FILES = {
     ),
 }
 """Character name → its clip files under ``../shared/assets``, loaded with it (as ``--clips``)."""
-SLOW = {"kaykit_mannequin", "valid_avatar", "animate_all_the_things", *(n for n in SHARED if n.startswith("cmu_"))}
+SLOW_CORPUS = {"corpus-01_03", "corpus-boxing_toes", "corpus-motioncapturerom", "corpus-test_mocapbank"}
+"""Fetched-corpus BVH takes whose program tests are ``slow``: 01_01, test_freebvh and
+bcn_epileptic keep the corpus's BVH readers in the default run."""
+SLOW = {
+    "kaykit_mannequin",
+    "valid_avatar",
+    "animate_all_the_things",
+    *(n for n in SHARED if n.startswith("cmu_")),
+    *SLOW_CORPUS,
+} - {"cmu_16_01"}
 """Characters whose program tests are ``slow`` (KayKit's 26 clips, the VALID human's 7 skins, the
-CMU takes: 5-15 s each a test); the default run keeps one of each kind (16_01, the PyMO walk)."""
-SLOW -= {"cmu_16_01"}
+CMU takes and four corpus takes: 3-15 s each a test); the default run keeps one of each kind
+(16_01, the PyMO walk, three corpus takes)."""
 CORPUS = {
     f"corpus-{path.stem.lower()}": path
     for path in sorted(corpus_files().rglob("*"))

@@ -444,9 +444,10 @@ def test_frame_rate_independent_at_30_60_144_fps(character, kind):
             np.testing.assert_allclose(outputs[fps][time].translations, outputs[30][time].translations, atol=1e-9)
 
 
-def test_a_thousand_characters_match_a_thousand_single_machines(character):
+@pytest.mark.parametrize("count", [200, pytest.param(1000, marks=pytest.mark.slow)])
+def test_a_batch_of_characters_matches_as_many_single_machines(character, count):
     document = locomotion("inertialize", 0.25)
-    count, frames = 1000, 8
+    frames = 8
     rng = np.random.default_rng(7)
     speeds = rng.uniform(0.0, 3.5, (frames, count)) * (rng.random((frames, count)) < 0.6)
     jumps = rng.random((frames, count)) < 0.08
@@ -474,8 +475,8 @@ def test_a_thousand_characters_match_a_thousand_single_machines(character):
     many.player.pose()
     for single in singles:
         single.player.pose()
-    assert sum(name != "idle" for name in many.state_names()) > 200  # the streams did move them around
-    assert many.in_transition().sum() > 100
+    assert sum(name != "idle" for name in many.state_names()) > count // 5  # the streams did move them around
+    assert many.in_transition().sum() > count // 10
     np.testing.assert_array_equal(many.root.state, [s.root.state[0] for s in singles])
     np.testing.assert_array_equal(many.root.kind, [s.root.kind[0] for s in singles])
     rotations = np.stack([s.local_pose.rotations[0] for s in singles])
