@@ -98,6 +98,29 @@ def find_segment(timeline: Any, first: Any, count: Any, t: Any, k: Any) -> Any:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _in_place(work: Any, at: Any, up: Any) -> None:
+    """Joint ``at`` of the sampled pose rows of ``work`` in place about unit ``up``: height and swing kept.
+
+    ``q ← (-s·u, c) · q`` with ``(s, c) = (sin, cos)(yaw / 2)``, ``yaw = 2·atan2(q⃗·u, q_w)`` in
+    ``(-π, π]``, and ``t ← (t·u) u`` (:func:`~engine.anim.rootmotion.remove_planar`).
+    """
+    ux, uy, uz = up[0], up[1], up[2]
+    x, y, z, w = work[_POSE + 3, at], work[_POSE + 4, at], work[_POSE + 5, at], work[_POSE + 6, at]
+    yaw = 2.0 * math.atan2(x * ux + y * uy + z * uz, w)
+    if yaw > math.pi:
+        yaw -= 2.0 * math.pi
+    elif yaw <= -math.pi:
+        yaw += 2.0 * math.pi
+    s, c = math.sin(0.5 * yaw), math.cos(0.5 * yaw)
+    work[_POSE + 3, at] = c * x - s * w * ux - s * (uy * z - uz * y)
+    work[_POSE + 4, at] = c * y - s * w * uy - s * (uz * x - ux * z)
+    work[_POSE + 5, at] = c * z - s * w * uz - s * (ux * y - uy * x)
+    work[_POSE + 6, at] = c * w + s * (ux * x + uy * y + uz * z)
+    height = work[_POSE, at] * ux + work[_POSE + 1, at] * uy + work[_POSE + 2, at] * uz
+    work[_POSE, at], work[_POSE + 1, at], work[_POSE + 2, at] = height * ux, height * uy, height * uz
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: Any, compose: Any) -> Any:
     """One character: blend its layers (or read ``local``), then compose (or write ``local``).
 
@@ -114,9 +137,10 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
     override covers, weights ``(G, C)``): a covered layer weighs ``1 - W·M_j`` of itself at joint
     ``j`` (``G`` may be 0).
 
-    ``root``: the joint every layer plays in place (-1: none): right after sampling, its
-    translation keeps only the height and its rotation loses its twist about +Y
-    (:func:`~engine.anim.rootmotion.remove_planar`), before it is blended.
+    ``root`` = (joint, up): the joint every layer plays in place (-1: none) and the unit up
+    ``(3,)`` of its parent space: right after sampling, its translation keeps only the height along
+    up and its rotation loses its twist about up (:func:`~engine.anim.rootmotion.remove_planar`),
+    before it is blended.
 
     ``local`` (three ``(C, J, width)`` arrays), ``palette`` ``(C, J, 4, 4)`` (``palette[c, j, k]``
     is column ``k`` of the matrix: column-major) and ``model_out`` ``(C, J, 4, 4)`` may be strided
@@ -131,6 +155,7 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
     """
     layers, masks, overrides, threshold, root, bank = inputs
     local, palette, model_out, samples = outputs
+    root_joint, up = root
     clip_ids, times, weights, cursors = layers
     override_masks, override_spans, override_weights = overrides
     parents, rest, inverse_bind, timelines, inverse_intervals, timeline_starts = bank[:6]
@@ -237,20 +262,8 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
                         for j in range(n):
                             samples[c, slot, 10, j] *= 1.0 - overriding * override_masks[g, j]
             slot += 1
-            if root >= 0:  # in place: M⁻¹ · root (engine.anim.rootmotion.remove_planar): height and swing kept
-                x, y, z, w = work[_POSE + 3, root], work[_POSE + 4, root], work[_POSE + 5, root], work[_POSE + 6, root]
-                yaw = 2.0 * math.atan2(y, w)
-                if yaw > math.pi:
-                    yaw -= 2.0 * math.pi
-                elif yaw <= -math.pi:
-                    yaw += 2.0 * math.pi
-                ts, tc = math.sin(0.5 * yaw), math.cos(0.5 * yaw)  # the untwist is (0, -ts, 0, tc)
-                work[_POSE + 3, root] = tc * x - ts * z
-                work[_POSE + 4, root] = tc * y - ts * w
-                work[_POSE + 5, root] = tc * z + ts * x
-                work[_POSE + 6, root] = tc * w + ts * y
-                work[_POSE, root] = 0.0
-                work[_POSE + 2, root] = 0.0
+            if root_joint >= 0:  # in place: M⁻¹ · root (engine.anim.rootmotion.remove_planar)
+                _in_place(work, root_joint, up)
             # --- blend the layer in, joint by joint; rotations aligned to the first weighted layer's
             # hemisphere (the reference rows hold the first layer's rotation until a weighted one comes)
             for j in range(n):

@@ -16,7 +16,7 @@ from engine.anim.blending import blend_joint_weights
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
-from engine.anim.rootmotion import remove_planar
+from engine.anim.rootmotion import UP, remove_planar
 from engine.anim.sampling import sample
 from engine.anim.skinning import skinning_palette
 from engine.backend.state import FrameState
@@ -31,9 +31,12 @@ def _buffers(workspace: dict[str, Any], kind: str, count: int, make: Any) -> Any
     return found[1]
 
 
-def in_place(slot: PoseBuffer, at: int) -> None:
-    """Joint ``at`` of a sampled layer ``slot`` in place (:func:`~engine.anim.rootmotion.remove_planar`)."""
-    translations, rotations = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T)
+def in_place(slot: PoseBuffer, at: int, up: Any = UP) -> None:
+    """Joint ``at`` of a sampled layer ``slot`` in place about ``up`` of its parent space.
+
+    :func:`~engine.anim.rootmotion.remove_planar`.
+    """
+    translations, rotations = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T, up)
     slot.translations[:, at], slot.rotations[:, at] = translations.T, rotations.T
 
 
@@ -75,7 +78,7 @@ def local_pose(
                 weighted = weights[layer, characters[chosen]] > 0.0
                 cursors[layer, characters[chosen[weighted]]] = segment[weighted]
             if state.in_place is not None:
-                in_place(slot, state.in_place)
+                in_place(slot, state.in_place, state.up)
         joint_weights = state.joint_weights(weights, override_weights, characters)
         blend_joint_weights(rest, stacked, joint_weights, threshold=threshold, out=local, workspace=jobs)
         return local.to_pose()

@@ -264,8 +264,7 @@ def run(
     ``samples``: where the weighted layers go as sampled (a capture, :mod:`engine.backend._kernels`).
     """
     layers, masks, overrides = state.kernel_inputs(times, weights, override_weights)
-    root = -1 if state.in_place is None else state.in_place
-    inputs = (layers, masks, overrides, threshold, root, state.bank.arrays)
+    inputs = (layers, masks, overrides, threshold, state.kernel_root(), state.bank.arrays)
     outputs = (local, palette, model, state.no_samples if samples is None else samples)
     skipped = kernels().run(chosen, inputs, state.scratch(), outputs, blend, compose, threads)
     if skipped:

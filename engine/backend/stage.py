@@ -25,6 +25,7 @@ from engine.anim.clip_velocity import VelocityTable
 from engine.anim.inertialization import QuinticDecay, SpringDecay
 from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
+from engine.anim.rootmotion import UP
 from engine.anim.velocity import PoseVelocity
 from engine.backend.select import compiled_module, kernels
 from engine.backend.state import FrameState, Int64Array
@@ -99,6 +100,8 @@ def _read_columns(layout: tuple[tuple[str, int], ...], names: tuple[str, ...]) -
 
 _QUINTIC_COLUMNS = _read_columns(QUINTIC_LAYOUT, _QUINTIC_READ)
 _SPRING_COLUMNS = _read_columns(SPRING_LAYOUT, _SPRING_READ)
+#: The up a capture splits the root about (+Y, as :mod:`engine.player.capture` does on numpy).
+Y_UP = np.array(UP)
 
 
 def character_major(pose: PoseBuffer) -> bool:
@@ -228,7 +231,8 @@ class CaptureFrame:
         cursors = np.zeros(shape, dtype=np.int64)
         masks, overrides = state.kernel_masks(override_weights)
         root = -1 if state.in_place is None else state.in_place
-        inputs = ((clip_ids, times, weights, cursors), masks, overrides, threshold, root, state.bank.arrays)
+        # a capture splits the root about +Y on both backends (engine.player.capture._root_apart)
+        inputs = ((clip_ids, times, weights, cursors), masks, overrides, threshold, (root, Y_UP), state.bank.arrays)
         outputs = (local, state.no_palette, state.no_model, samples)
         rows = np.arange(count, dtype=np.int64)
         kernels().run(rows, inputs, state.scratch(), outputs, True, False, 1)

@@ -21,10 +21,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engine.anim.rootmotion import UP
 from engine.backend.bank import ClipBank
 from engine.backend.select import default_threads, kernels
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, as_array
+from engine.math.vec import vec_normalize
 
 Int64Array = npt.NDArray[np.int64]
 
@@ -67,6 +69,9 @@ class FrameState:
     in_place
         The joint every layer plays in place (root motion: only its height and swing are kept,
         :func:`~engine.anim.rootmotion.remove_planar`, before blending), or ``None``.
+    up
+        Up ``(3,)`` of that joint's parent space (default +Y,
+        :func:`~engine.anim.rootmotion.parent_up`): the twist removed is about it.
 
     Attributes
     ----------
@@ -101,6 +106,7 @@ class FrameState:
         overrides: int = 0,
         threads: int | None = None,
         in_place: int | None = None,
+        up: Any = UP,
     ) -> None:
         if not isinstance(bank, ClipBank):
             raise InvalidInputError(f"bank must be a ClipBank, got {type(bank).__name__}")
@@ -115,6 +121,7 @@ class FrameState:
         if in_place is not None and (isinstance(in_place, bool) or not 0 <= int(in_place) < joints):
             raise InvalidInputError(f"in_place must be a joint index below {joints} or None, got {in_place!r}")
         self.in_place = None if in_place is None else int(in_place)
+        self.up = vec_normalize(as_array(up, "up", (3,)).reshape(3), "up")
         self._clip_ids = np.zeros((int(layers), count), dtype=np.int64)
         self._masks = np.ones((int(layers), joints))
         self._override_masks = np.zeros((int(overrides), joints))
@@ -263,6 +270,10 @@ class FrameState:
         """The layers tuple, the masks and the overrides tuple the compiled kernels unpack (no copy)."""
         layers = (self._clip_ids, times, weights, self.cursors)
         return (layers, *self.kernel_masks(override_weights))
+
+    def kernel_root(self) -> tuple[int, FloatArray]:
+        """The in-place root the compiled kernels unpack: its joint (-1: none) and its parent space's up."""
+        return (-1 if self.in_place is None else self.in_place), self.up
 
     def kernel_masks(self, override_weights: FloatArray) -> tuple[FloatArray, tuple[Any, ...]]:
         """The masks and the overrides tuple (with ``override_weights``) the compiled kernels unpack (no copy)."""

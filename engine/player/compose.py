@@ -18,6 +18,7 @@ import numpy as np
 
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
+from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skinning_palette
 from engine.backend import BufferFrame, ClipBank, FrameState, active_backend, default_threads
@@ -118,6 +119,7 @@ class CompiledLayers:
                 overrides=table.override_spans.shape[0],
                 threads=threads,
                 in_place=self.root,
+                up=UP if self.root is None else parent_up(self.skeleton, self.root),
             )
             for r in blended:
                 state.play(r, slot[id(table.layers[r].compiled)])

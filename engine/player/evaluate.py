@@ -21,6 +21,7 @@ from engine.anim.additive import add_into
 from engine.anim.blending import blend_joint_weights
 from engine.anim.layout import POSE_WIDTHS, PoseBuffer, Workspace
 from engine.anim.pose import Pose
+from engine.anim.rootmotion import UP
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.backend._reference import in_place
@@ -75,7 +76,8 @@ def sample_blend(
             at = times[row] if characters is None else times[row, characters]
             slot = sample(table.layers[row].compiled, rest, at, out=stacked.layer(k), workspace=workspace)
             if root is not None:
-                in_place(slot, root)
+                track = table.layers[row].root
+                in_place(slot, root, UP if track is None else track.up)
         weights = joint_weights(table, rows, characters)
         if characters is None:
             blend_joint_weights(rest, stacked, weights, threshold=threshold, out=out, workspace=workspace)
