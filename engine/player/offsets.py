@@ -11,6 +11,7 @@ reference views them as decays (:func:`~engine.backend.stage.unpack`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -118,6 +119,13 @@ class Offsets:
         rows = self.packed[kind][members][:, self._span(path)]
         return unpack(QuinticDecay, rows) if kind == INERTIALIZE else unpack(SpringDecay, rows)
 
+    def _decays(self, kind: int, members: IntArray) -> Iterator[tuple[int, slice, QuinticDecay | SpringDecay]]:
+        """``(path index, its span of the animated joints, the decays of members)`` per path animating a joint."""
+        for p in range(len(PATHS)):
+            span = self._span(p)
+            if span.stop != span.start:
+                yield p, span, self.decay(kind, p, members)
+
     def full(self, kind: int, members: IntArray, elapsed: FloatArray, joints: int) -> tuple[FloatArray, FloatArray]:
         """Offsets and rates ``(K, J, 3, 3)`` on every joint (zero where nothing is animated)."""
         offsets = np.zeros((members.size, joints, 3, 3))
@@ -125,11 +133,7 @@ class Offsets:
         if kind not in self.packed:
             return offsets, rates
         t = elapsed[:, None]
-        for p in range(len(PATHS)):
-            span = self._span(p)
-            if span.stop == span.start:
-                continue
-            decay = self.decay(kind, p, members)
+        for p, span, decay in self._decays(kind, members):
             if isinstance(decay, QuinticDecay):
                 x, v = quintic_offset(decay, t), quintic_rates(decay, t)[0]
             else:
@@ -143,11 +147,7 @@ class Offsets:
         if kind not in self.packed:
             return
         t = elapsed[:, None]
-        for p in range(len(PATHS)):
-            span = self._span(p)
-            if span.stop == span.start:
-                continue
-            decay = self.decay(kind, p, members)
+        for p, span, decay in self._decays(kind, members):
             x = quintic_offset(decay, t) if isinstance(decay, QuinticDecay) else spring_offset(decay, t)  # (K, n, 3)
             components = pose.arrays()[p]  # (width, J, C)
             where: Any = (slice(None), *np.ix_(self.joints[span], members))
