@@ -55,7 +55,6 @@ JOBS = [
     (BufferFrame, "sample_blend"),
     (BufferFrame, "finalize"),
     (evaluate, "sample_blend"),
-    (evaluate, "root_in_place"),
     (evaluate, "add_layers"),
     (compose, "model_from_pose"),
     (compose, "skinning_palette"),

@@ -435,7 +435,7 @@ def _fill(
     workspace: Workspace,
 ) -> None:
     """Write the pose at flat ``times`` ``(B,)`` into ``buffer``: rest values, then every channel."""
-    if isinstance(compiled_clip, SampledClip):
+    if not isinstance(compiled_clip, CompiledClip):  # a compressed clip (the protocol check is slow: not first)
         compiled_clip.fill(rest, times, buffer)
         return
     outputs = dict(zip(PATHS, buffer.arrays(), strict=True))

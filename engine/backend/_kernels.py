@@ -98,10 +98,34 @@ def find_segment(timeline: Any, first: Any, count: Any, t: Any, k: Any) -> Any:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _in_place(work: Any, at: Any, up: Any) -> None:
+    """Joint ``at`` of the sampled pose rows of ``work`` in place about unit ``up``: height and swing kept.
+
+    ``q ← (-s·u, c) · q`` with ``(s, c) = (sin, cos)(yaw / 2)``, ``yaw = 2·atan2(q⃗·u, q_w)`` in
+    ``(-π, π]``, and ``t ← (t·u) u`` (:func:`~engine.anim.rootmotion.remove_planar`).
+    """
+    ux, uy, uz = up[0], up[1], up[2]
+    x, y, z, w = work[_POSE + 3, at], work[_POSE + 4, at], work[_POSE + 5, at], work[_POSE + 6, at]
+    yaw = 2.0 * math.atan2(x * ux + y * uy + z * uz, w)
+    if yaw > math.pi:
+        yaw -= 2.0 * math.pi
+    elif yaw <= -math.pi:
+        yaw += 2.0 * math.pi
+    s, c = math.sin(0.5 * yaw), math.cos(0.5 * yaw)
+    work[_POSE + 3, at] = c * x - s * w * ux - s * (uy * z - uz * y)
+    work[_POSE + 4, at] = c * y - s * w * uy - s * (uz * x - ux * z)
+    work[_POSE + 5, at] = c * z - s * w * uz - s * (ux * y - uy * x)
+    work[_POSE + 6, at] = c * w + s * (ux * x + uy * y + uz * z)
+    height = work[_POSE, at] * ux + work[_POSE + 1, at] * uy + work[_POSE + 2, at] * uz
+    work[_POSE, at], work[_POSE + 1, at], work[_POSE + 2, at] = height * ux, height * uy, height * uz
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: Any, compose: Any) -> Any:
     """One character: blend its layers (or read ``local``), then compose (or write ``local``).
 
-    ``inputs`` = (layers, masks, overrides, threshold, bank), ``outputs`` = (local, palette, model_out).
+    ``inputs`` = (layers, masks, overrides, threshold, root, bank), ``outputs`` = (local, palette,
+    model_out, samples).
 
     ``work`` is this block's scratch ``(SCRATCH_ROWS, J)``. With ``blend`` every weighted layer
     is sampled and blended; without it the local pose is read from ``local``. With ``compose``
@@ -113,15 +137,25 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
     override covers, weights ``(G, C)``): a covered layer weighs ``1 - W·M_j`` of itself at joint
     ``j`` (``G`` may be 0).
 
+    ``root`` = (joint, up): the joint every layer plays in place (-1: none) and the unit up
+    ``(3,)`` of its parent space: right after sampling, its translation keeps only the height along
+    up and its rotation loses its twist about up (:func:`~engine.anim.rootmotion.remove_planar`),
+    before it is blended.
+
     ``local`` (three ``(C, J, width)`` arrays), ``palette`` ``(C, J, 4, 4)`` (``palette[c, j, k]``
     is column ``k`` of the matrix: column-major) and ``model_out`` ``(C, J, 4, 4)`` may be strided
     views: the crowd passes C-ordered arrays, the Animator its batch-innermost buffers transposed.
+    ``samples`` ``(C, S, 11, J)`` (``C`` 0: not written) receives, for the ``s``-th weighted layer
+    of character ``c``, its pose as sampled (rows 0-9, before the root is put in place) and its
+    per-joint weight factor, the mask times the covering overrides' complements (row 10): what a
+    capture's velocity needs (:mod:`engine.backend._transition_kernels`).
 
     Flat indices into the table are unsigned on purpose: numba wraps negative signed indices
     around (a select per access), which keeps these loops from vectorising.
     """
-    layers, masks, overrides, threshold, bank = inputs
-    local, palette, model_out = outputs
+    layers, masks, overrides, threshold, root, bank = inputs
+    local, palette, model_out, samples = outputs
+    root_joint, up = root
     clip_ids, times, weights, cursors = layers
     override_masks, override_spans, override_weights = overrides
     parents, rest, inverse_bind, timelines, inverse_intervals, timeline_starts = bank[:6]
@@ -140,6 +174,7 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
             if not (w >= 0.0 and w <= 1.0):
                 return 1
         fresh = True  # the first weighted layer writes the sums, later ones add to them
+        slot = 0  # the rank of the layer among the character's weighted layers
         for layer in range(clip_ids.shape[0]):
             layer_weight = weights[layer, c]
             if not layer_weight > 0.0:
@@ -215,6 +250,20 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
                     for e in range(width):
                         for i in range(count):
                             work[_POSE + component + e, targets[at + i]] = work[_VALUE + e, i]
+            if samples.shape[0]:  # a capture: the layer as sampled and its weight factor per joint
+                for e in range(10):
+                    for j in range(n):
+                        samples[c, slot, e, j] = work[_POSE + e, j]
+                for j in range(n):
+                    samples[c, slot, 10, j] = masks[layer, j]
+                for g in range(override_spans.shape[0]):
+                    overriding = override_weights[g, c]
+                    if overriding > 0.0 and override_spans[g, 0] <= layer < override_spans[g, 1]:
+                        for j in range(n):
+                            samples[c, slot, 10, j] *= 1.0 - overriding * override_masks[g, j]
+            slot += 1
+            if root_joint >= 0:  # in place: M⁻¹ · root (engine.anim.rootmotion.remove_planar)
+                _in_place(work, root_joint, up)
             # --- blend the layer in, joint by joint; rotations aligned to the first weighted layer's
             # hemisphere (the reference rows hold the first layer's rotation until a weighted one comes)
             for j in range(n):
@@ -409,11 +458,13 @@ def run_parallel(
     masks: Any,
     overrides: Any,
     threshold: Any,
+    root: Any,
     bank: Any,
     scratch: Any,
     local: Any,
     palette: Any,
     model_out: Any,
+    samples: Any,
     blend: Any,
     compose: Any,
 ) -> Any:
@@ -427,7 +478,7 @@ def run_parallel(
     skipped = 0
     for b in prange(blocks):
         work, model = scratch[0][b], scratch[1][b]
-        inputs, outputs = (layers, masks, overrides, threshold, bank), (local, palette, model_out)
+        inputs, outputs = (layers, masks, overrides, threshold, root, bank), (local, palette, model_out, samples)
         for i in range(b * count // blocks, (b + 1) * count // blocks):
             skipped += _character(characters[i], inputs, work, model, outputs, blend, compose)
     return skipped
@@ -441,8 +492,8 @@ def max_threads() -> int:
 def run(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, compose: Any, threads: Any) -> Any:
     """The serial driver, or the parallel one on ``threads`` threads (one scratch block each).
 
-    ``inputs`` = (layers, masks, overrides, threshold, bank arrays) and ``outputs`` = (local,
-    palette, model_out), as :func:`_character` takes them.
+    ``inputs`` = (layers, masks, overrides, threshold, root, bank arrays) and ``outputs`` = (local,
+    palette, model_out, samples), as :func:`_character` takes them.
     """
     threads = min(threads, max_threads())
     if threads <= 1:
@@ -450,10 +501,23 @@ def run(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, co
     if get_num_threads() != threads:
         set_num_threads(threads)
     blocks = (scratch[0][:threads], scratch[1][:threads])
-    layers, masks, overrides, threshold, bank = inputs
-    local, palette, model_out = outputs
+    layers, masks, overrides, threshold, root, bank = inputs
+    local, palette, model_out, samples = outputs
     return run_parallel(
-        characters, layers, masks, overrides, threshold, bank, blocks, local, palette, model_out, blend, compose
+        characters,
+        layers,
+        masks,
+        overrides,
+        threshold,
+        root,
+        bank,
+        blocks,
+        local,
+        palette,
+        model_out,
+        samples,
+        blend,
+        compose,
     )
 
 

@@ -16,6 +16,7 @@ from engine.anim.blending import blend_joint_weights
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
+from engine.anim.rootmotion import UP, remove_planar
 from engine.anim.sampling import sample
 from engine.anim.skinning import skinning_palette
 from engine.backend.state import FrameState
@@ -28,6 +29,15 @@ def _buffers(workspace: dict[str, Any], kind: str, count: int, make: Any) -> Any
     if found is None or found[0] != count:
         found = workspace[kind] = (count, make())
     return found[1]
+
+
+def in_place(slot: PoseBuffer, at: int, up: Any = UP) -> None:
+    """Joint ``at`` of a sampled layer ``slot`` in place about ``up`` of its parent space.
+
+    :func:`~engine.anim.rootmotion.remove_planar`.
+    """
+    translations, rotations = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T, up)
+    slot.translations[:, at], slot.rotations[:, at] = translations.T, rotations.T
 
 
 def local_pose(
@@ -67,6 +77,8 @@ def local_pose(
                 segment = np.maximum(np.searchsorted(clip.timeline, layer_times[chosen], side="right") - 1, 0)
                 weighted = weights[layer, characters[chosen]] > 0.0
                 cursors[layer, characters[chosen[weighted]]] = segment[weighted]
+            if state.in_place is not None:
+                in_place(slot, state.in_place, state.up)
         joint_weights = state.joint_weights(weights, override_weights, characters)
         blend_joint_weights(rest, stacked, joint_weights, threshold=threshold, out=local, workspace=jobs)
         return local.to_pose()

@@ -257,11 +257,16 @@ def run(
     blend: bool,
     compose: bool,
     threads: int,
+    samples: np.ndarray | None = None,
 ) -> None:
-    """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input."""
+    """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input.
+
+    ``samples``: where the weighted layers go as sampled (a capture, :mod:`engine.backend._kernels`).
+    """
     layers, masks, overrides = state.kernel_inputs(times, weights, override_weights)
-    inputs = (layers, masks, overrides, threshold, state.bank.arrays)
-    skipped = kernels().run(chosen, inputs, state.scratch(), (local, palette, model), blend, compose, threads)
+    inputs = (layers, masks, overrides, threshold, state.kernel_root(), state.bank.arrays)
+    outputs = (local, palette, model, state.no_samples if samples is None else samples)
+    skipped = kernels().run(chosen, inputs, state.scratch(), outputs, blend, compose, threads)
     if skipped:
         raise InvalidInputError(
             state.first_bad(times, weights, override_weights, chosen) or f"{skipped} characters had bad input"

@@ -16,6 +16,7 @@ run one call on a given backend (the tests compare the two that way).
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import warnings
@@ -58,8 +59,12 @@ def check_backend(backend: str | None) -> str:
     return backend
 
 
-def kernels() -> ModuleType:
-    """The compiled kernel module (imports numba on first use).
+def compiled_module(name: str) -> ModuleType:
+    """The compiled kernel module ``name`` (e.g. ``"engine.backend._kernels"``), imported on first use.
+
+    The one loader of every package's numba kernels (the backend's, the motion-matching search's,
+    the compressed sampler's): importing numba costs about half a second, so each kernel module
+    is imported only when a compiled call first needs it.
 
     Raises
     ------
@@ -67,10 +72,14 @@ def kernels() -> ModuleType:
         When numba cannot be imported (the message carries numba's own error).
     """
     try:
-        from engine.backend import _kernels  # noqa: PLC0415 (lazy on purpose: numba takes 0.5 s to import)
+        return importlib.import_module(name)
     except ImportError as error:
         raise InvalidInputError(f"the numba backend needs numba, which failed to import: {error}") from error
-    return _kernels
+
+
+def kernels() -> ModuleType:
+    """The backend's compiled kernel module, :mod:`engine.backend._kernels` (:func:`compiled_module`)."""
+    return compiled_module("engine.backend._kernels")
 
 
 def resolve(backend: str | None) -> str:

@@ -21,10 +21,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engine.anim.rootmotion import UP
 from engine.backend.bank import ClipBank
 from engine.backend.select import default_threads, kernels
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, as_array
+from engine.math.vec import vec_normalize
 
 Int64Array = npt.NDArray[np.int64]
 
@@ -64,6 +66,12 @@ class FrameState:
     threads
         The most threads a call may use (default :func:`~engine.backend.select.default_threads`);
         one scratch block of about ``480·J`` bytes each.
+    in_place
+        The joint every layer plays in place (root motion: only its height and swing are kept,
+        :func:`~engine.anim.rootmotion.remove_planar`, before blending), or ``None``.
+    up
+        Up ``(3,)`` of that joint's parent space (default +Y,
+        :func:`~engine.anim.rootmotion.parent_up`): the twist removed is about it.
 
     Attributes
     ----------
@@ -90,7 +98,15 @@ class FrameState:
     """
 
     def __init__(
-        self, bank: ClipBank, layers: int, characters: int, *, overrides: int = 0, threads: int | None = None
+        self,
+        bank: ClipBank,
+        layers: int,
+        characters: int,
+        *,
+        overrides: int = 0,
+        threads: int | None = None,
+        in_place: int | None = None,
+        up: Any = UP,
     ) -> None:
         if not isinstance(bank, ClipBank):
             raise InvalidInputError(f"bank must be a ClipBank, got {type(bank).__name__}")
@@ -102,6 +118,10 @@ class FrameState:
         self.bank = bank
         self.threads = default_threads() if threads is None else check_threads(threads, "threads")
         joints, count = bank.num_joints, int(characters)
+        if in_place is not None and (isinstance(in_place, bool) or not 0 <= int(in_place) < joints):
+            raise InvalidInputError(f"in_place must be a joint index below {joints} or None, got {in_place!r}")
+        self.in_place = None if in_place is None else int(in_place)
+        self.up = vec_normalize(as_array(up, "up", (3,)).reshape(3), "up")
         self._clip_ids = np.zeros((int(layers), count), dtype=np.int64)
         self._masks = np.ones((int(layers), joints))
         self._override_masks = np.zeros((int(overrides), joints))
@@ -114,6 +134,7 @@ class FrameState:
         self.no_local = (np.zeros((0, joints, 3)), np.zeros((0, joints, 4)), np.zeros((0, joints, 3)))
         self.no_palette = np.zeros((0, joints, 4, 4), dtype=np.float32)
         self.no_model = np.zeros((0, 0, 4, 4))
+        self.no_samples = np.zeros((0, 0, 11, joints))
         self.no_layers = np.zeros((int(layers), count))
         self.no_overrides = np.zeros((int(overrides), count))
         self.workspace: dict[str, Any] = {}
@@ -248,7 +269,15 @@ class FrameState:
     ) -> tuple[tuple[Any, ...], FloatArray, tuple[Any, ...]]:
         """The layers tuple, the masks and the overrides tuple the compiled kernels unpack (no copy)."""
         layers = (self._clip_ids, times, weights, self.cursors)
-        return layers, self._masks, (self._override_masks, self._override_spans, override_weights)
+        return (layers, *self.kernel_masks(override_weights))
+
+    def kernel_root(self) -> tuple[int, FloatArray]:
+        """The in-place root the compiled kernels unpack: its joint (-1: none) and its parent space's up."""
+        return (-1 if self.in_place is None else self.in_place), self.up
+
+    def kernel_masks(self, override_weights: FloatArray) -> tuple[FloatArray, tuple[Any, ...]]:
+        """The masks and the overrides tuple (with ``override_weights``) the compiled kernels unpack (no copy)."""
+        return self._masks, (self._override_masks, self._override_spans, override_weights)
 
     def joint_weights(self, weights: FloatArray, override_weights: FloatArray, characters: Int64Array) -> FloatArray:
         """``(L, J, K)`` each layer's weight per joint for ``characters``: weight × mask × the overrides' complements.

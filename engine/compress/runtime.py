@@ -10,7 +10,6 @@ The backend follows ``OSSA_BACKEND`` as :mod:`engine.backend.select` describes.
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 from typing import Any
 
@@ -19,7 +18,7 @@ import numpy.typing as npt
 
 from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
-from engine.backend.select import default_threads, resolve
+from engine.backend.select import compiled_module, default_threads, resolve
 from engine.compress.library import ClipLibrary
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray
@@ -28,17 +27,8 @@ Int64Array = npt.NDArray[np.int64]
 
 
 def kernels() -> ModuleType:
-    """The compiled sampler module (imports numba on first use).
-
-    Raises
-    ------
-    InvalidInputError
-        When numba cannot be imported (the message carries numba's own error).
-    """
-    try:
-        return importlib.import_module("engine.compress._kernels")
-    except ImportError as error:
-        raise InvalidInputError(f"the numba backend needs numba, which failed to import: {error}") from error
+    """The compiled sampler module, :mod:`engine.compress._kernels` (:func:`~engine.backend.select.compiled_module`)."""
+    return compiled_module("engine.compress._kernels")
 
 
 class LibraryCrowd:

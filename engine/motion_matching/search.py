@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.backend.select import default_threads, kernels, resolve
+from engine.backend.select import compiled_module, default_threads, resolve
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array
 from engine.motion_matching.database import Database
@@ -264,14 +264,5 @@ def _compiled(
 
 
 def kernels_module() -> Any:
-    """:mod:`engine.motion_matching._kernels` (imports numba on first use).
-
-    Raises
-    ------
-    InvalidInputError
-        When numba cannot be imported (the message carries numba's own error).
-    """
-    kernels()  # numba importable, or the backend's typed error saying why
-    from engine.motion_matching import _kernels  # noqa: PLC0415 (lazy on purpose: numba takes 0.5 s to import)
-
-    return _kernels
+    """:mod:`engine.motion_matching._kernels` (:func:`~engine.backend.select.compiled_module`)."""
+    return compiled_module("engine.motion_matching._kernels")

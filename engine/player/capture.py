@@ -32,7 +32,8 @@ from engine.anim.rootmotion import remove_planar, yaw_from_quat
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity, additive_velocity, blend_velocity
-from engine.math._checks import BoolArray, FloatArray, trusted
+from engine.backend.stage import CaptureFrame
+from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
 from engine.math.quat import quat_conjugate, quat_multiply, quat_rotate
 from engine.player.layers import Layer, LayerTable
 from engine.player.transitions import Capture
@@ -129,13 +130,35 @@ def capture(
     threshold: float,
     leaving: BoolArray,
     tables: VelocityTables,
+    compiled: tuple[CaptureFrame, IntArray] | None = None,
 ) -> Capture:
     """The layers' output for ``K`` characters and its velocity (module docstring).
 
     ``times``, ``rates``, ``weights`` and ``weight_rates`` are ``(L, K)``, ``override_weights`` ``(G, K)``
     the overrides' weights (held constant). ``leaving`` ``(L, K)``: the layer's velocity is that of
     the motion leaving now (a layer entered this instant), else of the motion arriving.
+    ``compiled``: the kernels' :class:`~engine.backend.stage.CaptureFrame` and the characters
+    ``(K,)`` the rows are: the blended layers on the kernels (the same numbers to rounding), the
+    additive ones after them here.
     """
+    if compiled is not None:
+        frame, characters = compiled
+        not_additive = np.array([not layer.additive for layer in table.layers])[:, None]
+        loops = np.array([layer.loop == Loop.REPEAT for layer in table.layers])
+        pose, velocity, planar = frame.capture(
+            characters,
+            times,
+            rates,
+            weights * not_additive,
+            weight_rates * not_additive,
+            override_weights,
+            leaving,
+            loops,
+            threshold,
+        )
+        return _with_additive(
+            skeleton, table, times, rates, weights, override_weights, leaving, tables, pose, velocity, planar
+        )
     count, joints = weights.shape[1], skeleton.num_joints
     rest = skeleton.rest_pose
     rows = np.array([r for r, layer in enumerate(table.layers) if not layer.additive and weights[r].any()], np.intp)
@@ -177,7 +200,27 @@ def capture(
         )
         pose = blended.to_pose()
         velocity = blend_velocity(layers, PoseVelocity(*speed), w, weight_rates=w_rate)
-    for row in [r for r, layer in enumerate(table.layers) if layer.additive and weights[r].any()]:  # in order
+    planar /= np.maximum(root_weight, threshold)[:, None]
+    return _with_additive(
+        skeleton, table, times, rates, weights, override_weights, leaving, tables, pose, velocity, planar
+    )
+
+
+def _with_additive(
+    skeleton: Skeleton,
+    table: LayerTable,
+    times: FloatArray,
+    rates: FloatArray,
+    weights: FloatArray,
+    override_weights: FloatArray,
+    leaving: BoolArray,
+    tables: VelocityTables,
+    pose: Pose,
+    velocity: PoseVelocity,
+    planar: FloatArray,
+) -> Capture:
+    """The capture of the blend ``pose``, ``velocity``, ``planar`` with the weighted additive layers added, in order."""
+    for row in [r for r, layer in enumerate(table.layers) if layer.additive and weights[r].any()]:
         pose, velocity = _added(
             skeleton,
             table,
@@ -191,7 +234,6 @@ def capture(
             leaving[row],
             tables,
         )
-    planar /= np.maximum(root_weight, threshold)[:, None]
     return Capture(pose, velocity, planar)
 
 

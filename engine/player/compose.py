@@ -18,12 +18,15 @@ import numpy as np
 
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import model_from_pose
+from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skinning_palette
 from engine.backend import BufferFrame, ClipBank, FrameState, active_backend, default_threads
 from engine.backend.select import forced
+from engine.backend.stage import CaptureFrame
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray
+from engine.player.capture import VelocityTables
 from engine.player.layers import LayerTable
 
 #: Fewest characters for which a player picks the compiled kernels by itself (``backend=None``
@@ -79,14 +82,22 @@ def subtree_roots(parents: IntArray, joints: set[int]) -> list[int]:
 class CompiledLayers:
     """The kernels' frame state over a player's layers and buffers, made again when layers are added.
 
-    One kernel layer per player layer, playing its clip (clips shared by layers packed once);
-    additive layers keep weight 0 there (:attr:`factors`: 0 or 1 per layer) — their deltas are
-    added afterwards, by the numpy pass, on both backends.
+    One kernel layer per player layer, playing its clip (clips shared by layers packed once), the
+    root-motion joint ``root`` played in place by the kernels; additive layers keep weight 0 there
+    (:attr:`factors`: 0 or 1 per layer) — their deltas are added afterwards, by the numpy pass, on
+    both backends.
     """
 
-    def __init__(self, skeleton: Skeleton, table: LayerTable, buffers: tuple[PoseBuffer, MatrixBuffer, MatrixBuffer]):
-        self.skeleton, self.table, self.buffers = skeleton, table, buffers
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        table: LayerTable,
+        buffers: tuple[PoseBuffer, MatrixBuffer, MatrixBuffer],
+        root: int | None = None,
+    ) -> None:
+        self.skeleton, self.table, self.buffers, self.root = skeleton, table, buffers, root
         self._made: tuple[int, BufferFrame, FloatArray] | None = None
+        self._captures: tuple[int, CaptureFrame | None] | None = None
 
     def frame(self, threads: int) -> tuple[BufferFrame, FloatArray]:
         """The :class:`~engine.backend.BufferFrame` and the layers' 0/1 factors (additive layers 0)."""
@@ -107,6 +118,8 @@ class CompiledLayers:
                 count,
                 overrides=table.override_spans.shape[0],
                 threads=threads,
+                in_place=self.root,
+                up=UP if self.root is None else parent_up(self.skeleton, self.root),
             )
             for r in blended:
                 state.play(r, slot[id(table.layers[r].compiled)])
@@ -117,6 +130,20 @@ class CompiledLayers:
             factors = np.array([[0.0] if layer.additive else [1.0] for layer in table.layers])
             self._made = (table.version, BufferFrame(state, *self.buffers), factors)
         return self._made[1], self._made[2]
+
+    def captures(self, threads: int, tables: VelocityTables) -> CaptureFrame | None:
+        """Captures of the blended layers on the kernels, or ``None`` when one plays a cubic clip (numpy then)."""
+        table = self.table
+        if self._captures is None or self._captures[0] != table.version:
+            blended = [
+                None if layer.additive else tables.of(r, layer, self.skeleton) for r, layer in enumerate(table.layers)
+            ]
+            usable = all(
+                found is not None for found, layer in zip(blended, table.layers, strict=True) if not layer.additive
+            )
+            frame = CaptureFrame(self.frame(threads)[0].state, blended) if usable else None
+            self._captures = (table.version, frame)
+        return self._captures[1]
 
     def set_mask(self, row: int, mask: FloatArray | None) -> None:
         """Follow a layer's new mask (no new state)."""

@@ -5,9 +5,6 @@ with to 1e-12, and the parts both paths share:
 
 - :func:`sample_blend`: every weighted blended layer sampled (its root in place with a
   root-motion joint), blended with the per-joint weights of :meth:`LayerTable.joint_weights`;
-- :func:`root_in_place`: after the compiled blend (which blends the root as sampled), the root
-  joint made again as :func:`sample_blend` makes it — sampled alone per layer, in place,
-  blended (blending is per joint, so only the root differs);
 - :func:`add_layers`: the weighted additive layers, in layer order, on the joints they move.
 
 Each writes the characters ``characters`` (an index array, or ``None`` for all) of the player's
@@ -24,9 +21,10 @@ from engine.anim.additive import add_into
 from engine.anim.blending import blend_joint_weights
 from engine.anim.layout import POSE_WIDTHS, PoseBuffer, Workspace
 from engine.anim.pose import Pose
-from engine.anim.rootmotion import UP, remove_planar
+from engine.anim.rootmotion import UP
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
+from engine.backend._reference import in_place
 from engine.math._checks import FloatArray, IntArray
 from engine.player.layers import LayerTable
 
@@ -43,15 +41,6 @@ def joint_weights(table: LayerTable, rows: IntArray, characters: IntArray | None
     """``(n, J', K)`` the current per-joint weights of ``rows`` for ``characters`` (``None``: all)."""
     pick = slice(None) if characters is None else characters
     return table.joint_weights(rows, table.weights[rows][:, pick], table.override_weights[:, pick], joints)
-
-
-def in_place(slot: PoseBuffer, at: int, up: Any = UP) -> None:
-    """Joint ``at`` of a sampled layer ``slot`` in place about ``up`` of its parent space.
-
-    :func:`~engine.anim.rootmotion.remove_planar`.
-    """
-    translations, rotations = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T, up)
-    slot.translations[:, at], slot.rotations[:, at] = translations.T, rotations.T
 
 
 def scatter(out: PoseBuffer, characters: IntArray | None, values: PoseBuffer) -> None:
@@ -96,40 +85,6 @@ def sample_blend(
         blended = PoseBuffer.scratch(workspace, (count,), skeleton.num_joints)
         blend_joint_weights(rest, stacked, weights, threshold=threshold, out=blended, workspace=workspace)
         scatter(out, characters, blended)
-
-
-def root_in_place(
-    skeleton: Skeleton,
-    table: LayerTable,
-    times: FloatArray,
-    characters: IntArray | None,
-    root: int,
-    threshold: float,
-    out: PoseBuffer,
-    workspace: Workspace,
-) -> None:
-    """Joint ``root`` of ``out`` made again as :func:`sample_blend` makes it (module docstring)."""
-    rows = weighted(table, characters, additive=False)
-    if not rows.size:
-        return
-    count = out.count if characters is None else characters.size
-    rest = skeleton.rest_pose.joints([root])
-    with workspace.scope():
-        t, r, s = (workspace.empty((rows.size, width, 1, count)) for width in POSE_WIDTHS)
-        stacked = PoseBuffer(t, r, s, (count,))
-        for k, row in enumerate(rows.tolist()):  # loop over weighted layers
-            track = table.layers[row].root
-            assert track is not None
-            at = times[row] if characters is None else times[row, characters]
-            in_place(sample(track.compiled, track.rest, at, out=stacked.layer(k), workspace=workspace), 0, track.up)
-        weights = joint_weights(table, rows, characters, [root])
-        blended = PoseBuffer.scratch(workspace, (count,), 1)
-        blend_joint_weights(rest, stacked, weights, threshold=threshold, out=blended, workspace=workspace)
-        for mine, theirs in zip(out.arrays(), blended.arrays(), strict=True):
-            if characters is None:
-                mine[:, root] = theirs[:, 0]
-            else:
-                mine[:, root, characters] = theirs[:, 0]
 
 
 def add_layers(

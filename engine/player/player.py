@@ -103,10 +103,10 @@ class Player(LayerControls):
         self._frame_start = np.zeros(count)
         self._step = np.zeros(count)
         self._root_sum = RootSum(count, UP if root is None else parent_up(skeleton, root))
-        self.transitions = TransitionStage(count, joints)
+        self.transitions = TransitionStage(count, joints, compiled=self.backend == "numba")
         self._velocity_tables = VelocityTables()
         self._composer = Composer(skeleton, count, character_major=self.backend == "numba")
-        self._compiled = CompiledLayers(skeleton, self._table, self._composer.buffers)
+        self._compiled = CompiledLayers(skeleton, self._table, self._composer.buffers, root)
         self._morph = np.tile(morph.defaults, (count, 1)) if morph is not None else np.zeros((count, 0))
         self.root_motion = RootMotion.still(count)
         self.stages: list[Callable[[Player], None]] = []
@@ -237,10 +237,6 @@ class Player(LayerControls):
                     threshold=threshold,
                     backend=self._requested,
                 )
-                if self.root_joint is not None:
-                    evaluate.root_in_place(
-                        self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws
-                    )
             else:
                 evaluate.sample_blend(
                     self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws
@@ -394,6 +390,7 @@ class Player(LayerControls):
         when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
         given = override_weights
         overrides = table.override_weights[:, chosen] if given is None else as_array(given, "override_weights")
+        frame = self._compiled.captures(self.threads, self._velocity_tables) if self.backend == "numba" else None
         with trusted():
             result = capture(
                 self.skeleton,
@@ -407,6 +404,7 @@ class Player(LayerControls):
                 threshold=self.rest_threshold,
                 leaving=np.broadcast_to(np.asarray(leaving, dtype=bool), shape),
                 tables=self._velocity_tables,
+                compiled=None if frame is None else (frame, chosen),
             )
             if stage:
                 self.transitions.apply_captured(result, chosen, when)

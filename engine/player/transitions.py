@@ -35,33 +35,19 @@ from typing import Any
 import numpy as np
 
 from engine.anim.blending import interpolate_poses
-from engine.anim.inertialization import (
-    QuinticDecay,
-    SpringDecay,
-    dead_blend,
-    offset_pose,
-    offset_velocity,
-    pose_offsets,
-    quintic_decay,
-    quintic_offset,
-    quintic_rates,
-    spring_decay,
-    spring_offset,
-    spring_rates,
-)
+from engine.anim.inertialization import dead_blend, offset_pose, offset_velocity, pose_offsets
 from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity, blend_velocity
+from engine.backend.stage import DEAD_BLEND, FROZEN, INERTIALIZE, NONE, SPRING, apply_blends, character_major
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, trusted
+from engine.player.offsets import Offsets
 
-#: Transition kinds of the stage; ``NONE``: no transition in progress.
-NONE, FROZEN, INERTIALIZE, SPRING, DEAD_BLEND = range(5)
+#: The stage's kinds by name (their codes: :mod:`engine.backend.stage`; ``NONE``: no transition in progress).
 KINDS = {"frozen": FROZEN, "inertialize": INERTIALIZE, "spring": SPRING, "dead_blend": DEAD_BLEND}
 #: Half-lives after which a spring transition ends: its offset is then below ``1e-13`` of its start.
 SPRING_SETTLE = 20.0
-#: The pose paths, in the order of the offsets' second-to-last axis (:func:`~engine.anim.inertialization.pose_offsets`).
-PATHS = ("translation", "rotation", "scale")
 
 
 @dataclass
@@ -119,118 +105,6 @@ def decay_weight(kind: IntArray, elapsed: FloatArray, duration: FloatArray, half
     return np.where(kind == SPRING, np.exp(-rate * t) * (1.0 + rate * t), per_kind)
 
 
-def turn_components(quaternions: FloatArray, rotvecs: FloatArray) -> None:
-    """``q ← exp(φ) · q`` in place, components first: ``quaternions`` ``(4, ...)``, ``rotvecs`` ``(3, ...)``.
-
-    The player's poses are stored components-first, characters innermost; working on whole
-    component rows there is several times faster than going through ``(..., 4)`` views. Same
-    arithmetic as :func:`~engine.math.quat.quat_from_rotvec` then
-    :func:`~engine.math.quat.quat_multiply` (the tests compare them).
-    """
-    x, y, z = rotvecs
-    angle = np.sqrt(x * x + y * y + z * z)
-    small = angle < 1e-4
-    scale = np.where(small, 0.5 - angle * angle / 48.0, np.sin(0.5 * angle) / np.where(small, 1.0, angle))
-    ex, ey, ez, ew = x * scale, y * scale, z * scale, np.cos(0.5 * angle)
-    qx, qy, qz, qw = quaternions
-    turned = (
-        ew * qx + ex * qw + ey * qz - ez * qy,
-        ew * qy - ex * qz + ey * qw + ez * qx,
-        ew * qz + ex * qy - ey * qx + ez * qw,
-        ew * qw - ex * qx - ey * qy - ez * qz,
-    )
-    for component, values in zip(quaternions, turned, strict=True):  # all four read before any is written
-        component[...] = values
-
-
-class _Offsets:
-    """The decays of the inertialized transitions in progress, per kind and path, on the animated joints.
-
-    For each kind (quintic :class:`QuinticDecay`, spring :class:`SpringDecay`) and path, every
-    field shaped ``(C, n[, 3])`` (characters, then the path's joints: a frame gathers the
-    characters in transition as whole rows), allocated on first use. Joints added to a path
-    later get zero decays (no offset).
-    """
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self.joints: dict[str, IntArray] = {path: np.zeros(0, dtype=np.intp) for path in PATHS}
-        self.arrays: dict[tuple[int, str], dict[str, FloatArray]] = {}
-
-    def animate(self, animated: dict[str, IntArray]) -> None:
-        """Follow the joints each path's layers animate now (a superset of the earlier ones)."""
-        for path, joints in animated.items():
-            old = self.joints[path]
-            if np.array_equal(old, joints):
-                continue
-            where = np.searchsorted(joints, old)
-            for (kind, name), table in self.arrays.items():
-                if name != path:
-                    continue
-                for field, values in table.items():
-                    grown = np.zeros((values.shape[0], joints.size, *values.shape[2:]))
-                    grown[:, where] = values
-                    table[field] = grown
-                self.arrays[(kind, name)] = table
-            self.joints[path] = joints
-
-    def store(self, kind: int, members: IntArray, offsets: FloatArray, rates: FloatArray, length: FloatArray) -> None:
-        """Offsets and rates ``(K, J, 3, 3)`` of the characters ``members`` starting ``kind`` now."""
-        for p, path in enumerate(PATHS):
-            joints = self.joints[path]
-            if not joints.size:
-                continue
-            x, v = offsets[:, joints, p], rates[:, joints, p]  # (K, n, 3)
-            decay = quintic_decay(x, v, length[:, None]) if kind == INERTIALIZE else spring_decay(x, v, length[:, None])
-            table = self.arrays.setdefault((kind, path), {})
-            for field in fields(decay):  # one array per field: a frame gathers the rows of its characters
-                values = getattr(decay, field.name)
-                if field.name not in table:
-                    table[field.name] = np.zeros((self.count, *values.shape[1:]))
-                table[field.name][members] = values
-
-    def decay(self, kind: int, path: str, members: Any) -> QuinticDecay | SpringDecay:
-        """The stored decays of ``members`` on ``path``, batch ``(K, n)``."""
-        values = {name: array[members] for name, array in self.arrays[(kind, path)].items()}
-        return QuinticDecay(**values) if kind == INERTIALIZE else SpringDecay(**values)
-
-    def full(self, kind: int, members: IntArray, elapsed: FloatArray, joints: int) -> tuple[FloatArray, FloatArray]:
-        """Offsets and rates ``(K, J, 3, 3)`` on every joint (zero where nothing is animated)."""
-        offsets = np.zeros((members.size, joints, 3, 3))
-        rates = np.zeros((members.size, joints, 3, 3))
-        for p, path in enumerate(PATHS):
-            if (kind, path) not in self.arrays:
-                continue
-            decay = self.decay(kind, path, members)
-            t = elapsed[:, None]
-            if isinstance(decay, QuinticDecay):
-                x, v = quintic_offset(decay, t), quintic_rates(decay, t)[0]
-            else:
-                x, v = spring_offset(decay, t), spring_rates(decay, t)[0]
-            offsets[:, self.joints[path], p] = x
-            rates[:, self.joints[path], p] = v
-        return offsets, rates
-
-    def apply(self, kind: int, members: IntArray, pose: PoseBuffer, elapsed: FloatArray) -> None:
-        """Add the offsets of ``members`` at ``elapsed`` ``(K,)`` to their entries of ``pose``, in place."""
-        for p, path in enumerate(PATHS):
-            if (kind, path) not in self.arrays:
-                continue
-            joints = self.joints[path]
-            decay = self.decay(kind, path, members)
-            t = elapsed[:, None]
-            x = quintic_offset(decay, t) if isinstance(decay, QuinticDecay) else spring_offset(decay, t)  # (K, n, 3)
-            components = pose.arrays()[p]  # (width, J, C)
-            where: Any = (slice(None), *np.ix_(joints, members))
-            vectors = x.transpose(2, 1, 0)  # (3, n, K)
-            if path == "rotation":
-                block = components[where]
-                turn_components(block, vectors)
-                components[where] = block
-            else:
-                components[where] += vectors
-
-
 class TransitionStage:
     """Every character's non-crossfade transition (see the module docstring).
 
@@ -242,18 +116,26 @@ class TransitionStage:
         ``(C,)`` the player clock at the switch, ``T``, and the half-life (spring, dead blend).
     root_offset
         ``(C, 3)`` the planar velocity offset ``(vx, vz, yaw rate)`` at the switch.
+    compiled
+        Whether :meth:`apply` runs on the compiled kernels (for a character-major pose, as the
+        numba player keeps it; any other on numpy) or on numpy.
     """
 
-    def __init__(self, characters: int, joints: int) -> None:
+    def __init__(self, characters: int, joints: int, *, compiled: bool = False) -> None:
         self.kind = np.zeros(characters, dtype=np.intp)
         self.start = np.zeros(characters)
         self.duration = np.zeros(characters)
         self.half_life = np.ones(characters)
         self.root_offset = np.zeros((characters, 3))
         self.joints = joints
-        self._snapshot = PoseBuffer.empty(characters, joints).assign(Pose.identity(joints))
-        self._snapshot_velocity = np.zeros((3, characters, joints, 3))
-        self._offsets = _Offsets(characters)
+        self.compiled = compiled
+        # snapshots of frozen and dead-blend switches: pose rows t, q, s and velocity rows v, ω, ṡ per character
+        self._snapshot_rows = np.zeros((characters, 10, joints))
+        self._snapshot_rows[:, 6] = 1.0
+        self._snapshot_velocity = np.zeros((characters, 9, joints))
+        t, r, sc = (self._snapshot_rows[:, a:b].transpose(1, 2, 0) for a, b in ((0, 3), (3, 7), (7, 10)))
+        self._snapshot = PoseBuffer(t, r, sc, (characters,))
+        self._offsets = Offsets(characters)
 
     def active(self) -> IntArray:
         """Indices of the characters with a transition in progress."""
@@ -286,7 +168,9 @@ class TransitionStage:
             for mine, theirs in zip(self._snapshot.arrays(), rows.arrays(), strict=True):
                 mine[..., characters] = theirs
             for k, name in enumerate(("linear", "angular", "scaling")):
-                self._snapshot_velocity[k, characters] = getattr(source.velocity, name)
+                self._snapshot_velocity[characters, 3 * k : 3 * k + 3] = getattr(source.velocity, name).transpose(
+                    0, 2, 1
+                )
             return
         offsets, rates = pose_offsets(source.pose, source.velocity, target.pose, target.velocity)
         self._offsets.store(code, characters, offsets, rates, length if code == INERTIALIZE else half)
@@ -313,6 +197,16 @@ class TransitionStage:
         """The stage on ``pose`` (the layers' blend, in place) for ``characters`` with a transition in progress."""
         elapsed = clock[characters] - self.start[characters]
         kinds = self.kind[characters]
+        if self.compiled and character_major(pose):
+            offsets = (kinds == INERTIALIZE) | (kinds == SPRING)
+            if offsets.any():
+                self._offsets.apply_compiled(characters[offsets], kinds[offsets], pose, elapsed[offsets])
+            if not offsets.all():
+                blends = ~offsets
+                snapshots = (self._snapshot_rows, self._snapshot_velocity)
+                timing = (self.duration, self.half_life)
+                apply_blends(characters[blends], elapsed[blends], kinds[blends], timing, snapshots, pose)
+            return
         for code in (INERTIALIZE, SPRING):
             picked = kinds == code
             if picked.any():
@@ -362,7 +256,8 @@ class TransitionStage:
         """A frozen or dead blend of ``members``' snapshots into ``live`` ``(K, J)`` (and their velocity)."""
         snapshot = _gather(self._snapshot, members)
         with trusted():
-            snapshot_velocity = PoseVelocity(*(self._snapshot_velocity[k, members] for k in range(3)))
+            rows = self._snapshot_velocity[members].transpose(0, 2, 1)
+            snapshot_velocity = PoseVelocity(rows[..., 0:3], rows[..., 3:6], rows[..., 6:9])
         duration = self.duration[members]
         if code == DEAD_BLEND:
             return dead_blend(

@@ -15,7 +15,7 @@ from engine.anim.inertialization import pose_offsets, quintic_decay, quintic_off
 from engine.anim.velocity import pose_velocity
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.player import Loop, Player
-from engine.player.transitions import turn_components
+from engine.player.offsets import turn_components
 from engine.procedural.mannequin import build_mannequin
 from tests.helpers import assert_quat_allclose
 

@@ -1,0 +1,319 @@
+"""Compiled transition kernels (numba): the player's transition stage and the velocity of a capture.
+
+The same arithmetic as the numpy reference of :mod:`engine.player.transitions` and
+:mod:`engine.player.capture` (agreeing to rounding), one character at a time on character-major
+arrays:
+
+- :func:`apply_offsets`: the decaying offsets of inertialized (Bollo's quintic,
+  :func:`~engine.anim.inertialization.quintic_offset`) and spring transitions
+  (:func:`~engine.anim.inertialization.spring_offset`) added to the blended pose in place:
+  ``t + x``, ``exp(x) · q``, ``s + x``;
+- :func:`apply_blends`: frozen (a snapshot nlerped into the pose, ``α = e / T``) and dead-blend
+  transitions (the snapshot extrapolated with its velocity decaying, nlerped in with
+  ``smoothstep(e / T)``, :func:`~engine.anim.inertialization.dead_blend`);
+- :func:`capture_velocity`: the exact velocity of a blend of layers sampled by
+  :mod:`engine.backend._kernels` (its ``samples`` output): each layer's velocity looked up in its
+  clip's per-segment table (:class:`~engine.anim.clip_velocity.VelocityTable`) times the layer's
+  rate, the root-motion joint taken apart (its planar velocity kept aside), then the derivative of
+  the blend (:func:`~engine.anim.velocity.blend_velocity`), the rest pose as one more layer where
+  the weights sum below the threshold.
+
+Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
+to a cached function's own file only. Inputs are trusted (the callers check them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from numba import njit
+
+#: Stage kinds (:mod:`engine.backend.stage`, where they are defined for every caller).
+FROZEN, INERTIALIZE, SPRING, DEAD_BLEND = 1, 2, 3, 4
+#: Below this angle (radians) ``exp`` of a rotation vector uses its series (as the numpy stage).
+_SMALL_TURN = 1e-4
+_LN2 = math.log(2.0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
+    """The offsets of inertialized and spring transitions added to ``pose`` in place.
+
+    ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
+    or :data:`SPRING`); ``decays`` = (quintic ``(C, n, Fq)``, its fields' columns ``(9,)``: axis,
+    position, end, inverse end, first, second, duration, inverse duration, sweep; spring ``(C,
+    n, Fs)``, its fields' columns ``(3,)``: offset, velocity, rate), as
+    :mod:`engine.backend.stage` packs them; ``columns`` = (joints ``(n,)``, paths ``(n,)``: 0
+    translation, 1 rotation, 2 scale); ``pose`` = translations ``(C, J, 3)``, rotations ``(C, J,
+    4)``, scales ``(C, J, 3)``.
+    """
+    quintic, quintic_fields, spring, spring_fields = decays
+    axis, position, end, inverse_end, first, second = quintic_fields[:6]
+    duration, inverse_duration, sweep = quintic_fields[6:]
+    offset, velocity, rate = spring_fields
+    joints, paths = columns
+    translations, rotations, scales = pose
+    for k in range(characters.size):
+        c, t, kind = characters[k], elapsed[k], kinds[k]
+        for i in range(joints.size):
+            if kind == INERTIALIZE:
+                d = quintic[c, i]
+                s = 1.0 if t >= d[end] else t * d[inverse_end]
+                rest = 1.0 - s
+                along = d[first] + s * d[second]
+                along *= s
+                along += d[position]
+                along *= rest * rest * rest
+                s2 = 1.0 if t >= d[duration] else t * d[inverse_duration]
+                rest2 = 1.0 - s2
+                bump = s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+                x0 = along * d[axis] + bump * d[sweep]
+                x1 = along * d[axis + 1] + bump * d[sweep + 1]
+                x2 = along * d[axis + 2] + bump * d[sweep + 2]
+            else:
+                d = spring[c, i]
+                y = d[rate]
+                envelope = math.exp(-y * t)
+                x0 = envelope * (d[offset] + (d[velocity] + y * d[offset]) * t)
+                x1 = envelope * (d[offset + 1] + (d[velocity + 1] + y * d[offset + 1]) * t)
+                x2 = envelope * (d[offset + 2] + (d[velocity + 2] + y * d[offset + 2]) * t)
+            j, path = joints[i], paths[i]
+            if path == 0:
+                translations[c, j, 0] += x0
+                translations[c, j, 1] += x1
+                translations[c, j, 2] += x2
+            elif path == 2:
+                scales[c, j, 0] += x0
+                scales[c, j, 1] += x1
+                scales[c, j, 2] += x2
+            else:  # q ← exp(x) · q (engine.player.transitions.turn_components)
+                angle = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+                scale = 0.5 - angle * angle / 48.0 if angle < _SMALL_TURN else math.sin(0.5 * angle) / angle
+                ex, ey, ez, ew = x0 * scale, x1 * scale, x2 * scale, math.cos(0.5 * angle)
+                qx, qy, qz, qw = rotations[c, j, 0], rotations[c, j, 1], rotations[c, j, 2], rotations[c, j, 3]
+                rotations[c, j, 0] = ew * qx + ex * qw + ey * qz - ez * qy
+                rotations[c, j, 1] = ew * qy - ex * qz + ey * qw + ez * qx
+                rotations[c, j, 2] = ew * qz + ex * qy - ey * qx + ez * qw
+                rotations[c, j, 3] = ew * qw - ex * qx - ey * qy - ez * qz
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def apply_blends(characters: Any, elapsed: Any, kinds: Any, timing: Any, snapshots: Any, pose: Any) -> None:
+    """Frozen and dead-blend transitions: the (extrapolated) snapshot nlerped into ``pose`` in place.
+
+    ``characters``, ``elapsed``, ``kinds`` ``(K,)`` (:data:`FROZEN` or :data:`DEAD_BLEND`);
+    ``timing`` = (durations ``(C,)``, half-lives ``(C,)``); ``snapshots`` = (poses ``(C, 10, J)``:
+    translation, rotation, scale rows; velocities ``(C, 9, J)``: linear, angular, scaling rows);
+    ``pose`` as for :func:`apply_offsets`.
+    """
+    durations, half_lives = timing
+    snapshot, velocity = snapshots
+    translations, rotations, scales = pose
+    joints = translations.shape[1]
+    for k in range(characters.size):
+        c, t, kind = characters[k], elapsed[k], kinds[k]
+        total = durations[c]
+        if kind == FROZEN:
+            alpha = min(max(t / total, 0.0), 1.0) if total > 0.0 else 1.0
+            travel = 0.0
+        else:
+            progress = min(max(t / total if total > 0.0 else 1.0, 0.0), 1.0)
+            alpha = progress * progress * (3.0 - 2.0 * progress)
+            rate = _LN2 / half_lives[c]
+            travel = (1.0 - math.exp(-rate * t)) / rate
+        keep = 1.0 - alpha
+        for j in range(joints):
+            a = snapshot[c]
+            v = velocity[c]
+            for e in range(3):
+                start = a[e, j] + travel * v[e, j]
+                translations[c, j, e] = start + alpha * (translations[c, j, e] - start)
+                grown = a[7 + e, j] + travel * v[6 + e, j]
+                scales[c, j, e] = grown + alpha * (scales[c, j, e] - grown)
+            ax, ay, az, aw = a[3, j], a[4, j], a[5, j], a[6, j]
+            if travel != 0.0:  # the snapshot turned by ω·travel: exp(½ ω travel) · q (quat_from_rotvec)
+                h0, h1, h2 = 0.5 * travel * v[3, j], 0.5 * travel * v[4, j], 0.5 * travel * v[5, j]
+                n = math.sqrt(h0 * h0 + h1 * h1 + h2 * h2)
+                scale = 1.0 - n * n / 6.0 if n < _SMALL_TURN else math.sin(n) / n
+                ex, ey, ez, ew = h0 * scale, h1 * scale, h2 * scale, math.cos(n)
+                ax, ay, az, aw = (
+                    ew * ax + ex * aw + ey * az - ez * ay,
+                    ew * ay - ex * az + ey * aw + ez * ax,
+                    ew * az + ex * ay - ey * ax + ez * aw,
+                    ew * aw - ex * ax - ey * ay - ez * az,
+                )
+            bx, by, bz, bw = rotations[c, j, 0], rotations[c, j, 1], rotations[c, j, 2], rotations[c, j, 3]
+            if ax * bx + ay * by + az * bz + aw * bw < 0.0:  # the shortest arc (quat_nlerp)
+                bx, by, bz, bw = -bx, -by, -bz, -bw
+            qx, qy = keep * ax + alpha * bx, keep * ay + alpha * by
+            qz, qw = keep * az + alpha * bz, keep * aw + alpha * bw
+            norm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+            rotations[c, j, 0], rotations[c, j, 1] = qx / norm, qy / norm
+            rotations[c, j, 2], rotations[c, j, 3] = qz / norm, qw / norm
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _segment(times: Any, first: Any, count: Any, t: Any, loop: Any, leaving: Any) -> Any:
+    """The velocity-table segment at clip time ``t`` (-1: none; the clip holds still), as ``VelocityTable.at``.
+
+    Arriving (``leaving`` false): ``times[m] < t <= times[m + 1]``; leaving: ``times[m] <= t <
+    times[m + 1]``; a looping clip arrives at its first key from the end and leaves its last key
+    into the start.
+    """
+    if leaving:
+        if loop and t >= times[first + count - 1]:
+            t = times[first]
+        low, high = -1, count  # the last m with times[m] <= t
+        while high - low > 1:
+            middle = (low + high) >> 1
+            if times[first + middle] <= t:
+                low = middle
+            else:
+                high = middle
+    else:
+        if loop and t <= times[first]:
+            t = times[first + count - 1]
+        low, high = -1, count  # the last m with times[m] < t
+        while high - low > 1:
+            middle = (low + high) >> 1
+            if times[first + middle] < t:
+                low = middle
+            else:
+                high = middle
+    return low if 0 <= low < count - 1 else -1
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def capture_velocity(samples: Any, layers: Any, tables: Any, blend: Any, out: Any, scratch: Any) -> None:
+    """The velocity of ``K`` captured blends (module docstring), into ``out``.
+
+    ``samples`` ``(K, S, 11, J)``: each row's weighted layers in layer order as
+    :mod:`engine.backend._kernels` writes them (pose as sampled, weight factor per joint).
+    ``layers`` = (weights, weight rates, times, rates ``(L, K)`` float64, leaving ``(L, K)``
+    bool, the velocity table of each layer ``(L,)`` int64, whether it loops ``(L,)`` bool).
+    ``tables`` = (key times, every table's first key ``(T + 1,)``, segment velocities ``(N, J, 3,
+    3)``, every table's first segment ``(T,)``). ``blend`` = (rest pose ``(10, J)``, threshold,
+    root joint or -1). ``out`` = (velocity ``(K, J, 3, 3)``: linear, angular, scaling; planar
+    root velocity ``(K, 3)``: ``(vx, vz, yaw rate)`` in the root's heading). ``scratch`` = (``(S,
+    19, J)``: per slot its pose, rows 0-9, the root in place, and velocity, rows 10-18: linear,
+    angular, scaling; ``(2 S, J)``: per slot its per-joint weight and weight rate).
+    """
+    weights, weight_rates, times, rates, leaving, table_of, loops = layers
+    key_times, key_starts, velocities, segment_starts = tables
+    rest, threshold, root = blend
+    velocity_out, planar_out = out
+    count, joints = samples.shape[0], samples.shape[3]
+    work, joint_weights = scratch  # joint_weights rows 2 s and 2 s + 1: slot s's weight per joint and its rate
+    for k in range(count):
+        used = 0
+        planar_x = planar_z = yaw_rate_sum = root_weight = 0.0
+        for layer in range(weights.shape[0]):
+            w = weights[layer, k]
+            if not w > 0.0:
+                continue
+            rows, sampled = work[used], samples[k, used]
+            wr = weight_rates[layer, k]
+            for j in range(joints):
+                joint_weights[2 * used, j] = w * sampled[10, j]
+                joint_weights[2 * used + 1, j] = wr * sampled[10, j]
+            for e in range(10):
+                for j in range(joints):
+                    rows[e, j] = sampled[e, j]
+            table = table_of[layer]
+            first, keys = key_starts[table], key_starts[table + 1] - key_starts[table]
+            m = _segment(key_times, first, keys, times[layer, k], loops[layer], leaving[layer, k])
+            speed = rates[layer, k]
+            for j in range(joints):
+                for e in range(9):
+                    rows[10 + e, j] = velocities[segment_starts[table] + m, j, e // 3, e % 3] * speed if m >= 0 else 0.0
+            if root >= 0:  # the root apart: its planar velocity aside, in place with its velocity
+                x, y, z, q = rows[3, root], rows[4, root], rows[5, root], rows[6, root]
+                vx, vz = rows[10, root], rows[12, root]
+                ox, oy, oz = rows[13, root], rows[14, root], rows[15, root]
+                spin_y = 0.5 * (-ox * z + oy * q + oz * x)  # q̇ = ½ (ω, 0) · q: its y and w
+                spin_w = 0.5 * (-ox * x - oy * y - oz * z)
+                yaw_rate = 2.0 * (q * spin_y - y * spin_w) / max(y * y + q * q, 1e-300)
+                yaw = 2.0 * math.atan2(y, q)
+                if yaw > math.pi:
+                    yaw -= 2.0 * math.pi
+                elif yaw <= -math.pi:
+                    yaw += 2.0 * math.pi
+                bs, bc = -math.sin(0.5 * yaw), math.cos(0.5 * yaw)  # back = twist⁻¹ = (0, bs, 0, bc)
+                cos_yaw, sin_yaw = bc * bc - bs * bs, 2.0 * bc * bs  # R(back): a turn by -yaw about +Y
+                at_root = joint_weights[2 * used, root]
+                planar_x += at_root * (cos_yaw * vx + sin_yaw * vz)
+                planar_z += at_root * (-sin_yaw * vx + cos_yaw * vz)
+                yaw_rate_sum += at_root * yaw_rate
+                root_weight += at_root
+                rows[13, root] = cos_yaw * ox + sin_yaw * oz
+                rows[14, root] = oy - yaw_rate
+                rows[15, root] = -sin_yaw * ox + cos_yaw * oz
+                rows[10, root], rows[12, root] = 0.0, 0.0
+                rows[0, root], rows[2, root] = 0.0, 0.0
+                rows[3, root] = bc * x + bs * z
+                rows[4, root] = bc * y + bs * q
+                rows[5, root] = bc * z - bs * x
+                rows[6, root] = bc * q - bs * y
+            used += 1
+        for j in range(joints):
+            total = rate_total = 0.0
+            for s in range(used):
+                total += joint_weights[2 * s, j]
+                rate_total += joint_weights[2 * s + 1, j]
+            below = total < threshold  # the rest pose: one more layer, its weight falling as theirs rise
+            rest_weight = threshold - total if below else 0.0
+            rest_rate = -rate_total if below else 0.0
+            inverse = 1.0 / (total + rest_weight)
+            # translations (rows 0-2) and scales (7-9): (Σ w v + Σ ẇ (t - t̄)) / W
+            for base, speeds, kind in ((0, 10, 0), (7, 16, 2)):
+                for e in range(3):
+                    mean = rest_weight * rest[base + e, j]
+                    for s in range(used):
+                        mean += joint_weights[2 * s, j] * work[s, base + e, j]
+                    mean *= inverse
+                    moving = rest_rate * (rest[base + e, j] - mean)
+                    weighted = 0.0
+                    for s in range(used):
+                        weighted += joint_weights[2 * s, j] * work[s, speeds + e, j]
+                        moving += joint_weights[2 * s + 1, j] * (work[s, base + e, j] - mean)
+                    velocity_out[k, j, kind, e] = (weighted + moving) * inverse
+            # rotations, signs aligned to the first weighted layer's (else the rest's):
+            # s = Σ σ w q, ṡ = Σ σ (w ½ (ω, 0) q + ẇ q), ω = 2 ((ṡ - r (r·ṡ)) / |s|) r*, r = s / |s|
+            reference = used
+            for s in range(used):
+                if joint_weights[2 * s, j] > 0.0:
+                    reference = s
+                    break
+            aligned = work[reference] if reference < used else rest
+            r0, r1, r2, r3 = aligned[3, j], aligned[4, j], aligned[5, j], aligned[6, j]
+            s0 = s1 = s2 = s3 = d0 = d1 = d2 = d3 = 0.0
+            for s in range(used + 1):
+                if s < used:
+                    w, wr = joint_weights[2 * s, j], joint_weights[2 * s + 1, j]
+                    x, y, z, q = work[s, 3, j], work[s, 4, j], work[s, 5, j], work[s, 6, j]
+                    ox, oy, oz = work[s, 13, j], work[s, 14, j], work[s, 15, j]
+                else:
+                    w, wr = rest_weight, rest_rate
+                    x, y, z, q = rest[3, j], rest[4, j], rest[5, j], rest[6, j]
+                    ox = oy = oz = 0.0
+                sign = -1.0 if x * r0 + y * r1 + z * r2 + q * r3 < 0.0 else 1.0
+                sw, sr = sign * w, sign * wr
+                s0, s1, s2, s3 = s0 + sw * x, s1 + sw * y, s2 + sw * z, s3 + sw * q
+                half = 0.5 * sw
+                d0 += half * (ox * q + oy * z - oz * y) + sr * x
+                d1 += half * (-ox * z + oy * q + oz * x) + sr * y
+                d2 += half * (ox * y - oy * x + oz * q) + sr * z
+                d3 += half * (-ox * x - oy * y - oz * z) + sr * q
+            norm = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2 + s3 * s3)
+            u0, u1, u2, u3 = s0 / norm, s1 / norm, s2 / norm, s3 / norm
+            along = u0 * d0 + u1 * d1 + u2 * d2 + u3 * d3
+            t0, t1 = (d0 - u0 * along) / norm, (d1 - u1 * along) / norm
+            t2, t3 = (d2 - u2 * along) / norm, (d3 - u3 * along) / norm
+            velocity_out[k, j, 1, 0] = 2.0 * (-t3 * u0 + t0 * u3 - t1 * u2 + t2 * u1)  # 2 · tangent · conj(unit)
+            velocity_out[k, j, 1, 1] = 2.0 * (-t3 * u1 + t0 * u2 + t1 * u3 - t2 * u0)
+            velocity_out[k, j, 1, 2] = 2.0 * (-t3 * u2 - t0 * u1 + t1 * u0 + t2 * u3)
+        norm_root = max(root_weight, threshold)
+        planar_out[k, 0] = planar_x / norm_root
+        planar_out[k, 1] = planar_z / norm_root
+        planar_out[k, 2] = yaw_rate_sum / norm_root

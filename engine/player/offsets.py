@@ -1,0 +1,166 @@
+"""The decaying offsets of a player's inertialized and spring transitions, kept per character and joint.
+
+:class:`Offsets` stores, for each kind (Bollo's quintic, :class:`~engine.anim.inertialization.QuinticDecay`;
+a critically damped spring, :class:`~engine.anim.inertialization.SpringDecay`), one packed array
+``(C, n, F)``: per character, per **column** — a joint some layer animates on one path
+(translation, rotation, scale; the paths' joints one after the other) — the decay's fields in the
+layout of :mod:`engine.backend.stage`. A frame reads whole rows of the characters in transition;
+the compiled kernels read the same arrays (:func:`engine.backend.stage.apply_offsets`), the numpy
+reference views them as decays (:func:`~engine.backend.stage.unpack`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from engine.anim.inertialization import (
+    QuinticDecay,
+    SpringDecay,
+    quintic_decay,
+    quintic_offset,
+    quintic_rates,
+    spring_decay,
+    spring_offset,
+    spring_rates,
+)
+from engine.anim.layout import PoseBuffer
+from engine.backend.stage import INERTIALIZE, QUINTIC_LAYOUT, SPRING, SPRING_LAYOUT, apply_offsets, pack, unpack, width
+from engine.math._checks import FloatArray, IntArray
+
+#: The pose paths, in the order of the offsets' second-to-last axis (:func:`~engine.anim.inertialization.pose_offsets`).
+PATHS = ("translation", "rotation", "scale")
+
+
+def turn_components(quaternions: FloatArray, rotvecs: FloatArray) -> None:
+    """``q ← exp(φ) · q`` in place, components first: ``quaternions`` ``(4, ...)``, ``rotvecs`` ``(3, ...)``.
+
+    The player's poses are stored components-first, characters innermost; working on whole
+    component rows there is several times faster than going through ``(..., 4)`` views. Same
+    arithmetic as :func:`~engine.math.quat.quat_from_rotvec` then
+    :func:`~engine.math.quat.quat_multiply` (the tests compare them).
+    """
+    x, y, z = rotvecs
+    angle = np.sqrt(x * x + y * y + z * z)
+    small = angle < 1e-4
+    scale = np.where(small, 0.5 - angle * angle / 48.0, np.sin(0.5 * angle) / np.where(small, 1.0, angle))
+    ex, ey, ez, ew = x * scale, y * scale, z * scale, np.cos(0.5 * angle)
+    qx, qy, qz, qw = quaternions
+    turned = (
+        ew * qx + ex * qw + ey * qz - ez * qy,
+        ew * qy - ex * qz + ey * qw + ez * qx,
+        ew * qz + ex * qy - ey * qx + ez * qw,
+        ew * qw - ex * qx - ey * qy - ez * qz,
+    )
+    for component, values in zip(quaternions, turned, strict=True):  # all four read before any is written
+        component[...] = values
+
+
+class Offsets:
+    """The decays of the inertialized transitions in progress (module docstring).
+
+    Attributes
+    ----------
+    joints, paths
+        ``(n,)`` each column's joint and path (0 translation, 1 rotation, 2 scale).
+    packed
+        Per kind, ``(C, n, F)`` (allocated on its first transition); columns added later (a new
+        layer animating more joints) start with zero decays: no offset.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.joints = np.zeros(0, dtype=np.int64)
+        self.paths = np.zeros(0, dtype=np.int64)
+        self.packed: dict[int, FloatArray] = {}
+        self._spans = [slice(0, 0)] * len(PATHS)
+
+    def _span(self, path: int) -> slice:
+        """The columns of path ``path`` (contiguous, the paths in order)."""
+        return self._spans[path]
+
+    def animate(self, animated: dict[str, IntArray]) -> None:
+        """Follow the joints each path's layers animate now (a superset of the earlier ones)."""
+        joints = np.concatenate([np.asarray(animated[path], dtype=np.int64) for path in PATHS])
+        paths = np.concatenate([np.full(len(animated[path]), p, dtype=np.int64) for p, path in enumerate(PATHS)])
+        if np.array_equal(joints, self.joints) and np.array_equal(paths, self.paths):
+            return
+        keys = {(int(p), int(j)): i for i, (p, j) in enumerate(zip(paths, joints, strict=True))}
+        where = np.array([keys[(int(p), int(j))] for p, j in zip(self.paths, self.joints, strict=True)], dtype=np.intp)
+        for kind, values in self.packed.items():
+            grown = np.zeros((self.count, joints.size, values.shape[2]))
+            grown[:, where] = values
+            self.packed[kind] = grown
+        self.joints, self.paths = joints, paths
+        bounds = np.cumsum([0] + [len(animated[path]) for path in PATHS])
+        self._spans = [slice(int(bounds[p]), int(bounds[p + 1])) for p in range(len(PATHS))]
+
+    def store(self, kind: int, members: IntArray, offsets: FloatArray, rates: FloatArray, length: FloatArray) -> None:
+        """Offsets and rates ``(K, J, 3, 3)`` of the characters ``members`` starting ``kind`` now."""
+        layout = QUINTIC_LAYOUT if kind == INERTIALIZE else SPRING_LAYOUT
+        packed = self.packed.get(kind)
+        if packed is None:
+            packed = self.packed[kind] = np.zeros((self.count, self.joints.size, width(layout)))
+        rows = np.zeros((members.size, self.joints.size, packed.shape[2]))
+        for p in range(len(PATHS)):
+            span = self._span(p)
+            if span.stop == span.start:
+                continue
+            joints = self.joints[span]
+            x, v = offsets[:, joints, p], rates[:, joints, p]  # (K, n, 3)
+            decay = quintic_decay(x, v, length[:, None]) if kind == INERTIALIZE else spring_decay(x, v, length[:, None])
+            pack(decay, rows[:, span])
+        packed[members] = rows
+
+    def decay(self, kind: int, path: int, members: Any) -> QuinticDecay | SpringDecay:
+        """The stored decays of ``members`` on path ``path``, batch ``(K, n)`` (copies of their rows)."""
+        rows = self.packed[kind][members][:, self._span(path)]
+        return unpack(QuinticDecay, rows) if kind == INERTIALIZE else unpack(SpringDecay, rows)
+
+    def _decays(self, kind: int, members: IntArray) -> Iterator[tuple[int, slice, QuinticDecay | SpringDecay]]:
+        """``(path index, its span of the animated joints, the decays of members)`` per path animating a joint."""
+        for p in range(len(PATHS)):
+            span = self._span(p)
+            if span.stop != span.start:
+                yield p, span, self.decay(kind, p, members)
+
+    def full(self, kind: int, members: IntArray, elapsed: FloatArray, joints: int) -> tuple[FloatArray, FloatArray]:
+        """Offsets and rates ``(K, J, 3, 3)`` on every joint (zero where nothing is animated)."""
+        offsets = np.zeros((members.size, joints, 3, 3))
+        rates = np.zeros((members.size, joints, 3, 3))
+        if kind not in self.packed:
+            return offsets, rates
+        t = elapsed[:, None]
+        for p, span, decay in self._decays(kind, members):
+            if isinstance(decay, QuinticDecay):
+                x, v = quintic_offset(decay, t), quintic_rates(decay, t)[0]
+            else:
+                x, v = spring_offset(decay, t), spring_rates(decay, t)[0]
+            offsets[:, self.joints[span], p] = x
+            rates[:, self.joints[span], p] = v
+        return offsets, rates
+
+    def apply(self, kind: int, members: IntArray, pose: PoseBuffer, elapsed: FloatArray) -> None:
+        """Add the offsets of ``members`` at ``elapsed`` ``(K,)`` to their entries of ``pose``, in place (numpy)."""
+        if kind not in self.packed:
+            return
+        t = elapsed[:, None]
+        for p, span, decay in self._decays(kind, members):
+            x = quintic_offset(decay, t) if isinstance(decay, QuinticDecay) else spring_offset(decay, t)  # (K, n, 3)
+            components = pose.arrays()[p]  # (width, J, C)
+            where: Any = (slice(None), *np.ix_(self.joints[span], members))
+            vectors = x.transpose(2, 1, 0)  # (3, n, K)
+            if p == 1:
+                block = components[where]
+                turn_components(block, vectors)
+                components[where] = block
+            else:
+                components[where] += vectors
+
+    def apply_compiled(self, members: IntArray, kinds: IntArray, pose: PoseBuffer, elapsed: FloatArray) -> None:
+        """:meth:`apply` for inertialized and spring ``members`` at once, on the kernels (a character-major pose)."""
+        empty = np.zeros((0, self.joints.size, 1))
+        decays = (self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty))
+        apply_offsets(members, elapsed, kinds, decays, self.joints, self.paths, pose)
