@@ -208,7 +208,7 @@ def build_clip(task: ClipTask) -> ClipResult:
         "warnings": sorted(set(notes)),
         "clip": source.clip.name,
         "unit": source.unit,
-        "duration_s": round(compressed.duration, 9),
+        "duration_s": round(compressed.span, 9),
         "joints": skeleton.num_joints,
         "samples": compressed.num_samples,
         "rate_hz": round(compressed.rate, 6),
