@@ -104,6 +104,11 @@ class CompressedClip:
         return self.start + np.arange(self.num_samples) / self.rate
 
     @property
+    def markers(self) -> None:
+        """No markers: compression keeps the poses only (as :attr:`engine.anim.clip.Clip.markers`)."""
+        return None
+
+    @property
     def num_stored(self) -> int:
         """Samples stored: ``N``, or ``N − 1`` for a loop."""
         return self.num_samples - 1 if self.loops else self.num_samples
