@@ -42,9 +42,9 @@ from engine.compress.source import prepare  # noqa: E402
 from engine.errors import OssaError, OssaWarning  # noqa: E402
 from engine.io import load_character  # noqa: E402
 from engine.io.bvh_character import bone_mesh  # noqa: E402
+from engine.io.clip_sources import read_clip_sources  # noqa: E402
 from engine.io.gltf_writer import save_gltf  # noqa: E402
 from engine.math._checks import trusted  # noqa: E402
-from engine.pipeline.inputs import read_clips  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "assets"
 CORPUS = Path(os.environ.get("OSSA_CORPUS", Path.home() / ".cache" / "ossa-corpus"))
@@ -83,7 +83,7 @@ def cases(quick: bool) -> list[Case]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", OssaWarning)
-                sources, _ = read_clips(path)
+                sources, _ = read_clip_sources(path)
         except OssaError as error:
             print(f"  skipped {path}: {error}")
             return
@@ -304,8 +304,8 @@ def crowd_frame(characters: int = 1000, repeats: int = 30) -> None:
     """The 1000-character fused frame on raw clips against the same frame on their compressed clips, one thread."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OssaWarning)
-        sources, _ = read_clips(SHARED / "cmu_locomotion_bvh" / "02_01.bvh")
-        others, _ = read_clips(SHARED / "cmu_locomotion_bvh" / "02_02.bvh")
+        sources, _ = read_clip_sources(SHARED / "cmu_locomotion_bvh" / "02_01.bvh")
+        others, _ = read_clip_sources(SHARED / "cmu_locomotion_bvh" / "02_02.bvh")
     skeleton, clips = sources[0].skeleton, [sources[0].clip, others[0].clip]
     rng = np.random.default_rng(1)
     playing = np.nonzero(rng.integers(0, 2, characters))[0]
