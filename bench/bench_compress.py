@@ -34,17 +34,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.anim import Channel, Clip, Pose, Skeleton, sample  # noqa: E402
-from engine.backend import ClipBank, FrameState, evaluate_frame, finalize, sample_blend  # noqa: E402
-from engine.compress import ClipLibrary, LibraryCrowd, compress_clip, sample_library, shell_radii  # noqa: E402
+from engine.backend import ClipBank, FrameState, evaluate_frame, sample_blend  # noqa: E402
+from engine.compress import compress_clip, shell_radii  # noqa: E402
 from engine.compress.compressor import measure  # noqa: E402
 from engine.compress.metric import model_transforms, shell_error  # noqa: E402
 from engine.compress.source import prepare  # noqa: E402
 from engine.errors import OssaError, OssaWarning  # noqa: E402
 from engine.io import load_character  # noqa: E402
 from engine.io.bvh_character import bone_mesh  # noqa: E402
+from engine.io.clip_sources import read_clip_sources  # noqa: E402
 from engine.io.gltf_writer import save_gltf  # noqa: E402
 from engine.math._checks import trusted  # noqa: E402
-from engine.pipeline.inputs import read_clips  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "assets"
 CORPUS = Path(os.environ.get("OSSA_CORPUS", Path.home() / ".cache" / "ossa-corpus"))
@@ -83,7 +83,7 @@ def cases(quick: bool) -> list[Case]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", OssaWarning)
-                sources, _ = read_clips(path)
+                sources, _ = read_clip_sources(path)
         except OssaError as error:
             print(f"  skipped {path}: {error}")
             return
@@ -226,23 +226,24 @@ def run_case(case: Case, binary: str | None) -> Row:
 
 
 def decode_speed(rows: list[Row], characters: int = 1000) -> tuple[float, float]:
-    """Median ns per joint of one pose: the compiled sampler and the numpy reference, over every clip."""
+    """Median ns per joint of one pose sampled from the bits (``sample_blend``): compiled and numpy, over every clip."""
     compiled, reference = [], []
     rng = np.random.default_rng(0)
     for row in rows:
         case = row.case
         clip = compress_clip(case.skeleton, case.clip, metres_per_unit=case.metres)
-        library = ClipLibrary([(case.skeleton, clip)])
-        crowd = LibraryCrowd(library, characters, threads=1)
-        out = crowd.new_pose()
-        ids = np.zeros(characters, np.int64)
-        times = rng.uniform(0.0, clip.duration, characters)
-        sample_library(crowd, ids, times, out=out, backend="numba")
+        state = FrameState(ClipBank(case.skeleton, [clip]), 1, characters, threads=1).play(0, 0, np.arange(characters))
+        joints = case.skeleton.num_joints
+        out = Pose(
+            np.zeros((characters, joints, 3)), np.zeros((characters, joints, 4)), np.zeros((characters, joints, 3))
+        )
+        times, weights = rng.uniform(clip.start, clip.duration, (1, characters)), np.ones((1, characters))
+        sample_blend(state, times, weights, out=out, backend="numba")
         for backend, store in (("numba", compiled), ("numpy", reference)):
             best = math.inf
             for _ in range(5):
                 begin = time.perf_counter()
-                sample_library(crowd, ids, times, out=out, backend=backend)
+                sample_blend(state, times, weights, out=out, backend=backend)
                 best = min(best, time.perf_counter() - begin)
             store.append(best / characters / case.skeleton.num_joints * 1e9)
     return float(np.median(compiled)), float(np.median(reference))
@@ -300,63 +301,45 @@ def aggregates(rows: list[Row]) -> None:
 
 
 def crowd_frame(characters: int = 1000, repeats: int = 30) -> None:
-    """The 1000-character frame: raw clips through the fused kernels against compressed clips, one thread."""
+    """The 1000-character fused frame on raw clips against the same frame on their compressed clips, one thread."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OssaWarning)
-        sources, _ = read_clips(SHARED / "cmu_locomotion_bvh" / "02_01.bvh")
-        others, _ = read_clips(SHARED / "cmu_locomotion_bvh" / "02_02.bvh")
+        sources, _ = read_clip_sources(SHARED / "cmu_locomotion_bvh" / "02_01.bvh")
+        others, _ = read_clip_sources(SHARED / "cmu_locomotion_bvh" / "02_02.bvh")
     skeleton, clips = sources[0].skeleton, [sources[0].clip, others[0].clip]
-    joints = skeleton.num_joints
     rng = np.random.default_rng(1)
-    ids = rng.integers(0, 2, characters)
+    playing = np.nonzero(rng.integers(0, 2, characters))[0]
     times = rng.uniform(0.0, 2.4, characters)
-    bank = ClipBank(skeleton, clips)
-    state = FrameState(bank, 1, characters, threads=1).play(0, 1, np.nonzero(ids)[0])
-    library = ClipLibrary([(skeleton, compress_clip(skeleton, c)) for c in clips])
-    crowd = LibraryCrowd(library, characters, threads=1)
-    palette, pose, local = state.new_palette(), crowd.new_pose(), crowd.new_pose()
     weights, rest = np.ones((1, characters)), np.zeros((1, characters))
-
-    jobs = {
-        "raw: evaluate_frame (fused sample + blend + model + palette)": lambda t: evaluate_frame(
-            state, t[None], weights, out=palette
-        ),
-        "raw: evaluate_frame with the layer at weight 0 (no sampling)": lambda t: evaluate_frame(
-            state, t[None], rest, out=palette
-        ),
-        "raw: sample_blend (sample + blend into (C, J) arrays)": lambda t: sample_blend(
-            state, t[None], weights, out=local
-        ),
-        "compressed: sample_library (decode into (C, J) arrays)": lambda t: sample_library(crowd, ids, t, out=pose),
-        "finalize (model + palette of a (C, J) pose)": lambda _: finalize(state, pose, out=palette),
+    banks = {
+        "raw": ClipBank(skeleton, clips),
+        "compressed": ClipBank(skeleton, [compress_clip(skeleton, c) for c in clips]),
     }
-    for job in jobs.values():
-        job(times)
-    best = dict.fromkeys(jobs, math.inf)
-    for r in range(repeats):
-        for name, job in jobs.items():
+    states = {name: FrameState(bank, 1, characters, threads=1).play(0, 1, playing) for name, bank in banks.items()}
+    palette = states["raw"].new_palette()
+    jobs = {}
+    for name, state in states.items():
+        jobs[f"{name}: evaluate_frame (fused sample + blend + model + palette)"] = (state, weights)
+    jobs["either: evaluate_frame with the layer at weight 0 (no sampling)"] = (states["raw"], rest)
+    for state, w in jobs.values():
+        evaluate_frame(state, times[None], w, out=palette)
+    seconds: dict[str, list[float]] = {name: [] for name in jobs}
+    for r in range(repeats):  # the jobs interleaved, frame after frame (cursor reuse), in one run
+        for name, (state, w) in jobs.items():
             begin = time.perf_counter()
-            job(times + r / 60)
-            best[name] = min(best[name], time.perf_counter() - begin)
-    print(f"\n{characters} characters, {joints} joints, one thread (best of {repeats}):")
-    for name, seconds in best.items():
-        print(f"  {name:62s} {seconds * 1e3:7.3f} ms")
-    names = list(jobs)
-    raw_frame, frame_without = best[names[0]], best[names[1]]
-    raw_sampling = raw_frame - frame_without
-    fused = frame_without + best[names[3]]
+            evaluate_frame(state, (times + r / 60)[None], w, out=palette)
+            seconds[name].append(time.perf_counter() - begin)
+    median = {name: float(np.median(values)) for name, values in seconds.items()}
     print(
-        f"  raw sampling inside the fused frame: {raw_sampling * 1e3:.3f} ms; "
-        f"compressed sampling: {best[names[3]] * 1e3:.3f} ms"
+        f"\n{characters} characters, {skeleton.num_joints} joints, one thread (median of {repeats} frames at 60 FPS):"
     )
+    for name, value in median.items():
+        print(f"  {name:66s} {value * 1e3:7.3f} ms")
+    raw, compressed, without = median.values()
+    sampling, raw_sampling = compressed - without, raw - without
     print(
-        f"  a fused frame on compressed clips (frame without sampling + compressed sampling): {fused * 1e3:.3f} ms"
-        f" = {fused / raw_frame:.2f} x the raw frame"
-    )
-    print(
-        f"  two passes (compressed sampling + finalize): {(best[names[3]] + best[names[4]]) * 1e3:.3f} ms = "
-        f"{(best[names[3]] + best[names[4]]) / raw_frame:.2f} x the raw frame; raw two passes "
-        f"{(best[names[2]] + best[names[4]]) / raw_frame:.2f} x"
+        f"  the fused frame on compressed clips: {compressed / raw:.2f} x the raw frame; its sampling "
+        f"{sampling * 1e3:.3f} ms against {raw_sampling * 1e3:.3f} ms ({sampling / raw_sampling:.2f} x)"
     )
 
 

@@ -146,6 +146,18 @@ class SampledClip(Protocol):
     def num_targets(self) -> int:
         """Size of the target index space (joints)."""
 
+    @property
+    def duration(self) -> float:
+        """Time of the last sample, seconds."""
+
+    @property
+    def key_times(self) -> FloatArray:
+        """The sample times ``(N,)``: between two of them every track moves by one interpolation."""
+
+    @property
+    def markers(self) -> dict[str, Any] | None:
+        """Named event times, as :attr:`Clip.markers`, or ``None``."""
+
     def fill(self, rest: tuple[FloatArray, FloatArray, FloatArray], times: FloatArray, buffer: Any) -> None:
         """Write the pose at flat ``times`` ``(B,)`` into a ``PoseBuffer`` ``(k, J, B)``, ``rest`` where none plays."""
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.anim.clip import Clip
+from engine.anim.clip import Clip, SampledClip
 from engine.anim.pose import Pose
 from engine.anim.sampling import CompiledClip, sample
 from engine.anim.skeleton import Skeleton
@@ -35,9 +35,14 @@ DEFAULT_STEP = 1e-3
 _TIMELINES: weakref.WeakKeyDictionary[Clip, FloatArray] = weakref.WeakKeyDictionary()
 
 
-def key_times(clip: Clip | CompiledClip) -> FloatArray:
-    """Every distinct key time of ``clip`` over all its channels, ascending ``(M,)`` (cached per clip)."""
+def key_times(clip: Clip | CompiledClip | SampledClip) -> FloatArray:
+    """Every distinct key time of ``clip`` over all its channels, ascending ``(M,)`` (cached per clip).
+
+    A compressed clip (:class:`~engine.anim.clip.SampledClip`): its sample times.
+    """
     source = clip.clip if isinstance(clip, CompiledClip) else clip
+    if not isinstance(source, Clip) and isinstance(source, SampledClip):
+        return source.key_times
     if not isinstance(source, Clip):
         raise InvalidInputError(f"clip must be a Clip or CompiledClip, got {type(clip).__name__}")
     found = _TIMELINES.get(source)
@@ -50,7 +55,7 @@ def key_times(clip: Clip | CompiledClip) -> FloatArray:
 
 
 def _window(
-    clip: Clip | CompiledClip, times: Any, step: float, loop: bool, side: str
+    clip: Clip | CompiledClip | SampledClip, times: Any, step: float, loop: bool, side: str
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """Times ``t``, the two sample times of :func:`sample_velocity`'s window, and ``1 / window`` (0 when constant)."""
     if not (np.isfinite(step) and step > 0.0):
@@ -110,7 +115,7 @@ def _difference(before: Pose, after: Pose, rate: FloatArray) -> PoseVelocity:
 
 
 def sample_velocity(
-    clip: Clip | CompiledClip,
+    clip: Clip | CompiledClip | SampledClip,
     skeleton: Skeleton,
     times: Any,
     *,
@@ -157,7 +162,7 @@ def sample_velocity(
 
 
 def sample_with_velocity(
-    clip: Clip | CompiledClip,
+    clip: Clip | CompiledClip | SampledClip,
     skeleton: Skeleton,
     times: Any,
     *,
@@ -213,10 +218,13 @@ class VelocityTable:
             return PoseVelocity(rows[..., 0, :], rows[..., 1, :], rows[..., 2, :])
 
 
-def velocity_table(clip: Clip | CompiledClip, skeleton: Skeleton) -> VelocityTable | None:
-    """The :class:`VelocityTable` of ``clip``, or ``None`` when a channel is CUBICSPLINE (not constant per segment)."""
+def velocity_table(clip: Clip | CompiledClip | SampledClip, skeleton: Skeleton) -> VelocityTable | None:
+    """The :class:`VelocityTable` of ``clip``, or ``None`` when a channel is CUBICSPLINE (not constant per segment).
+
+    ``None`` for a compressed clip too: its rotations are normalised lerps, not constant per segment.
+    """
     source = clip.clip if isinstance(clip, CompiledClip) else clip
-    if any(channel.interpolation == "CUBICSPLINE" for channel in source.channels):
+    if not isinstance(source, Clip) or any(channel.interpolation == "CUBICSPLINE" for channel in source.channels):
         return None
     timeline = key_times(clip)
     if timeline.size < 2:  # one key (or none): the clip holds still

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.anim.clip import Clip
+from engine.anim.clip import Clip, SampledClip
 from engine.anim.events import Loop, clip_time
 from engine.animator.markers import MarkerEvent
 from engine.animator.table import ActionTable, Ramp
@@ -58,7 +58,7 @@ class Action:
         return int(self._table.rows[self.row])
 
     @property
-    def clip(self) -> Clip:
+    def clip(self) -> Clip | SampledClip:
         """The clip played (for additive actions: the delta clip made from the source)."""
         return self._player.layer(self.layer).clip
 

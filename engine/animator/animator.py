@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from engine.anim.blending import REST_THRESHOLD
-from engine.anim.clip import Clip
+from engine.anim.clip import Clip, SampledClip
 from engine.anim.events import Loop
 from engine.anim.layout import MatrixBuffer, PoseBuffer
 from engine.anim.pose import Pose
@@ -82,7 +82,7 @@ class Animator:
         self.player = player
         self.table = ActionTable.empty(player.num_characters)
         self._actions: list[Action] = []
-        self._by_clip: dict[tuple[Clip, bool], Action] = {}
+        self._by_clip: dict[tuple[Clip | SampledClip, bool], Action] = {}
         self._groups: list[SyncGroup] = []
 
     def __repr__(self) -> str:
@@ -169,7 +169,7 @@ class Animator:
 
     def action(
         self,
-        clip: Clip,
+        clip: Clip | SampledClip,
         *,
         additive: bool = False,
         reference: Pose | None = None,
@@ -180,7 +180,7 @@ class Animator:
         Parameters
         ----------
         clip
-            A clip of this animator's skeleton.
+            A clip of this animator's skeleton, or a compressed clip of it (blended, not additive).
         additive
             Add the clip on top of the blended pose as a delta against ``reference`` (``None``:
             the clip's first frame, see :func:`~engine.anim.additive.additive_clip`) instead of
@@ -198,8 +198,8 @@ class Animator:
         key = (clip, additive)
         if key in self._by_clip:
             return self._by_clip[key]
-        if not isinstance(clip, Clip) or clip.num_targets != self.skeleton.num_joints:
-            got = clip.num_targets if isinstance(clip, Clip) else type(clip).__name__
+        if not isinstance(clip, Clip | SampledClip) or clip.num_targets != self.skeleton.num_joints:
+            got = clip.num_targets if isinstance(clip, Clip | SampledClip) else type(clip).__name__
             raise SkeletonMismatchError(
                 f"clip {getattr(clip, 'name', '?')!r} targets {got} joints but the animator's skeleton "
                 f"has {self.skeleton.num_joints}"

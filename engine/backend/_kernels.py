@@ -19,10 +19,12 @@ Every kernel has a serial driver and a ``parallel=True`` driver (``prange`` over
 characters, each block with its own scratch); both call the same per-character function, so
 their results are bit-identical. All are ``nogil`` and cached on disk (``cache=True``:
 ``__pycache__`` next to this file, or numba's user cache directory when that is read-only).
-Everything compiled lives in this one module on purpose: numba's cache is invalidated by changes
-to the cached function's own file only, so a callee in another module could go stale. And the
-per-character work is written out in one function on purpose too: numba reference-counts arrays
-passed to helper functions (atomic operations), which would cost more than the arithmetic.
+Everything compiled lives in this one module on purpose, but for the decoder of compressed clips
+(:func:`engine.compress._kernels.sample_clip`, inlined per layer): numba's cache is invalidated by
+changes to the cached function's own file only, so :mod:`engine.backend.kernel_cache` keys it by
+the decoder's modules too. And the per-character work is written out in one function on purpose:
+numba reference-counts arrays passed to helper functions (atomic operations), which would cost
+more than the arithmetic.
 
 Inputs are trusted except for the per-frame numbers: a character whose times are not finite or
 whose weights are negative or not finite is skipped (its outputs untouched) and counted; the
@@ -36,6 +38,12 @@ from typing import Any
 
 import numpy as np
 from numba import config, get_num_threads, njit, prange, set_num_threads
+
+from engine.backend import kernel_cache
+from engine.compress import _kernels as compressed_kernels
+from engine.compress import library as compressed_library
+from engine.compress import quantize as compressed_quantize
+from engine.compress._kernels import sample_clip
 
 # Taylor coefficients of sine and cosine, computed exactly as engine.anim.sampling._sin_cos does.
 _SINE = np.array([(-1.0) ** k / math.factorial(2 * k + 1) for k in range(32)])
@@ -159,7 +167,8 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
     clip_ids, times, weights, cursors = layers
     override_masks, override_spans, override_weights = overrides
     parents, rest, inverse_bind, timelines, inverse_intervals, timeline_starts = bank[:6]
-    table, table_starts, row_sizes, groups, group_starts, targets, affine = bank[6:]
+    table, table_starts, row_sizes, groups, group_starts, targets, affine = bank[6:13]
+    compressed, compressed_arrays = bank[13], bank[14:]
     translations, rotations, scales = local
     n = parents.size
     arc, square, sine, cosine = _VALUE + 4, _VALUE + 5, _VALUE + 6, _VALUE + 7
@@ -250,6 +259,8 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
                     for e in range(width):
                         for i in range(count):
                             work[_POSE + component + e, targets[at + i]] = work[_VALUE + e, i]
+            if compressed[k] >= 0:  # a compressed clip (no groups): decoded from its bits, every joint
+                cursors[layer, c] = sample_clip(compressed_arrays, compressed[k], t, work, _POSE)
             if samples.shape[0]:  # a capture: the layer as sampled and its weight factor per joint
                 for e in range(10):
                     for j in range(n):
@@ -531,3 +542,7 @@ def select_due(rates: Any, last: Any, frame: Any, out: Any) -> Any:
             last[c] = frame
             count += 1
     return count
+
+
+# the frame kernels inline the compressed clips' decoder: their cache follows its modules too
+kernel_cache.follow(run_serial, __file__, (compressed_kernels, compressed_quantize, compressed_library))

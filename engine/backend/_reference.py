@@ -50,8 +50,8 @@ def local_pose(
 ) -> Pose:
     """Sample every layer of ``characters`` and blend them: a pose ``(K, J)``; updates the state's cursors.
 
-    ``cursors[l, c]`` becomes the merged-timeline segment of layer ``l`` of character ``c`` where
-    that layer has weight (as the compiled kernels do): ``max(searchsorted(timeline, t, "right") - 1, 0)``.
+    ``cursors[l, c]`` becomes what the compiled kernels leave where layer ``l`` of character ``c``
+    has weight (:meth:`ClipBank.cursors <engine.backend.bank.ClipBank.cursors>`).
     The pose is workspace memory: valid until the next call.
     """
     bank, workspace = state.bank, state.workspace
@@ -74,7 +74,7 @@ def local_pose(
                     part = PoseBuffer.from_pose(sample(clip, rest, layer_times[chosen]))
                     for mine, theirs in zip(slot.arrays(), part.arrays(), strict=True):
                         mine[..., chosen] = theirs
-                segment = np.maximum(np.searchsorted(clip.timeline, layer_times[chosen], side="right") - 1, 0)
+                segment = bank.cursors(int(k), layer_times[chosen])
                 weighted = weights[layer, characters[chosen]] > 0.0
                 cursors[layer, characters[chosen[weighted]]] = segment[weighted]
             if state.in_place is not None:

@@ -23,6 +23,12 @@ to :func:`~engine.anim.sampling.sample`'s: a ``poly`` group is Horner in the seg
 ``u`` (``terms`` 1: STEP or one key; 2: LINEAR; 4: CUBICSPLINE, rotations normalised), a
 ``slerp`` group is ``cos(u·arc)·start + sin(u·arc)·direction`` with the sine and cosine from
 their Taylor series of ``sine_terms`` terms.
+
+**Compressed clips** (:class:`~engine.compress.clip.CompressedClip`) are kept as their bits:
+``compressed[k]`` is their index in :attr:`ClipBank.compressed_arrays`
+(:func:`~engine.compress.library.kernel_arrays`), which the kernels decode per layer
+(:func:`engine.compress._kernels.sample_clip`), ``-1`` for a clip of keys. A compressed clip has
+no groups and a one-key timeline (its uniform samples need no search).
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ import numpy.typing as npt
 from engine.anim.clip import PATH_WIDTHS, Clip
 from engine.anim.sampling import CompiledClip, compiled
 from engine.anim.skeleton import Skeleton
+from engine.compress.clip import CompressedClip
+from engine.compress.library import kernel_arrays, skeleton_difference
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, readonly_copy
 
@@ -72,8 +80,8 @@ class ClipBank:
     skeleton
         The skeleton every clip targets (its joints, rest pose and inverse bind matrices).
     clips
-        Clips (or compiled clips) over ``skeleton.num_joints`` targets; a frame plays clip ``k``
-        on a layer by index (:attr:`names` gives each index's name).
+        Clips (or compiled clips), or compressed clips of ``skeleton``, over its ``J`` joints; a
+        frame plays clip ``k`` on a layer by index (:attr:`names` gives each index's name).
     table_dtype
         ``float64`` (default: exactly the compiled clips' numbers) or ``float32`` (half the memory
         traffic; positions and rotations then carry float32 rounding, about 1e-7 relative).
@@ -96,10 +104,14 @@ class ClipBank:
     affine_binds
         Whether every inverse bind matrix has the last row ``0 0 0 1`` (the palette then skips
         a quarter of its products; the result is the same).
+    compressed
+        ``(K,)`` int64: each compressed clip's index in :attr:`compressed_arrays`, ``-1`` for the others.
+    compressed_arrays
+        The compressed clips' bits and static poses (:func:`~engine.compress.library.kernel_arrays`).
     """
 
     skeleton: Skeleton
-    clips: tuple[CompiledClip, ...]
+    clips: tuple[CompiledClip | CompressedClip, ...]
     parents: Int64Array
     rest: FloatArray
     inverse_bind: FloatArray
@@ -113,30 +125,34 @@ class ClipBank:
     group_starts: Int64Array
     targets: Int64Array
     affine_binds: bool
+    compressed: Int64Array
+    compressed_arrays: tuple[np.ndarray, ...]
 
-    def __init__(self, skeleton: Skeleton, clips: Sequence[Clip | CompiledClip], *, table_dtype: Any = np.float64):
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        clips: Sequence[Clip | CompiledClip | CompressedClip],
+        *,
+        table_dtype: Any = np.float64,
+    ):
         if not isinstance(skeleton, Skeleton):
             raise InvalidInputError(f"skeleton must be a Skeleton, got {type(skeleton).__name__}")
         dtype = np.dtype(table_dtype)
         if dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise InvalidInputError(f"table_dtype must be float64 or float32, got {dtype}")
-        if isinstance(clips, (Clip, CompiledClip)) or not len(clips):
+        if isinstance(clips, (Clip, CompiledClip, CompressedClip)) or not len(clips):
             raise InvalidInputError(f"clips must be a non-empty sequence of clips, got {clips!r}")
         joints = skeleton.num_joints
-        packed = []
-        for k, clip in enumerate(clips):
-            one = compiled(clip)
-            if one.num_targets != joints:
-                raise SkeletonMismatchError(
-                    f"clips[{k}] ({one.clip.name!r}) animates {one.num_targets} targets but the skeleton "
-                    f"has {joints} joints"
-                )
-            packed.append(one)
+        packed = [_checked(skeleton, clip, k) for k, clip in enumerate(clips)]
+        bits = [one for one in packed if isinstance(one, CompressedClip)]
         groups: list[list[int]] = []
         targets: list[npt.NDArray[np.integer[Any]]] = []
         group_starts = [0]
         target_count = 0
         for one in packed:
+            if isinstance(one, CompressedClip):  # no groups: the kernels decode its bits
+                group_starts.append(len(groups))
+                continue
             for group in one.groups:
                 if group.path not in COMPONENT:  # morph weights: pose sampling ignores them, as sample() does
                     continue
@@ -156,8 +172,11 @@ class ClipBank:
                     targets.append(static)
                     target_count += static.size
             group_starts.append(len(groups))
-        tables = [one.table.T.reshape(-1) for one in packed]  # (M, R) in C order: one row per segment
-        timelines = [one.timeline for one in packed]
+        # (M, R) in C order: one row per segment; a compressed clip: a one-key timeline, no rows
+        tables = [one.table.T.reshape(-1) if isinstance(one, CompiledClip) else np.zeros(0) for one in packed]
+        timelines = [one.timeline if isinstance(one, CompiledClip) else np.array([one.start]) for one in packed]
+        intervals = [one.inverse_intervals if isinstance(one, CompiledClip) else np.zeros(1) for one in packed]
+        slots = np.cumsum([isinstance(one, CompressedClip) for one in packed]) - 1
         fields = {
             "skeleton": skeleton,
             "clips": tuple(packed),
@@ -167,18 +186,22 @@ class ClipBank:
             ),
             "inverse_bind": np.ascontiguousarray(skeleton.inverse_bind_matrices),
             "timelines": np.concatenate(timelines),
-            "inverse_intervals": np.concatenate([one.inverse_intervals for one in packed]),
+            "inverse_intervals": np.concatenate(intervals),
             "timeline_starts": np.cumsum([0] + [t.size for t in timelines], dtype=np.int64),
             "table": np.concatenate(tables).astype(dtype),
             "table_starts": np.cumsum([0] + [t.size for t in tables[:-1]], dtype=np.int64),
-            "row_sizes": np.array([one.table.shape[0] for one in packed], dtype=np.int64),
+            "row_sizes": np.array(
+                [one.table.shape[0] if isinstance(one, CompiledClip) else 0 for one in packed], dtype=np.int64
+            ),
             "groups": np.array(groups, dtype=np.int64).reshape(-1, len(GROUP_FIELDS)),
             "group_starts": np.array(group_starts, dtype=np.int64),
             "targets": np.concatenate(targets).astype(np.int64) if targets else np.zeros(0, dtype=np.int64),
             "affine_binds": bool(np.all(skeleton.inverse_bind_matrices[:, 3] == (0.0, 0.0, 0.0, 1.0))),
+            "compressed": np.where([isinstance(one, CompressedClip) for one in packed], slots, -1).astype(np.int64),
         }
         for name, value in fields.items():
             object.__setattr__(self, name, readonly_copy(value) if isinstance(value, np.ndarray) else value)
+        object.__setattr__(self, "compressed_arrays", kernel_arrays(bits, skeleton.rest_pose))
 
     @property
     def num_joints(self) -> int:
@@ -193,7 +216,14 @@ class ClipBank:
     @property
     def names(self) -> tuple[str, ...]:
         """Name of each clip, by index."""
-        return tuple(one.clip.name for one in self.clips)
+        return tuple(one.name if isinstance(one, CompressedClip) else one.clip.name for one in self.clips)
+
+    def cursors(self, k: int, times: FloatArray) -> Int64Array:
+        """The cursors the kernels leave for clip ``k`` at ``times``: the merged-timeline segment, or the first key."""
+        one = self.clips[k]
+        if isinstance(one, CompressedClip):
+            return one.keys(times)[0].astype(np.int64)
+        return np.maximum(np.searchsorted(one.timeline, times, side="right") - 1, 0)
 
     def index(self, name: str) -> int:
         """Index of the clip called ``name``; unknown names raise :class:`InvalidInputError`."""
@@ -219,10 +249,34 @@ class ClipBank:
             self.group_starts,
             self.targets,
             self.affine_binds,
+            self.compressed,
+            *self.compressed_arrays,  # flat: a parallel loop's body takes no tuple of tuples
         )
 
     def __repr__(self) -> str:
         return f"ClipBank({self.num_joints} joints, clips {list(self.names)}, {self.table.dtype})"
+
+
+def _checked(skeleton: Skeleton, clip: Any, k: int) -> CompiledClip | CompressedClip:
+    """``clips[k]`` compiled (a compressed clip as it is), checked against ``skeleton``."""
+    if isinstance(clip, CompressedClip):
+        if clip.num_targets != skeleton.num_joints:
+            raise SkeletonMismatchError(
+                f"clips[{k}] ({clip.name!r}) animates {clip.num_targets} targets but the skeleton has "
+                f"{skeleton.num_joints} joints"
+            )
+        if clip.skeleton is not None and (difference := skeleton_difference(clip.skeleton, skeleton)):
+            raise SkeletonMismatchError(
+                f"clips[{k}] ({clip.name!r}) was compressed for another skeleton than the bank's: {difference}"
+            )
+        return clip
+    one = compiled(clip)
+    if one.num_targets != skeleton.num_joints:
+        raise SkeletonMismatchError(
+            f"clips[{k}] ({one.clip.name!r}) animates {one.num_targets} targets but the skeleton "
+            f"has {skeleton.num_joints} joints"
+        )
+    return one
 
 
 def _first(joints: npt.NDArray[np.integer[Any]]) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 from engine.cli.options import add_scale, writing
 from engine.compress import DEFAULT_SHELL, DEFAULT_TOLERANCE, SUFFIX, ClipLibrary, compress_clip, save_library
 from engine.errors import InvalidInputError, OssaWarning
-from engine.pipeline.inputs import find_clip_files, read_clips
+from engine.io.clip_sources import find_clip_files, read_clip_sources
 
 
 def centimetres(text: str) -> float:
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     seen: dict[str, Path] = {}
     effectors = dict(args.effector)
     for path in find_clip_files(args.inputs):
-        sources, notes = read_clips(path, scale=args.scale)
+        sources, notes = read_clip_sources(path, scale=args.scale)
         for note in notes:
             warnings.warn(note, OssaWarning, stacklevel=2)
         for source in sources:

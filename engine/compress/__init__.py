@@ -5,8 +5,9 @@
   whole hierarchy, measured on the packed bits at every checked time.
 - :class:`ClipLibrary`: compressed clips and their skeletons; :func:`save_library` /
   :func:`load_library` write and map the ``.ossalib`` file (:mod:`engine.compress.fileformat`).
-- :func:`engine.anim.sample` takes a :class:`CompressedClip` like any clip;
-  :func:`sample_library` samples a crowd (:class:`LibraryCrowd`) on the compiled backend.
+- :func:`engine.anim.sample`, :class:`engine.backend.ClipBank` (the compiled frame kernels) and
+  the :class:`engine.player.Player` (so the Animator and the graph) take a :class:`CompressedClip`
+  like any clip, sampled from its bits.
 
 See ``docs/compression.md``.
 """
@@ -16,7 +17,6 @@ from engine.compress.compressor import DEFAULT_TOLERANCE, compress_clip
 from engine.compress.fileformat import SUFFIX, LibraryFormatError, is_library, load_library, save_library
 from engine.compress.library import ClipLibrary
 from engine.compress.metric import DEFAULT_SHELL, shell_radii
-from engine.compress.runtime import LibraryCrowd, sample_library
 
 __all__ = [
     "DEFAULT_SHELL",
@@ -24,12 +24,10 @@ __all__ = [
     "SUFFIX",
     "ClipLibrary",
     "CompressedClip",
-    "LibraryCrowd",
     "LibraryFormatError",
     "compress_clip",
     "is_library",
     "load_library",
-    "sample_library",
     "save_library",
     "shell_radii",
 ]

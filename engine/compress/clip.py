@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.anim.layout import PoseBuffer
+from engine.anim.skeleton import Skeleton
 from engine.compress.quantize import (
     ANIMATED,
     CONSTANT,
@@ -39,7 +40,7 @@ from engine.compress.quantize import (
     ROTATION,
     SEGMENT_SAMPLES,
     component_bits,
-    dequantize,
+    dequantization,
     interpolate,
     rebuild_quaternion,
     segment_bounds,
@@ -66,7 +67,8 @@ class CompressedClip:
 
     Pass it to :func:`engine.anim.sample` like a :class:`~engine.anim.clip.Clip`: default tracks
     take the ``rest`` pose given there. ``info`` carries what the compressor measured (errors,
-    sizes, the source) as plain JSON values.
+    sizes, the source) as plain JSON values. ``skeleton`` is the skeleton it was compressed for
+    (its rest pose is what the default tracks hold; the runtime checks it), ``None`` when unknown.
     """
 
     name: str
@@ -84,11 +86,27 @@ class CompressedClip:
     segments: npt.NDArray[np.uint32]
     words: npt.NDArray[np.uint64]
     info: dict[str, Any] = field(default_factory=dict, compare=False)
+    skeleton: Skeleton | None = field(default=None, compare=False, repr=False)
 
     @property
     def duration(self) -> float:
+        """Time of the last sample, seconds (as :attr:`engine.anim.clip.Clip.duration`: the last key's)."""
+        return self.start + self.span
+
+    @property
+    def span(self) -> float:
         """Seconds from the first sample to the last."""
         return (self.num_samples - 1) / self.rate if self.num_samples > 1 else 0.0
+
+    @property
+    def key_times(self) -> FloatArray:
+        """The sample times ``(N,)``: between two of them every track moves by one interpolation."""
+        return self.start + np.arange(self.num_samples) / self.rate
+
+    @property
+    def markers(self) -> None:
+        """No markers: compression keeps the poses only (as :attr:`engine.anim.clip.Clip.markers`)."""
+        return None
 
     @property
     def num_stored(self) -> int:
@@ -120,28 +138,36 @@ class CompressedClip:
             second = np.where(second == self.num_samples - 1, 0, second)
         return first, second, u
 
-    def decode_keys(self, stored: IntArray) -> FloatArray:
-        """Values ``(B, A, 4)`` of the animated tracks at stored samples ``(B,)`` (rotations unnormalised)."""
-        joint, path = self.animated
-        segment = stored // SEGMENT_SAMPLES
-        within = (stored % SEGMENT_SAMPLES).astype(np.uint64)
+    def decoding(self, segment: IntArray) -> tuple[FloatArray, FloatArray, IntArray, IntArray]:
+        """How segments ``(B,)`` decode, per animated track.
+
+        Returns :func:`~engine.compress.quantize.dequantization`'s offset and step ``(B, A, 3)``, the
+        component bits ``(B, A, 3)`` and the dropped component ``(B, A)``.
+        """
         formats = self.formats[segment]  # (B, A)
         ranges = self.ranges[segment]  # (B, A, 6)
-        level = formats & LEVEL_MASK
         dropped = formats >> DROP_SHIFT
-        bits = component_bits(level, ranges[..., 3:])  # (B, A, 3)
-        flat = bits.reshape(bits.shape[0], -1).astype(np.uint64)
-        offset = np.cumsum(flat, axis=1) - flat  # exclusive prefix: bit of each component in its sample
-        first_bit, per_sample = self.segments[segment, 0].astype(np.uint64), self.segments[segment, 1].astype(np.uint64)
-        position = (first_bit + within * per_sample)[:, None] + offset
-        q = read_bits(self.words, position, flat).reshape(bits.shape)
+        bits = component_bits(formats & LEVEL_MASK, ranges[..., 3:])  # (B, A, 3)
         kept = stored_components(dropped)  # (B, A, 3)
         lows = self.clip_ranges[:, :4].astype(np.float64)
         extents = self.clip_ranges[:, 4:].astype(np.float64)
-        track = np.arange(joint.size)[:, None]
+        track = np.arange(self.animated[0].size)[:, None]
         low, extent = segment_bounds(lows[track, kept], extents[track, kept], ranges[..., :3], ranges[..., 3:])
-        values = dequantize(q, low, extent, bits)
-        return rebuild_quaternion(values, dropped, path == ROTATION)
+        offset, step = dequantization(low, extent, bits)
+        return offset, step, bits, dropped
+
+    def decode_keys(self, stored: IntArray) -> FloatArray:
+        """Values ``(B, A, 4)`` of the animated tracks at stored samples ``(B,)`` (rotations unnormalised)."""
+        segment = stored // SEGMENT_SAMPLES
+        within = (stored % SEGMENT_SAMPLES).astype(np.uint64)
+        offset, step, bits, dropped = self.decoding(segment)
+        flat = bits.reshape(bits.shape[0], -1).astype(np.uint64)
+        first = np.cumsum(flat, axis=1) - flat  # exclusive prefix: bit of each component in its sample
+        first_bit, per_sample = self.segments[segment, 0].astype(np.uint64), self.segments[segment, 1].astype(np.uint64)
+        position = (first_bit + within * per_sample)[:, None] + first
+        q = read_bits(self.words, position, flat).reshape(bits.shape)
+        values = offset + step * q.astype(np.float64)  # dequantize
+        return rebuild_quaternion(values, dropped, self.animated[1] == ROTATION)
 
     def fill(self, rest: tuple[FloatArray, FloatArray, FloatArray], times: FloatArray, buffer: PoseBuffer) -> None:
         """Write the pose at flat ``times`` ``(B,)`` into ``buffer`` ``(k, J, B)`` (rest values for default tracks)."""

@@ -71,4 +71,7 @@ def encode(source: Source, tracks: Tracks, levels: IntArray, info: dict[str, Any
     for array in arrays.values():
         array.flags.writeable = False
     grid = source.grid
-    return CompressedClip(source.clip.name, count, grid.start, grid.rate, grid.count, source.loops, info=info, **arrays)
+    clip = source.clip.name
+    return CompressedClip(
+        clip, count, grid.start, grid.rate, grid.count, source.loops, info=info, skeleton=source.skeleton, **arrays
+    )

@@ -21,9 +21,7 @@ def key_times(clip: CompressedClip) -> FloatArray:
     keys = clip.info.get("key_times", "grid")
     if isinstance(keys, list) and keys:
         return np.asarray(keys, dtype=np.float64)
-    if clip.num_samples == 1:
-        return np.array([clip.start])
-    return clip.start + np.arange(clip.num_samples) / clip.rate
+    return clip.key_times
 
 
 def decompressed(clip: CompressedClip, skeleton: Skeleton) -> Clip:

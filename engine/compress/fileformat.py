@@ -316,7 +316,7 @@ def _clip(
             raise fail(
                 f"its {name} rows [{first}, {first + count}) lie outside the array of {packed[name].shape[0]}", where
             )
-    clip = clip_views(packed, k, meta["name"], meta["info"])
+    clip = clip_views(packed, k, meta["name"], meta["info"], skeleton)
     kinds = clip.kinds
     if np.any(kinds > ANIMATED):
         raise fail("a track kind is not 0, 1 or 2", where)

@@ -1,7 +1,7 @@
 """A clip library: compressed clips and the skeletons they play on, packed in flat arrays.
 
 :class:`ClipLibrary` is what a library file holds (:mod:`engine.compress.fileformat`) and what the
-compiled sampler reads (:mod:`engine.compress.runtime`). Every per-clip array of
+compiled sampler reads (:mod:`engine.compress._kernels`, through :func:`kernel_arrays`). Every per-clip array of
 :class:`~engine.compress.clip.CompressedClip` is concatenated over the clips into one flat array
 (its rows in clip order), and ``clip_table`` ``(K, len(TABLE_FIELDS))`` int64 tells where each
 clip's rows begin; ``clip_times`` ``(K, 2)`` float64 holds each clip's start time and rate. The
@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
-from engine.compress.clip import CLIP_ARRAYS, CompressedClip
+from engine.compress.clip import CLIP_ARRAYS, CompressedClip, constant_values
+from engine.compress.quantize import CONSTANT, DEFAULT, PATH_OFFSET, PATH_WIDTH
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray
 
@@ -48,16 +50,29 @@ def _rows(clip: CompressedClip) -> dict[str, int]:
     return {name: int(getattr(clip, name).reshape(-1, *CLIP_ARRAYS[name][1]).shape[0]) for name in CLIP_ARRAYS}
 
 
+def skeleton_difference(a: Skeleton, b: Skeleton) -> str | None:
+    """What first differs between two skeletons (joints, hierarchy, rest pose, inverse binds), or ``None``."""
+    if a.names != b.names:
+        first = next((k for k, (x, y) in enumerate(zip(a.names, b.names, strict=False)) if x != y), None)
+        if first is None:
+            return f"{a.num_joints} joints against {b.num_joints}"
+        return f"joint {first} is {a.names[first]!r} against {b.names[first]!r}"
+    for name, x, y in (
+        ("parents", a.parents, b.parents),
+        ("rest translations", a.rest_translations, b.rest_translations),
+        ("rest rotations", a.rest_rotations, b.rest_rotations),
+        ("rest scales", a.rest_scales, b.rest_scales),
+        ("inverse bind matrices", a.inverse_bind_matrices, b.inverse_bind_matrices),
+    ):
+        if not np.array_equal(x, y):
+            joint = int(np.nonzero(np.any((x != y).reshape(x.shape[0], -1), axis=1))[0][0])
+            return f"the {name} differ at joint {joint} ({a.names[joint]!r})"
+    return None
+
+
 def same_skeleton(a: Skeleton, b: Skeleton) -> bool:
     """Whether two skeletons have the same joints, hierarchy, rest pose and inverse binds (exactly)."""
-    return (
-        a.names == b.names
-        and np.array_equal(a.parents, b.parents)
-        and np.array_equal(a.rest_translations, b.rest_translations)
-        and np.array_equal(a.rest_rotations, b.rest_rotations)
-        and np.array_equal(a.rest_scales, b.rest_scales)
-        and np.array_equal(a.inverse_bind_matrices, b.inverse_bind_matrices)
-    )
+    return skeleton_difference(a, b) is None
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +111,8 @@ class ClipLibrary:
                 raise SkeletonMismatchError(
                     f"clip {clip.name!r} animates {clip.num_targets} joints but its skeleton has {skeleton.num_joints}"
                 )
+            if clip.skeleton is not None and (difference := skeleton_difference(clip.skeleton, skeleton)):
+                raise SkeletonMismatchError(f"clip {clip.name!r} was compressed for another skeleton: {difference}")
             if clip.name in names:
                 raise InvalidInputError(f"two clips are named {clip.name!r}; library clip names must be unique")
             names.add(clip.name)
@@ -182,18 +199,12 @@ class ClipLibrary:
             "clip_table": table,
             "clip_times": np.array([(c.start, c.rate) for c in self.clips], dtype=np.float64).reshape(-1, 2),
         }
-        for name, (dtype, tail) in CLIP_ARRAYS.items():
-            parts = [getattr(clip, name).reshape(-1, *tail) for clip in self.clips]
-            packed[name] = np.concatenate(parts).astype(dtype) if parts else np.zeros((0, *tail), dtype=dtype)
+        for name, (_, tail) in CLIP_ARRAYS.items():
+            packed[name] = _joined([getattr(clip, name).reshape(-1, *tail) for clip in self.clips], name)
         packed |= skeleton_arrays(self.skeletons)
         for array in packed.values():
             array.flags.writeable = False
         return packed
-
-    @property
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The packed arrays in the order the compiled sampler unpacks them (:data:`KERNEL_ARRAYS`)."""
-        return tuple(self.packed[name] for name in KERNEL_ARRAYS)
 
     def renamed(self, names: Sequence[str]) -> ClipLibrary:
         """The same library with the clips called ``names`` (one per clip, unique)."""
@@ -208,10 +219,6 @@ class ClipLibrary:
 
     def __repr__(self) -> str:
         return f"ClipLibrary({len(self.clips)} clips on {len(self.skeletons)} skeletons, {self.nbytes} bytes)"
-
-
-#: The packed arrays the compiled sampler reads, in its order.
-KERNEL_ARRAYS = ("clip_table", "clip_times", *CLIP_ARRAYS, "rest")
 
 
 def skeleton_arrays(skeletons: Sequence[Skeleton]) -> dict[str, np.ndarray]:
@@ -246,8 +253,8 @@ def row_counts(row: Any) -> dict[str, int]:
     }
 
 
-def clip_views(packed: dict[str, Any], k: int, name: str, info: dict[str, Any]) -> CompressedClip:
-    """Clip ``k`` of ``packed`` as a :class:`CompressedClip` of views (no copy)."""
+def clip_views(packed: dict[str, Any], k: int, name: str, info: dict[str, Any], skeleton: Skeleton) -> CompressedClip:
+    """Clip ``k`` of ``packed`` (on ``skeleton``) as a :class:`CompressedClip` of views (no copy)."""
     row = packed["clip_table"][k]
     start, rate = (float(v) for v in packed["clip_times"][k])
     segments, animated = int(row[COLUMN["segments_count"]]), int(row[COLUMN["animated"]])
@@ -258,6 +265,68 @@ def clip_views(packed: dict[str, Any], k: int, name: str, info: dict[str, Any]) 
         views[array] = packed[array][first : first + count]
     views["formats"] = views["formats"].reshape(segments, animated)
     views["ranges"] = views["ranges"].reshape(segments, animated, 6)
-    return CompressedClip(
-        name, counts["kinds"], start, rate, int(row[COLUMN["samples"]]), bool(row[COLUMN["loops"]]), info=info, **views
+    samples, loops = int(row[COLUMN["samples"]]), bool(row[COLUMN["loops"]])
+    return CompressedClip(name, counts["kinds"], start, rate, samples, loops, info=info, skeleton=skeleton, **views)
+
+
+#: Columns of the compiled sampler's clip table (:func:`kernel_arrays`): sizes, then first rows.
+KERNEL_FIELDS = ("samples", "loops", "animated", "tracks_row", "decoding_row", "segments_row", "words_row")
+#: Bits per component in a packed :func:`kernel_arrays` decoding row (``b0 + 64·b1 + 4096·b2``).
+BITS_SHIFT = 6
+
+
+def kernel_arrays(clips: Sequence[CompressedClip], rest: Pose) -> tuple[np.ndarray, ...]:
+    """What the compiled sampler (:mod:`engine.compress._kernels`) reads for ``clips`` on rest pose ``rest`` ``(J,)``.
+
+    Read-only, C-ordered, and of the same types whatever the clips (none included):
+
+    - ``table`` ``(K, len(KERNEL_FIELDS))`` int64 and ``times`` ``(K, 2)`` (start, rate);
+    - ``decoding`` ``(Σ S·A, 8)`` float64, per segment and animated track (segment-major): the
+      offsets and steps of :func:`~engine.compress.quantize.dequantization` (three each), the
+      three component bits packed (``b0 + 64·b1 + 4096·b2``) and the dropped component
+      (:meth:`CompressedClip.decoding`: the segment ranges decoded once, 64 bytes a segment and track;
+      the samples stay packed);
+    - ``segments``, ``words``: the clips' bits as a library file holds them;
+    - ``statics`` ``(K, 10, J)``: each clip's pose where nothing moves (component-major: the rest
+      values of default tracks, constants with rotations normalised, as
+      :meth:`CompressedClip.fill` writes them); ``tracks`` ``(ΣA, 2)`` int64: each animated track's
+      joint and first pose row (translation 0, rotation 3, scale 7), clip by clip.
+    """
+    joints = rest.translations.shape[0]
+    table = np.zeros((len(clips), len(KERNEL_FIELDS)), dtype=np.int64)
+    statics = np.zeros((len(clips), 10, joints))
+    decoding, tracks = [], []
+    rows = [0, 0, 0, 0]
+    for k, clip in enumerate(clips):
+        joint, path = clip.animated
+        segments = clip.segments.shape[0]
+        table[k] = (clip.num_samples, clip.loops, joint.size, *rows)
+        rows = [rows[0] + joint.size, rows[1] + segments * joint.size, rows[2] + segments, rows[3] + clip.words.size]
+        offset, step, bits, dropped = clip.decoding(np.arange(segments))
+        packed = bits[..., 0] + (bits[..., 1] << BITS_SHIFT) + (bits[..., 2] << (2 * BITS_SHIFT))
+        decoding.append(np.concatenate((offset, step, packed[..., None], dropped[..., None]), axis=-1).reshape(-1, 8))
+        tracks.append(np.stack((joint, np.asarray(PATH_OFFSET)[path]), axis=1))
+        for p, values in enumerate(rest.arrays()):
+            block = statics[k, PATH_OFFSET[p] : PATH_OFFSET[p] + PATH_WIDTH[p]]
+            default = clip.kinds[:, p] == DEFAULT
+            block[:, default] = values[default].T
+            constant = clip.kinds[:, p] == CONSTANT
+            stored = constant_values(clip.constants[clip.refs[constant, p]], p == 1)
+            block[:, constant] = stored[:, : PATH_WIDTH[p]].T
+    arrays = (
+        table,
+        np.array([(c.start, c.rate) for c in clips], dtype=np.float64).reshape(-1, 2),
+        np.concatenate(decoding) if decoding else np.zeros((0, 8)),
+        _joined([c.segments for c in clips], "segments"),
+        _joined([c.words for c in clips], "words"),
+        statics,
+        np.concatenate(tracks).astype(np.int64) if tracks else np.zeros((0, 2), dtype=np.int64),
     )
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays
+
+
+def _joined(parts: list[np.ndarray], name: str) -> np.ndarray:
+    dtype, tail = CLIP_ARRAYS[name]
+    return np.concatenate(parts).astype(dtype) if parts else np.zeros((0, *tail), dtype=dtype)

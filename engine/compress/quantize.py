@@ -19,7 +19,8 @@ magnitude is dropped, each sample's sign is chosen to make it positive, and it c
 ``sqrt(1 − |v|²)`` (:func:`rebuild_quaternion`). Vectors use the same path with "component 3"
 dropped (they have none; the track's path tells the two apart). Between samples rotations are
 normalised lerps along the short arc and vectors lerps (:func:`interpolate`). The compiled decoder
-(:mod:`engine.compress._kernels`) writes the same expressions in the same order: both give the same bits.
+(:mod:`engine.compress._kernels`) reads each segment's :func:`dequantization` as made here, and
+writes the per-sample expressions in the same order: both give the same bits.
 """
 
 from __future__ import annotations
@@ -128,16 +129,20 @@ INVERSE_SCALE = np.array([0.0] + [1.0 / (2.0**b - 1.0) for b in range(1, 33)])
 ZERO_BIT_FRACTION = np.array([0.5] + [0.0] * 32)
 
 
+def dequantization(segment_min: FloatArray, segment_extent: FloatArray, bits: Any) -> tuple[FloatArray, FloatArray]:
+    """``(offset, step)`` of :func:`dequantize` for a segment range and its bits (once per segment)."""
+    bits = np.asarray(bits, dtype=np.intp)
+    return segment_min + segment_extent * ZERO_BIT_FRACTION[bits], segment_extent * INVERSE_SCALE[bits]
+
+
 def dequantize(q: Any, segment_min: FloatArray, segment_extent: FloatArray, bits: Any) -> FloatArray:
     """Values of the integers ``q`` on ``bits`` bits in their segment range (the format's one decoding formula).
 
     ``value = offset + step · q`` with ``offset = segment_min + segment_extent · ZERO_BIT_FRACTION[bits]``
-    and ``step = segment_extent · INVERSE_SCALE[bits]`` (once per segment, two operations per sample):
-    zero bits give the middle of the range.
+    and ``step = segment_extent · INVERSE_SCALE[bits]`` (:func:`dequantization`, once per segment; two
+    operations per sample): zero bits give the middle of the range.
     """
-    bits = np.asarray(bits, dtype=np.intp)
-    offset = segment_min + segment_extent * ZERO_BIT_FRACTION[bits]
-    step = segment_extent * INVERSE_SCALE[bits]
+    offset, step = dequantization(segment_min, segment_extent, bits)
     return offset + step * np.asarray(q, dtype=np.float64)
 
 

@@ -34,7 +34,7 @@ def summarize_library(library: ClipLibrary, path: Path) -> str:
         held = isinstance(tolerance, float) and float(info.get("max_error_m", 1.0)) <= tolerance
         lines.append(
             f"  {k} {clip.name!r}: skeleton {library.skeleton_index[k]}, {clip.num_samples} samples at "
-            f"{clip.rate:.6g}/s ({clip.duration:.4g} s){', loops' if clip.loops else ''}, "
+            f"{clip.rate:.6g}/s ({clip.span:.4g} s){', loops' if clip.loops else ''}, "
             f"{clip.animated[0].size} animated tracks, {clip.nbytes} bytes, ratio {float(info.get('ratio', 0.0)):.2f}:1"
         )
         lines.append(

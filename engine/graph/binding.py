@@ -23,7 +23,7 @@ import numpy as np
 
 from engine.anim.blending import subtree_mask
 from engine.anim.blendspace import GradientBand
-from engine.anim.clip import Clip
+from engine.anim.clip import Clip, SampledClip
 from engine.anim.pose import Pose
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
@@ -118,7 +118,7 @@ class BoundGraph:
 def bind_graph(
     definition: GraphDefinition,
     skeleton: Skeleton,
-    clips: Mapping[str, Clip],
+    clips: Mapping[str, Clip | SampledClip],
     *,
     root_motion: str | int | None = None,
 ) -> BoundGraph:
@@ -158,7 +158,9 @@ def did_you_mean(name: str, known: list[str]) -> str:
 
 
 class _Binder:
-    def __init__(self, definition: GraphDefinition, skeleton: Skeleton, clips: Mapping[str, Clip]) -> None:
+    def __init__(
+        self, definition: GraphDefinition, skeleton: Skeleton, clips: Mapping[str, Clip | SampledClip]
+    ) -> None:
         self.definition = definition
         self.skeleton = skeleton
         self.clips = clips
@@ -290,7 +292,7 @@ class _Binder:
         clip = self.clip(motion.additive)
         return sample(clip, self.skeleton.rest_pose, np.zeros(1))[0]
 
-    def clip(self, motion: ClipMotion) -> Clip:
+    def clip(self, motion: ClipMotion) -> Clip | SampledClip:
         clip = self.clips.get(motion.clip)
         if clip is None:
             known = sorted(self.clips)

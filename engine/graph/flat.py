@@ -31,7 +31,7 @@ from typing import Protocol
 import numpy as np
 
 from engine.anim.blendspace import GradientBand, linear_weights
-from engine.anim.clip import Clip
+from engine.anim.clip import Clip, SampledClip
 from engine.anim.pose import Pose
 from engine.graph.parameters import Parameters
 from engine.math._checks import FloatArray, IntArray
@@ -46,7 +46,7 @@ class Leaf:
     """
 
     index: int
-    clip: Clip
+    clip: Clip | SampledClip
     speed: float
     loop: bool
     sync: bool

@@ -10,10 +10,12 @@ from engine.io.bvh import load_bvh
 from engine.io.bvh_character import load_bvh_character
 from engine.io.character import Character, load_character
 from engine.io.clip_files import ClipFile
+from engine.io.clip_sources import ClipSource, read_clip_sources
 
 __all__ = [
     "Character",
     "ClipFile",
+    "ClipSource",
     "GltfAsset",
     "MeshNode",
     "SkinData",
@@ -21,4 +23,5 @@ __all__ = [
     "load_bvh_character",
     "load_character",
     "load_gltf",
+    "read_clip_sources",
 ]

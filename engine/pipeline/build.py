@@ -26,7 +26,7 @@ from typing import Any
 from engine.compress.fileformat import library_from_buffer, save_library
 from engine.compress.library import ClipLibrary
 from engine.errors import AssetError, InvalidInputError
-from engine.pipeline.inputs import SUFFIXES, read_clips
+from engine.io.clip_sources import SUFFIXES, read_clip_sources
 from engine.pipeline.task import ClipResult, ClipTask, Files, Settings
 
 LIBRARY_NAME = "library.ossalib"
@@ -109,7 +109,7 @@ def plan(sources: Sequence[str | Path], settings: Settings, target: Path | None 
             clips = [stem]
         else:
             try:
-                listed, _ = read_clips(path)
+                listed, _ = read_clip_sources(path)
                 clips = [f"{stem}/{s.clip.name}" for s in listed]
             except (AssetError, InvalidInputError):
                 clips = [stem]

@@ -34,7 +34,7 @@ from engine.compress.fileformat import VERSION, library_bytes
 from engine.compress.library import ClipLibrary
 from engine.errors import OssaError, OssaWarning
 from engine.io.character import Character, load_character
-from engine.pipeline.inputs import character_up, gltf_unit, read_clips
+from engine.io.clip_sources import character_up, gltf_unit, read_clip_sources
 
 #: Bumped whenever the compressor's choices change, so that cached clips are built again.
 PIPELINE_VERSION = 1
@@ -167,7 +167,7 @@ def build_clip(task: ClipTask) -> ClipResult:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", OssaWarning)
-            sources, notes = read_clips(task.source.written(Path(folder) / "source"), scale=task.settings.scale)
+            sources, notes = read_clip_sources(task.source.written(Path(folder) / "source"), scale=task.settings.scale)
             if not 0 <= task.index < len(sources):
                 raise OssaError(f"the file has {len(sources)} clips, not a clip {task.index}")
             source = sources[task.index]
@@ -208,7 +208,7 @@ def build_clip(task: ClipTask) -> ClipResult:
         "warnings": sorted(set(notes)),
         "clip": source.clip.name,
         "unit": source.unit,
-        "duration_s": round(compressed.duration, 9),
+        "duration_s": round(compressed.span, 9),
         "joints": skeleton.num_joints,
         "samples": compressed.num_samples,
         "rate_hz": round(compressed.rate, 6),

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.anim.clip import Clip
+from engine.anim.clip import Clip, SampledClip
 from engine.anim.events import Loop, clip_time
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
@@ -56,7 +56,7 @@ class LayerControls:
 
     def add_layer(
         self,
-        clip: Clip,
+        clip: Clip | SampledClip,
         *,
         loop: Loop = Loop.REPEAT,
         mask: Any = None,
@@ -196,6 +196,10 @@ class LayerControls:
         """Per path, the joints some layer's clip animates."""
         found: dict[str, set[int]] = {"translation": set(), "rotation": set(), "scale": set()}
         for layer in self._table.layers:
+            if not isinstance(layer.source, Clip):  # a compressed clip: every joint may move
+                for joints in found.values():
+                    joints.update(range(self.skeleton.num_joints))
+                continue
             for channel in layer.source.channels:
                 if channel.path in found:
                     found[channel.path].add(channel.target)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.anim.additive import additive_clip, restrict_clip
-from engine.anim.clip import Clip
+from engine.anim.clip import Clip, SampledClip
 from engine.anim.events import Loop
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import parent_up
@@ -37,12 +37,14 @@ class Layer:
     Attributes
     ----------
     source
-        The clip the controller gave (its name and markers).
+        The clip the controller gave (its name and markers): a clip, or a compressed clip
+        (:class:`~engine.anim.clip.SampledClip`, no markers) on a blended layer.
     clip
         The clip played: ``source``, or for an additive layer its delta clip
         (:func:`~engine.anim.additive.additive_clip`).
     compiled
-        What is sampled: the compiled ``clip``; for an additive layer restricted to :attr:`joints`.
+        What is sampled: the compiled ``clip`` (a compressed clip as it is, sampled from its bits);
+        for an additive layer restricted to :attr:`joints`.
     loop
         Loop mode (:class:`~engine.anim.events.Loop`).
     mask
@@ -59,9 +61,9 @@ class Layer:
         The clip's duration, seconds.
     """
 
-    source: Clip
-    clip: Clip
-    compiled: CompiledClip
+    source: Clip | SampledClip
+    clip: Clip | SampledClip
+    compiled: CompiledClip | SampledClip
     loop: Loop
     mask: FloatArray | None
     additive: bool
@@ -75,7 +77,7 @@ class Layer:
     def make(
         cls,
         skeleton: Skeleton,
-        clip: Clip,
+        clip: Clip | SampledClip,
         *,
         loop: Loop,
         mask: Any,
@@ -84,8 +86,12 @@ class Layer:
         root: int | None,
     ) -> Layer:
         """A checked layer of ``skeleton`` playing ``clip`` (see :meth:`engine.player.Player.add_layer`)."""
-        if not isinstance(clip, Clip):
-            raise InvalidInputError(f"clip must be a Clip, got {type(clip).__name__}")
+        if not isinstance(clip, Clip | SampledClip):
+            raise InvalidInputError(f"clip must be a Clip or a compressed clip, got {type(clip).__name__}")
+        if additive and not isinstance(clip, Clip):
+            raise InvalidInputError(
+                f"an additive layer needs a Clip (its delta clip), got compressed clip {clip.name!r}"
+            )
         joints = skeleton.num_joints
         if clip.num_targets != joints:
             raise SkeletonMismatchError(
@@ -97,7 +103,7 @@ class Layer:
                 raise InvalidInputError(
                     f"marker {name!r} of clip {clip.name!r} has times {times} outside the clip [0, {clip.duration}]"
                 )
-        played = additive_clip(clip, skeleton, reference) if additive else clip
+        played = additive_clip(clip, skeleton, reference) if additive and isinstance(clip, Clip) else clip
         track = None
         if root is not None and not additive:
             x, y, z = (float(v) for v in parent_up(skeleton, root))  # the root's parent space (+Z: CesiumMan)
@@ -105,7 +111,7 @@ class Layer:
         layer = cls(
             clip,
             played,
-            compile_clip(played),
+            compile_clip(played) if isinstance(played, Clip) else played,
             Loop(loop),
             None,
             bool(additive),
@@ -119,7 +125,7 @@ class Layer:
 
     def with_mask(self, mask: FloatArray | None) -> Layer:
         """The layer with ``mask`` (checked by the caller); an additive one sampled only where it moves."""
-        if not self.additive:
+        if not self.additive or not isinstance(self.clip, Clip):
             return replace(self, mask=mask)
         moved = {c.target for c in self.clip.channels if c.path in ("translation", "rotation", "scale")}
         if mask is not None:

@@ -81,6 +81,7 @@ from engine.anim import (
     sample,
     subtree_mask,
 )
+from engine.anim.clip import SampledClip
 from engine.anim.rootmotion import parent_up, remove_planar
 from engine.anim.scene import SceneFrame
 from engine.animator import Action, Animator
@@ -287,7 +288,7 @@ class BlendTestbed:
         # Play in place: root motion is taken out of the pose, as the model's bounds were measured.
         self.playback = Playback(self.model, overrides, additive, sync, self.model.in_place, start)
         self.masks = body_masks(self.skeleton)
-        self.compiled = [compile_clip(a.clip) for a in self.playback.actions[0]]
+        self.compiled = [compile_clip(a.clip) if isinstance(a.clip, Clip) else a.clip for a in self.playback.actions[0]]
         self.delta_rest = Pose.identity(self.skeleton.num_joints)
         self.selected, self.duration, self.warp, self.sync = start, 0.5, True, bool(sync)
         self.time_scale, self.paused, self.compare, self.flip = TIME_SCALES.index(1.0), False, args.compare, False
@@ -570,7 +571,7 @@ class BlendTestbed:
         ]
 
 
-def sample_layers(clips: Sequence[CompiledClip], times: Sequence[float], skeleton: Skeleton) -> Pose:
+def sample_layers(clips: Sequence[CompiledClip | SampledClip], times: Sequence[float], skeleton: Skeleton) -> Pose:
     """Local poses ``(N, J)`` of ``clips`` sampled at their own ``times``."""
     poses = [sample(clip, skeleton.rest_pose, time) for clip, time in zip(clips, times, strict=True)]
     if not poses:

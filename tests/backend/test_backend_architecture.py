@@ -23,8 +23,9 @@ def test_only_the_kernel_modules_import_numba(path: Path) -> None:
 
 @pytest.mark.parametrize("path", list((ROOT / "engine" / "backend").rglob("*.py")), ids=lambda p: p.name)
 def test_backend_builds_on_math_and_anim_only(path: Path) -> None:
+    """And on the compressed clips it plays (``engine.compress``: clips, their kernel arrays and decoder)."""
     engine = {n.split(".")[1] for n in imported_modules(path) if n.startswith("engine.") and n.count(".") >= 1}
-    assert engine <= {"math", "anim", "errors", "backend"}, (path, engine)
+    assert engine <= {"math", "anim", "errors", "backend", "compress"}, (path, engine)
 
 
 def test_math_and_anim_never_import_the_backend() -> None:

@@ -11,7 +11,7 @@ import pytest
 from engine.anim import sample
 from engine.compress import compress_clip
 from engine.errors import OssaWarning
-from engine.pipeline.inputs import ClipSource, read_clips
+from engine.io.clip_sources import ClipSource, read_clip_sources
 from tests.compress.reference import shell_displacement
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def clips_of(path: Path) -> list[ClipSource]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OssaWarning)
-        return read_clips(path)[0]
+        return read_clip_sources(path)[0]
 
 
 def check(source: ClipSource) -> float:

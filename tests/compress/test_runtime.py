@@ -1,16 +1,20 @@
-"""Sampling compressed clips: engine.anim.sample, the crowd sampler on both backends (bit for bit), libraries."""
+"""Compressed clips at run time: ``sample``, a bank of raw and compressed clips on both backends, the kernel cache."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from engine.anim import Pose, Skeleton, sample
 from engine.anim.layout import PoseBuffer
-from engine.compress import ClipLibrary, LibraryCrowd, compress_clip, sample_library
-from engine.compress import runtime as runtime_module
+from engine.backend import ClipBank, FrameState, evaluate_frame, kernel_cache, sample_blend
+from engine.compress import ClipLibrary, CompressedClip, compress_clip
+from engine.compress.metric import model_transforms, shell_error, shell_radii
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from tests.compress.conftest import Walk, walk_clip
 
@@ -27,54 +31,144 @@ def library(walking: Walk, looping: Walk) -> ClipLibrary:
     )
 
 
-def times_for(library: ClipLibrary, clips: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Random times, clip ends, sample times and their neighbours one ulp away."""
-    durations = np.array([c.duration for c in library.clips])[clips]
-    times = rng.uniform(-0.1, 1.1, clips.size) * durations
-    rates = np.array([c.rate for c in library.clips])[clips]
-    k = rng.integers(0, 20, clips.size)
-    on_sample = k / rates
+@pytest.fixture(scope="module")
+def mixed(library: ClipLibrary, walking: Walk) -> ClipBank:
+    """The three compressed clips and, last, the walk's raw clip."""
+    return ClipBank(library.skeletons[0], [*library.clips, walking.clip])
+
+
+def times_for(clips: list[CompressedClip], chosen: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Random times, sample times and their neighbours one ulp away, clip ends, outside the clip."""
+    durations = np.array([c.duration for c in clips])[chosen]
+    times = rng.uniform(-0.1, 1.1, chosen.size) * durations
+    rates = np.array([c.rate for c in clips])[chosen]
+    on_sample = rng.integers(0, 20, chosen.size) / rates
     times[::4] = on_sample[::4]
     times[1::4] = np.nextafter(on_sample[1::4], -np.inf)
     times[2::8] = durations[2::8]
     times[3::8] = np.nextafter(durations[3::8], np.inf)
+    times[5::16] = -1.0
     return times
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_the_compiled_sampler_equals_the_numpy_reference_bit_for_bit(
-    library: ClipLibrary, rng: np.random.Generator, threads: int
+def empty_pose(count: int, joints: int) -> Pose:
+    return Pose(np.zeros((count, joints, 3)), np.zeros((count, joints, 4)), np.zeros((count, joints, 3)))
+
+
+def played(bank: ClipBank, chosen: np.ndarray, characters: int) -> FrameState:
+    state = FrameState(bank, 1, characters, threads=2)
+    for k in range(bank.num_clips):
+        state.play(0, k, np.flatnonzero(chosen == k))
+    return state
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_one_compressed_layer_is_sample_of_the_compressed_clip(
+    library: ClipLibrary, mixed: ClipBank, rng: np.random.Generator, backend: str
 ) -> None:
-    crowd = LibraryCrowd(library, 200, threads=2)
-    clips = rng.integers(0, len(library), 200)
-    times = times_for(library, clips, rng)
-    numpy_pose = sample_library(crowd, clips, times, out=crowd.new_pose(), backend="numpy")
-    numpy_cursors = crowd.cursors.copy()
-    compiled = sample_library(crowd, clips, times, out=crowd.new_pose(), backend="numba", threads=threads)
-    for a, b in zip(numpy_pose.arrays(), compiled.arrays(), strict=True):
-        np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(crowd.cursors, numpy_cursors)
-
-
-def test_the_crowd_sampler_equals_sample_per_clip(library: ClipLibrary, rng: np.random.Generator) -> None:
-    crowd = LibraryCrowd(library, 60)
-    clips = rng.integers(0, len(library), 60)
-    times = times_for(library, clips, rng)
-    pose = sample_library(crowd, clips, times, out=crowd.new_pose())
+    """One layer at weight 1 is the numpy reference decoder's pose: exact but for the blend's renormalisation."""
+    count = 200
+    chosen = rng.integers(0, 3, count)
+    times = times_for(list(library.clips), chosen, rng)
+    state = played(mixed, chosen, count)
+    pose = sample_blend(state, times[None], np.ones((1, count)), out=empty_pose(count, 38), backend=backend)
     rest = library.skeletons[0].rest_pose
-    for c in range(60):
-        alone = sample(library.clips[clips[c]], rest, times[c])
-        for a, b in zip(alone.arrays(), pose[c].arrays(), strict=True):
+    for c in range(count):
+        alone = sample(library.clips[chosen[c]], rest, times[c])
+        np.testing.assert_array_equal(pose.translations[c], alone.translations)
+        np.testing.assert_array_equal(pose.scales[c], alone.scales)
+        np.testing.assert_allclose(pose.rotations[c], alone.rotations, rtol=0.0, atol=1e-15)
+    expected = np.array([library.clips[chosen[c]].keys(times[c : c + 1])[0][0] for c in range(count)])
+    np.testing.assert_array_equal(state.cursors[0], expected)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compiled_and_numpy_backends_agree_on_mixed_layers(
+    library: ClipLibrary, mixed: ClipBank, rng: np.random.Generator, threads: int
+) -> None:
+    """Two layers, raw and compressed clips mixed per character, partial weights: palettes and cursors agree."""
+    count = 120
+    state = FrameState(mixed, 2, count, threads=2)
+    times = np.empty((2, count))
+    for layer in range(2):
+        chosen = rng.integers(0, mixed.num_clips, count)
+        for k in range(mixed.num_clips):
+            state.play(layer, k, np.flatnonzero(chosen == k))
+        clips = [*library.clips, library.clips[0]]  # the raw walk has the compressed walk's times
+        times[layer] = times_for(clips, chosen, rng)
+    weights = rng.uniform(0.0, 1.0, (2, count))
+    weights[0, ::7] = 0.0
+    compiled = evaluate_frame(state, times, weights, out=state.new_palette(np.float64), threads=threads)
+    cursors = state.cursors.copy()
+    reference = evaluate_frame(state, times, weights, out=state.new_palette(np.float64), backend="numpy")
+    np.testing.assert_allclose(compiled, reference, rtol=0.0, atol=1e-12)
+    weighted = weights > 0.0
+    np.testing.assert_array_equal(cursors[weighted], state.cursors[weighted])
+
+
+@pytest.mark.parametrize("fps", [30.0, 60.0, 144.0, None])
+def test_streams_at_any_frame_rate_equal_fresh_evaluations(
+    library: ClipLibrary, rng: np.random.Generator, fps: float | None
+) -> None:
+    """Playing frame after frame (cursors reused) gives the poses of each frame evaluated alone."""
+    bank = ClipBank(library.skeletons[0], list(library.clips))
+    count = 12
+    chosen = np.arange(count) % 3
+    state, fresh = played(bank, chosen, count), played(bank, chosen, count)
+    steps = np.full(40, 1.0 / fps) if fps else rng.uniform(0.0, 0.05, 40)
+    start = rng.uniform(0.0, 1.0, count)
+    ones = np.ones((1, count))
+    for clock in np.cumsum(steps):
+        times = (start + clock)[None]
+        streamed = sample_blend(state, times, ones, out=empty_pose(count, 38))
+        fresh.cursors[:] = 0
+        alone = sample_blend(fresh, times, ones, out=empty_pose(count, 38))
+        for a, b in zip(streamed.arrays(), alone.arrays(), strict=True):
             np.testing.assert_array_equal(a, b)
 
 
-def test_a_subset_of_characters_leaves_the_others(library: ClipLibrary) -> None:
-    crowd = LibraryCrowd(library, 10)
-    out = crowd.new_pose()
-    before = out.copy()
-    sample_library(crowd, np.zeros(10, np.int64), np.full(10, 0.3), out=out, characters=[2, 5])
-    changed = np.nonzero(np.any(out.rotations != before.rotations, axis=(1, 2)))[0]
-    assert changed.tolist() == [2, 5]
+def test_within_the_tolerance_of_the_raw_clip(walking: Walk, rng: np.random.Generator) -> None:
+    """The fused frame on the compressed walk stays within its tolerance (shell metric) of the raw walk's."""
+    bank = ClipBank(walking.skeleton, [walking.clip, walking.compressed])
+    count = 64
+    state = FrameState(bank, 2, count).play(1, 1)
+    times = np.tile(rng.uniform(0.0, walking.clip.duration, count), (2, 1))
+    raw = sample_blend(state, times, np.array([[1.0] * count, [0.0] * count]), out=empty_pose(count, 38))
+    compressed = sample_blend(state, times, np.array([[0.0] * count, [1.0] * count]), out=empty_pose(count, 38))
+    skeleton = walking.skeleton
+    errors = shell_error(
+        model_transforms(skeleton, PoseBuffer.from_pose(raw)),
+        model_transforms(skeleton, PoseBuffer.from_pose(compressed)),
+        shell_radii(skeleton, 0.03),
+    )
+    assert 0.0 < errors.max() <= walking.compressed.info["tolerance_m"]
+
+
+def test_a_compressed_clip_of_another_skeleton_is_refused(walking: Walk) -> None:
+    skeleton = walking.skeleton
+    longer = Skeleton(skeleton.names, skeleton.parents, np.asarray(skeleton.rest_translations) * 1.01)
+    with pytest.raises(
+        SkeletonMismatchError,
+        match=r"clips\[1\] \('walk'\) was compressed for another skeleton than the bank's: "
+        r"the rest translations differ at joint 2 \('LeftUpLeg'\)",
+    ):
+        ClipBank(longer, [walking.clip, walking.compressed])
+    with pytest.raises(
+        SkeletonMismatchError, match=r"clips\[0\] \('walk'\) animates 38 targets but the skeleton has 1"
+    ):
+        ClipBank(Skeleton(["a"], [-1]), [walking.compressed])
+    unknown = replace(walking.compressed, skeleton=None)  # no skeleton recorded: the joint count is checked
+    assert ClipBank(longer, [unknown]).num_clips == 1
+
+
+def test_the_bank_names_and_counts_compressed_clips(mixed: ClipBank) -> None:
+    assert mixed.names == ("walk", "loop", "run", "walk")
+    np.testing.assert_array_equal(mixed.compressed, [0, 1, 2, -1])
+    assert mixed.compressed_arrays[0].shape[0] == 3
+    empty = ClipBank(mixed.skeleton, [mixed.clips[3]])
+    assert [a.dtype for a in empty.compressed_arrays] == [a.dtype for a in mixed.compressed_arrays]
+    assert [a.ndim for a in empty.compressed_arrays] == [a.ndim for a in mixed.compressed_arrays]
+    assert not any(a.flags.writeable for a in mixed.compressed_arrays)
 
 
 def test_sample_accepts_a_compressed_clip_with_any_batch_and_out(walking: Walk) -> None:
@@ -114,51 +208,36 @@ def test_library_names_skeletons_and_errors(library: ClipLibrary, walking: Walk)
     other = Skeleton(
         walking.skeleton.names, walking.skeleton.parents, np.asarray(walking.skeleton.rest_translations) * 2
     )
-    two = ClipLibrary([(walking.skeleton, walking.compressed), (other, replace(walking.compressed, name="big"))])
+    with pytest.raises(SkeletonMismatchError, match="clip 'walk' was compressed for another skeleton: the rest"):
+        ClipLibrary([(other, walking.compressed)])
+    moved = replace(walking.compressed, name="big", skeleton=other)
+    two = ClipLibrary([(walking.skeleton, walking.compressed), (other, moved)])
     assert len(two.skeletons) == 2
     assert two.skeleton_index == (0, 1)
 
 
-def test_crowd_sampler_bad_input(library: ClipLibrary, walking: Walk) -> None:
-    crowd = LibraryCrowd(library, 3)
-    out = crowd.new_pose()
-    with pytest.raises(InvalidInputError, match=r"clips and times must have shape \(3,\), got \(2,\) and \(3,\)"):
-        sample_library(crowd, [0, 0], [0.0, 0.0, 0.0], out=out)
-    with pytest.raises(InvalidInputError, match=r"clips\[1\] = 7 is not a clip index below 3"):
-        sample_library(crowd, [0, 7, 0], [0.0, 0.0, 0.0], out=out)
-    with pytest.raises(InvalidInputError, match=r"times\[2\] must be finite seconds, got inf"):
-        sample_library(crowd, [0, 0, 0], [0.0, 0.0, np.inf], out=out)
-    with pytest.raises(
-        InvalidInputError, match=r"out.rotations must be a writable C-contiguous float64 array shaped \(3, 38, 4\)"
-    ):
-        sample_library(
-            crowd, [0, 0, 0], [0.0, 0.0, 0.0], out=Pose(out.translations, np.asfortranarray(out.rotations), out.scales)
-        )
-    with pytest.raises(InvalidInputError, match=r"characters must be a 1-D index array into \[0, 3\)"):
-        sample_library(crowd, [0, 0, 0], [0.0, 0.0, 0.0], out=out, characters=[4])
-    other = Skeleton(
-        walking.skeleton.names, walking.skeleton.parents, np.asarray(walking.skeleton.rest_translations) * 2
+def test_the_kernel_cache_follows_the_modules_it_inlines(tmp_path: Path) -> None:
+    """A changed inlined module drops the kernel module's cached files (and only those), once."""
+    for name in ("_kernels.run-1.py311.nbi", "_kernels.run-1.py311.1.nbc", "other.run-1.py311.nbi"):
+        (tmp_path / name).write_bytes(b"cached")
+    dispatcher = SimpleNamespace(stats=SimpleNamespace(cache_path=str(tmp_path)))
+    modules = (kernel_cache,)
+    assert kernel_cache.follow(dispatcher, "engine/backend/_kernels.py", modules)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_kernels.inlined.sha256", "other.run-1.py311.nbi"]
+    assert (tmp_path / "_kernels.inlined.sha256").read_text() == kernel_cache.sources_digest(modules)
+    (tmp_path / "_kernels.run-1.py311.nbi").write_bytes(b"cached again, by these sources")
+    assert not kernel_cache.follow(dispatcher, "engine/backend/_kernels.py", modules)
+    assert (tmp_path / "_kernels.run-1.py311.nbi").exists()
+    (tmp_path / "_kernels.inlined.sha256").write_text("another digest")
+    assert kernel_cache.follow(dispatcher, "engine/backend/_kernels.py", modules)
+    assert not (tmp_path / "_kernels.run-1.py311.nbi").exists()
+
+
+def test_the_frame_kernels_key_their_cache_by_the_decoder() -> None:
+    """The backend's kernel module left the digest of the decoder's modules beside its cache."""
+    kernels = importlib.import_module("engine.backend._kernels")  # numba: imported where it is tested
+    decoder, quantize, library = (
+        importlib.import_module(f"engine.compress.{n}") for n in ("_kernels", "quantize", "library")
     )
-    mixed = ClipLibrary([(walking.skeleton, walking.compressed), (other, replace(walking.compressed, name="big"))])
-    with pytest.raises(SkeletonMismatchError, match=r"clips\[0\] \('big'\) plays on another skeleton than the crowd's"):
-        sample_library(LibraryCrowd(mixed, 1), [1], [0.0], out=LibraryCrowd(mixed, 1).new_pose())
-    with pytest.raises(InvalidInputError, match="library must be a ClipLibrary, got str"):
-        LibraryCrowd("lib", 3)  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputError, match="characters must be at least 1, got 0"):
-        LibraryCrowd(library, 0)
-    with pytest.raises(InvalidInputError, match="skeleton must be an index below 1, got 1"):
-        LibraryCrowd(library, 1, skeleton=1)
-
-
-def test_the_numba_backend_names_numba_when_it_cannot_be_imported(
-    monkeypatch: pytest.MonkeyPatch, library: ClipLibrary
-) -> None:
-    def missing(name: str) -> None:
-        raise ImportError("No module named 'numba'")
-
-    monkeypatch.setattr(runtime_module.importlib, "import_module", missing)
-    crowd = LibraryCrowd(library, 1)
-    with pytest.raises(
-        InvalidInputError, match="the numba backend needs numba, which failed to import: No module named 'numba'"
-    ):
-        sample_library(crowd, [0], [0.0], out=crowd.new_pose(), backend="numba")
+    stamp = Path(kernels.run_serial.stats.cache_path) / "_kernels.inlined.sha256"
+    assert stamp.read_text() == kernel_cache.sources_digest((decoder, quantize, library))

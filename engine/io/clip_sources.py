@@ -1,6 +1,10 @@
-"""Every clip of a BVH or glTF file, with the skeleton it plays on: what ``ossa compress`` and ``ossa build`` read.
+"""Every clip of a BVH or glTF file, with the skeleton it plays on: the one reader of clip sources.
 
-A BVH take is one clip (its unit detected from the skeleton's height unless ``scale`` is given);
+:func:`read_clip_sources` is what ``ossa compress``, ``ossa build`` and the tools that gather
+clips read. A BVH take is one clip, from its first captured frame on
+(:attr:`~engine.io.bvh.BvhAnimation.captured_clip`: a converter's calibration T-pose frame is
+left out, :attr:`ClipSource.calibration_frames` says how many; its unit detected from the
+skeleton's height unless ``scale`` is given);
 a glTF file gives every clip of its first skin, with the meshes that skin deforms (for shells
 sized from the mesh). Warnings the loaders raise are returned as text, one line each.
 """
@@ -48,6 +52,9 @@ class ClipSource:
         scale times its detected unit).
     unit
         How lengths were read: the BVH unit (detected or given), or the glTF one.
+    calibration_frames
+        Frames at the start of a BVH take left out as a converter's calibration pose (0 or 1;
+        :attr:`~engine.io.bvh.BvhAnimation.calibration_frames`); 0 for glTF.
     """
 
     path: Path
@@ -59,6 +66,7 @@ class ClipSource:
     up: FloatArray
     metres_per_unit: float
     unit: str
+    calibration_frames: int = 0
 
 
 def character_up(character: Character) -> FloatArray:
@@ -94,7 +102,7 @@ def _warnings_text(caught: Sequence[warnings.WarningMessage]) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, OssaWarning)]
 
 
-def read_clips(path: str | Path, *, scale: float | None = None) -> tuple[list[ClipSource], list[str]]:
+def read_clip_sources(path: str | Path, *, scale: float | None = None) -> tuple[list[ClipSource], list[str]]:
     """The clips of ``path`` and the loader's warnings.
 
     Raises
@@ -110,7 +118,9 @@ def read_clips(path: str | Path, *, scale: float | None = None) -> tuple[list[Cl
         if path.suffix.lower() == ".bvh":
             anim = load_bvh(path, scale=scale)
             up = np.array([0.0, 1.0, 0.0])
-            sources = [ClipSource(path, 0, path.stem, anim.skeleton, anim.clip, (), up, 1.0, anim.unit)]
+            calibration = anim.calibration_frames
+            clip = anim.captured_clip
+            sources = [ClipSource(path, 0, path.stem, anim.skeleton, clip, (), up, 1.0, anim.unit, calibration)]
         else:
             if scale is not None:
                 raise AssetError("--scale applies to .bvh files; glTF lengths are metres", file=str(path))
