@@ -2,7 +2,7 @@
 
 The database is the 13 usable takes of ``../shared/assets/cmu_locomotion_bvh`` (16_01 is left out:
 its skeleton is not found a humanoid) retargeted onto the mannequin, mirrored, at 60 fps, with the
-tags of ``tests/motion_matching/cmu_locomotion.toml``.
+tags of ``game/demo/cmu_locomotion.toml``.
 
 Tables:
 
@@ -56,7 +56,7 @@ from engine.motion_matching.search import search_index
 
 ROOT = Path(__file__).resolve().parents[1]
 TAKES = ROOT.parent / "shared" / "assets" / "cmu_locomotion_bvh"
-TAGS = ROOT / "tests" / "motion_matching" / "cmu_locomotion.toml"
+TAGS = ROOT / "game" / "demo" / "cmu_locomotion.toml"
 MANNEQUIN = ROOT / "assets" / "mannequin.glb"
 BIAS = 0.01
 

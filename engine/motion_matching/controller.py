@@ -47,7 +47,7 @@ import numpy as np
 
 from engine.anim.events import Loop
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, IntArray, as_array
+from engine.math._checks import FloatArray, IntArray, as_array, trusted
 from engine.motion_matching.database import Database
 from engine.motion_matching.features import feature_vectors, pose_features, trajectory_features
 from engine.motion_matching.motion import (
@@ -73,6 +73,8 @@ from engine.player import Capture, Player
 SWITCH_KINDS = ("spring", "inertialize")
 #: Where the query's pose part comes from.
 POSE_SOURCES = ("player", "database")
+#: A search timer within this many seconds of 0 is due (``k`` steps of ``interval / k`` add up to it in rounding).
+TIMER_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,7 @@ class MatchingController:
     options
         :class:`ControllerOptions`.
     threads
-        Threads of the compiled search (default: the search's).
+        Threads of the compiled search (default: the player's, :attr:`engine.player.Player.threads`).
 
     Attributes
     ----------
@@ -226,11 +228,11 @@ class MatchingController:
             raise InvalidInputError(f"database must be a motion-matching Database, got {type(database).__name__}")
         self.database = database
         self.options = options or ControllerOptions()
-        self.threads = threads
         if player is None:
             player = Player(database.skeleton, num_characters)
         _check_player(player, database)
         self.player = player
+        self.threads = player.threads if threads is None else threads
         count = player.num_characters
         self.layer = player.add_layer(database.timeline(), loop=Loop.ONCE)
         player.set_weights(self.layer, 1.0)
@@ -341,14 +343,21 @@ class MatchingController:
         if np.any(steps != dt):
             raise InvalidInputError("a motion-matching controller needs one dt for all its characters this frame")
         count = self.num_characters
-        velocity = np.broadcast_to(as_array(desired_velocity, "desired_velocity", (3,)), (count, 3)) * [1.0, 0.0, 1.0]
-        yaw = np.broadcast_to(as_array(desired_yaw, "desired_yaw"), (count,))
-        self.request_velocity, self.request_yaw = velocity.copy(), self.yaws + wrapped_angle(yaw - self.yaws)
-        self._simulate(dt)
-        before = self.frame_positions
-        self._advance(dt)
-        self._move(before, dt)
-        self._search(self._due(dt))
+        velocity = as_array(desired_velocity, "desired_velocity", (3,))
+        yaw = as_array(desired_yaw, "desired_yaw")
+        if velocity.shape not in ((3,), (count, 3)) or yaw.shape not in ((), (count,)):
+            raise InvalidInputError(
+                f"desired_velocity must be (3,) or ({count}, 3) and desired_yaw () or ({count},), got "
+                f"{velocity.shape} and {yaw.shape}"
+            )
+        self.request_velocity = np.broadcast_to(velocity, (count, 3)) * [1.0, 0.0, 1.0]
+        self.request_yaw = self.yaws + wrapped_angle(np.broadcast_to(yaw, (count,)) - self.yaws)
+        with trusted():  # the request is checked: the rest is the controller's own state
+            self._simulate(dt)
+            before = self.frame_positions
+            self._advance(dt)
+            self._move(before, dt)
+            self._search(self._due(dt))
 
     def _simulate(self, dt: float) -> None:
         """Step 1: the simulation follows the request, then stays near the character."""
@@ -405,7 +414,7 @@ class MatchingController:
         """Step 4's choice: the characters searching this frame."""
         options, db = self.options, self.database
         self._timers -= dt
-        scheduled = self._timers <= 0.0
+        scheduled = self._timers <= TIMER_TOLERANCE
         self._timers[scheduled] += options.interval
         np.maximum(self._timers, 0.0, out=self._timers)  # a frame longer than the interval searches once
         speed = np.linalg.norm(self.request_velocity - self._searched_velocity, axis=-1) > options.sharp_speed

@@ -19,7 +19,7 @@ from engine.motion_matching.layout import make_layout
 from engine.procedural.mannequin import Mannequin, build_mannequin
 
 HERE = Path(__file__).resolve().parent
-CMU_TAGS = HERE / "cmu_locomotion.toml"
+CMU_TAGS = HERE.parents[1] / "game" / "demo" / "cmu_locomotion.toml"
 #: Key rate of the synthetic walk (twice the database's 60 fps: every other key is a database frame).
 SOURCE_FPS = 120.0
 
