@@ -421,9 +421,7 @@ class MatchingController:
         turn = np.abs(wrapped_angle(self.request_yaw - self._searched_yaw)) > options.sharp_turn
         frames = self.frames
         stuck = ~db.searchable[frames]
-        sharp = speed | turn | stuck
-        self._timers[sharp & ~scheduled] = options.interval
-        return np.flatnonzero(scheduled | sharp)
+        return np.flatnonzero(scheduled | speed | turn | stuck)  # a forced search keeps the schedule's phase
 
     def _search(self, due: IntArray) -> None:
         """Steps 4 and 5 for characters ``due``: one batched search, then the switches."""

@@ -147,7 +147,7 @@ class MatchingCrowdDemo(CrowdDemo):
         matcher = crowd.matcher
         seconds = max(crowd.clock, 1e-9)
         last = matcher.last
-        lines = [
+        lines: list[str | tuple[str, tuple[int, int, int]]] = [
             ("motion matching", ACCENT),
             f"searched this frame {last.characters.size}, switched {int(last.switched.sum())}",
             f"per character: {matcher.searches.mean() / seconds:.1f} searches/s, "
