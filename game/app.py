@@ -10,7 +10,9 @@ A program is an object with ``setup(ctx, size)``, ``update(dt, controls)`` and
   ``--scale M``: its metres per file unit, when the guess from its height is wrong;
 - ``--headless``: render offscreen through EGL, no window (CI, servers); without ``--frames`` a
   headless run stops after :data:`HEADLESS_FRAMES` frames and says so;
-- ``--frames N``: stop after N frames; ``--screenshot FILE``: save the last frame as PNG;
+- ``--frames N``: stop after N frames; ``--screenshot FILE``: save the last frame as PNG (its folder
+  must exist, as for ``ossa``'s outputs: checked before anything runs); a headless run says how far
+  it is every :data:`PROGRESS_SECONDS` (frame N/M and an estimate of the time left);
 - ``--size WxH``: the window or offscreen image, 16x16 up to the GL driver's largest framebuffer;
 - ``--script FILE``: replay recorded input, one ``FRAME ACTION [ARGS]`` line each
   (``0 down w``, ``90 up w``, ``30 press space``, ``10 mouse 40 -5``, ``0 down left shift``: key
@@ -50,6 +52,8 @@ FIXED_DT = 1.0 / 60.0
 MAX_STEPS_PER_FRAME = 5
 HEADLESS_FRAMES = 300
 """Frames a headless run without ``--frames`` renders (5 s of 60 Hz steps)."""
+PROGRESS_SECONDS = 5.0
+"""A headless run says how far it is (frame N/M, an ETA) this often, in seconds of wall time."""
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
 
@@ -251,11 +255,16 @@ def _framebuffer(ctx: moderngl.Context, size: tuple[int, int]) -> moderngl.Frame
         ) from None
 
 
+def check_output(path: Path | None, flag: str) -> None:
+    """Refuse an output file whose folder does not exist, before any work (as ``ossa``'s outputs do)."""
+    if path is not None and not path.parent.is_dir():
+        raise InvalidInputError(f"{flag} {path}: cannot write: No such file or directory")
+
+
 def save_png(framebuffer: moderngl.Framebuffer, path: Path) -> Path:
     """Save ``framebuffer``'s colour as a PNG (rows flipped: GL's first row is the bottom)."""
     width, height = framebuffer.size
     pixels = np.frombuffer(framebuffer.read(components=3), dtype=np.uint8).reshape(height, width, 3)[::-1]
-    path.parent.mkdir(parents=True, exist_ok=True)
     pygame.image.save(
         pygame.image.frombuffer(np.ascontiguousarray(pixels).tobytes(), (width, height), "RGB"), str(path)
     )
@@ -306,6 +315,31 @@ def frame_limit(args: argparse.Namespace) -> int:
     return int(args.frames)
 
 
+class Progress:
+    """One line every :data:`PROGRESS_SECONDS` of work on ``total`` items (0: say nothing): item N/M and an ETA.
+
+    >>> progress = Progress("python -m game.demo", 300)
+    >>> progress.step(1)  # less than PROGRESS_SECONDS in: nothing said
+    """
+
+    def __init__(self, prog: str, total: int, item: str = "frame") -> None:
+        self.prog, self.total, self.item = prog, total, item
+        self.start = self.last = time.perf_counter()
+
+    def step(self, done: int) -> None:
+        """``done`` items are finished: say so when :data:`PROGRESS_SECONDS` passed since the last line."""
+        now = time.perf_counter()
+        if self.total <= 0 or done >= self.total or now - self.last < PROGRESS_SECONDS:
+            return
+        self.last = now
+        left = (now - self.start) / done * (self.total - done)
+        say(
+            self.prog,
+            "note",
+            f"{self.item} {done}/{self.total}, {now - self.start:.0f} s so far, about {left:.0f} s left",
+        )
+
+
 def run(program: Program, args: argparse.Namespace) -> int:
     """Run ``program`` until it finishes, the window closes, ``--frames`` is reached or Ctrl-C."""
     size = parse_size(args.size)
@@ -351,6 +385,7 @@ def _loop(
     deterministic = args.headless or bool(script)
     frame, lag, last = 0, 0.0, time.perf_counter()
     screenshot_dir = Path("screenshots")
+    progress = Progress(args.prog, frames if args.headless else 0)
     try:
         while not program.finished and (frames <= 0 or frame < frames):
             if not args.headless and not _pump_events(controls):
@@ -359,6 +394,7 @@ def _loop(
             if "f12" in controls.pressed:
                 capture.use()
                 program.render(ctx, capture)
+                screenshot_dir.mkdir(exist_ok=True)
                 print(f"saved {save_png(capture, screenshot_dir / f'{program.title}-{frame:05d}.png')}")
             now = time.perf_counter()
             lag = FIXED_DT if deterministic else min(lag + now - last, MAX_STEPS_PER_FRAME * FIXED_DT)
@@ -372,6 +408,7 @@ def _loop(
             if not args.headless:
                 pygame.display.flip()
             frame += 1
+            progress.step(frame)
     except KeyboardInterrupt:
         say(args.prog, "note", f"interrupted (Ctrl-C) after {frame} frames")
         status = INTERRUPTED
@@ -414,6 +451,7 @@ def main(
     """Parse ``argv`` with ``parser``, build the program and run it; errors print one line, not a trace."""
     args = parse_args(parser, argv)
     try:
+        check_output(args.screenshot, "--screenshot")
         return run(factory(args), args)
     except OssaError as exc:
         say(args.prog, "error", str(exc))

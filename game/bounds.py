@@ -32,7 +32,7 @@ import numpy as np
 from engine.anim.clip import Clip
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
-from engine.anim.rootmotion import remove_planar
+from engine.anim.rootmotion import parent_up, remove_planar
 from engine.anim.sampling import sample
 from engine.anim.scene import Scene, SceneFrame, scene_vertices
 from engine.anim.skeleton import Skeleton
@@ -158,15 +158,16 @@ def sample_poses(skeleton: Skeleton, clip: Clip | None, times: FloatArray, *, in
     """Local poses ``(T, N)`` of ``clip`` at ``times`` (the rest pose ``T`` times for ``None``).
 
     With ``in_place`` (a node index) that node plays without its planar motion (heading and
-    ground travel), as a program that takes root motion out of the pose shows it
-    (:func:`engine.anim.rootmotion.remove_planar`).
+    ground travel about the up axis of its parent space, :func:`engine.anim.rootmotion.parent_up`:
+    +Z below CesiumMan's correction node), as a program that takes root motion out of the pose
+    shows it (:func:`engine.anim.rootmotion.remove_planar`).
     """
     if clip is None:
         return skeleton.rest_pose.broadcast_to((len(times),))
     pose = sample(clip, skeleton.rest_pose, times)
     if in_place is not None:
         pose.translations[:, in_place], pose.rotations[:, in_place] = remove_planar(
-            pose.translations[:, in_place], pose.rotations[:, in_place]
+            pose.translations[:, in_place], pose.rotations[:, in_place], parent_up(skeleton, in_place)
         )
     return pose
 

@@ -15,6 +15,13 @@ the default places (:func:`default_sources`): the generated mannequin, the share
 file the programs cannot load is left out and said so; one file per name (``Fox.glb`` and
 ``Fox.gltf`` are one fox).
 
+``python -m game.contact_sheet --retargets --out docs/images/retargets.png`` is the second sheet:
+every mocap take of the default places (``.bvh``) retargeted onto every humanoid character there
+(a ``.gltf``/``.glb`` with a skinned mesh whose skeleton :func:`engine.anim.humanoid.find_humanoid`
+takes: the mannequin, CesiumMan, the GDQuest and KayKit mannequins, ...; not the Fox) as ``ossa
+retarget`` writes it (:func:`engine.io.mocap_commands.retarget_file`), one row per take, each tile
+the retargeted clip at mid-clip as the programs place and draw it: upright, on its shadow, in frame.
+
 Each tile shows the reference clip (:attr:`game.model.Model.reference`) at a sampled time where
 its lowest point is the clip's lowest (the one nearest mid-clip), so the contact with the ground
 is on the picture; the camera looks from the front-left, a little from above, and fits that pose
@@ -28,6 +35,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,13 +45,16 @@ import moderngl
 import numpy as np
 import pygame
 
+from engine.anim.humanoid import find_humanoid
 from engine.anim.scene import SceneFrame
 from engine.camera import orbit_orientation, view_matrix
 from engine.errors import GLContextError, OssaError
+from engine.io.bvh import UnitWarning
+from engine.io.mocap_commands import model_up, retarget_character, retarget_file, retarget_source
 from engine.math import matrix_from_trs, perspective
 from engine.render import DebugDraw, SceneRenderer, SkinnedMesh, create_context
 from engine.render.context import release_context
-from game.app import say
+from game.app import Progress, check_output, say
 from game.bounds import Bounds, clip_motion, fit_distance, frame_boxes, framing_position
 from game.demo.world import disc, single_joint_mesh
 from game.model import DEFAULT_MODEL, ROOT, SUFFIXES, Model, load_model
@@ -127,9 +139,18 @@ class Renderer:
         self.drawn_mesh_nodes = 0
         """Mesh nodes drawn in the last :meth:`shoot` (:attr:`engine.render.SceneRenderer.drawn_mesh_nodes`)."""
 
-    def shoot(self, model: Model) -> Shot:
-        """The tile picture of ``model`` and its label lines; sets :attr:`drawn_mesh_nodes`."""
-        frame, time, clip, lowest = contact_pose(model)
+    def shoot(self, model: Model, title: str | None = None) -> Shot:
+        """The tile picture of ``model`` and its label lines; sets :attr:`drawn_mesh_nodes`.
+
+        With a ``title`` (a retarget's ``take on character``) the pose is the reference clip's at
+        mid-clip and the label is that title, the time and the height.
+        """
+        if title is None:
+            frame, time, clip, _ = contact_pose(model)
+        else:
+            clip = model.reference
+            time = 0.5 * model.clips[clip].duration if clip is not None else 0.0
+            frame = model.sample_frame(clip, np.array([time]))
         lows, highs = frame_boxes(model.scene, model.scene.frame(model.frame @ frame.world, frame.morph_weights))
         bounds = Bounds(lows[0], highs[0])
         aspect = self.size[0] / self.size[1]
@@ -159,6 +180,9 @@ class Renderer:
         self._shadow(model, bounds, frame, view, projection)
         width, height = self.size
         pixels = np.frombuffer(self.target.read(components=3), np.uint8).reshape(height, width, 3)[::-1]
+        if title is not None:
+            return Shot(model.path, np.array(pixels), (title, f"at {time:.2f} s, {model.height:.2f} m tall"))
+        lowest = float(bounds.low[1])
         scaled = f" (x{model.scale:.3g})" if model.scale != 1.0 else ""
         unit = model.unit.split(" (")[0]  # "CMU units (inches / 0.45)": the name, not its definition
         floating = round(-model.rest_bounds.low[1] * 100) + 0  # + 0: no "-0"
@@ -186,16 +210,17 @@ class Renderer:
         self.target.depth_mask = True
 
 
-def compose(shots: Sequence[Shot], columns: int = COLUMNS) -> pygame.Surface:
-    """Tile the shots ``columns`` wide, each with its label under it."""
+def compose(shots: Sequence[Shot], columns: int = COLUMNS, tile: tuple[int, int] = TILE) -> pygame.Surface:
+    """Tile the shots ``columns`` wide, each ``tile`` pixels with its label under it."""
     pygame.font.init()
     font = pygame.font.Font(None, 20)
     bold = pygame.font.Font(None, 24)
     columns = max(1, min(columns, len(shots)))
     rows = -(-len(shots) // columns)
-    width, height = TILE
+    width, height = tile
     sheet = pygame.Surface((columns * width, rows * height))
     sheet.fill((30, 32, 38))
+    label_height = height - shots[0].image.shape[0] if shots else LABEL_HEIGHT
     for k, shot in enumerate(shots):
         x, y = (k % columns) * width, (k // columns) * height
         picture = pygame.image.frombuffer(np.ascontiguousarray(shot.image).tobytes(), shot.image.shape[1::-1], "RGB")
@@ -204,9 +229,55 @@ def compose(shots: Sequence[Shot], columns: int = COLUMNS) -> pygame.Surface:
             rendered = (bold if line == 0 else font).render(
                 text, True, (235, 235, 235) if line == 0 else (190, 190, 190)
             )
-            sheet.blit(rendered, (x + 8, y + height - LABEL_HEIGHT + 4 + 18 * line), (0, 0, width - 12, 20))
+            sheet.blit(rendered, (x + 8, y + height - label_height + 4 + 18 * line), (0, 0, width - 12, 20))
         pygame.draw.rect(sheet, (60, 63, 72), (x, y, width, height), 1)
     return sheet
+
+
+RETARGET_TILE = (220, 270)
+"""Pixels of one retarget tile: the picture, then :data:`RETARGET_LABEL` of text."""
+RETARGET_LABEL = 44
+
+
+def humanoid_targets(paths: Sequence[Path]) -> list[Path]:
+    """The glTF files of ``paths`` that ``ossa retarget`` takes as a humanoid target (a skinned mesh, a biped)."""
+    found = []
+    for path in paths:
+        if path.suffix.lower() not in (".gltf", ".glb"):
+            continue
+        try:
+            character = retarget_character(path, "TARGET")
+            find_humanoid(character.skeleton, model_up(character))
+        except OssaError:
+            continue
+        if character.meshes:
+            found.append(path)
+    return found
+
+
+def retarget_shots(renderer: Renderer, sources: Sequence[Path], targets: Sequence[Path], folder: Path) -> list[Shot]:
+    """One tile per (take, target): the take retargeted (into ``folder``) and drawn at mid-clip.
+
+    A pair ``ossa retarget`` refuses is left out and said so.
+    """
+    shots = []
+    progress = Progress(PROG, len(sources) * len(targets), "pair")
+    for source in sources:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.simplefilter("ignore", UnitWarning)  # a take's unit: the tile shows the height it gives
+            take = retarget_source(source)
+        for warning in caught:
+            say(PROG, "warning", str(warning.message))
+        for target in targets:
+            title = f"{source.stem} on {target.stem}"
+            try:
+                done = retarget_file(take, target, folder / f"{source.stem}-{target.stem}.glb")
+                shots.append(renderer.shoot(load_model(done.path), title))
+            except OssaError as exc:
+                say(PROG, "note", f"left out {title}: {exc}")
+            progress.step(len(shots))
+    return shots
 
 
 def _load(path: Path) -> Model | None:
@@ -223,31 +294,62 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Tile headless pictures of every character.")
     parser.add_argument("models", nargs="*", type=Path, help="character files (default: see game/contact_sheet.py)")
     parser.add_argument("--out", type=Path, required=True, help="the PNG file to write")
-    parser.add_argument("--columns", type=int, default=COLUMNS, help=f"tiles per row (default {COLUMNS})")
+    parser.add_argument(
+        "--columns", type=int, default=None, help=f"tiles per row (default {COLUMNS}; retargets: one row per take)"
+    )
+    parser.add_argument(
+        "--retargets",
+        action="store_true",
+        help="every take (.bvh) retargeted onto every humanoid character (.gltf/.glb) of the files or default places",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Render the sheet; the exit status is 0, or 2 when no GL context or no character could be had."""
     args = build_parser().parse_args(argv)
-    sources = list(args.models) or default_sources()
-    models = [model for model in map(_load, sources) if model is not None]
-    if not models:
-        say(PROG, "error", "no character to show")
+    try:
+        check_output(args.out, "--out")
+    except OssaError as exc:
+        say(PROG, "error", str(exc))
         return 2
+    sources = list(args.models) or default_sources()
+    if args.retargets:
+        takes = [p for p in sources if p.suffix.lower() == ".bvh"]
+        targets = humanoid_targets(sources)
+        if not takes or not targets:
+            say(PROG, "error", f"no pair to show: {len(takes)} takes (.bvh), {len(targets)} humanoid characters")
+            return 2
+        models: list[Model] = []
+    else:
+        models = [model for model in map(_load, sources) if model is not None]
+        if not models:
+            say(PROG, "error", "no character to show")
+            return 2
     try:
         ctx = create_context(standalone=True)
     except GLContextError as exc:
         say(PROG, "error", str(exc))
         return 2
+    tile = RETARGET_TILE if args.retargets else TILE
+    label = RETARGET_LABEL if args.retargets else LABEL_HEIGHT
     try:
-        renderer = Renderer(ctx, (TILE[0], TILE[1] - LABEL_HEIGHT))
-        shots = [renderer.shoot(model) for model in models]
+        renderer = Renderer(ctx, (tile[0], tile[1] - label))
+        if args.retargets:
+            with tempfile.TemporaryDirectory(prefix="ossa-retargets-") as folder:
+                shots = retarget_shots(renderer, takes, targets, Path(folder))
+        else:
+            progress = Progress(PROG, len(models), "character")
+            shots = []
+            for model in models:
+                shots.append(renderer.shoot(model))
+                progress.step(len(shots))
     finally:
         release_context(ctx)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    pygame.image.save(compose(shots, args.columns), str(args.out))
-    print(f"wrote {args.out}: {len(shots)} characters ({', '.join(s.path.name for s in shots)})")
+    columns = args.columns or (len(targets) if args.retargets else COLUMNS)
+    pygame.image.save(compose(shots, columns, tile), str(args.out))
+    what = "retargets" if args.retargets else "characters"
+    print(f"wrote {args.out}: {len(shots)} {what} ({', '.join(s.label[0] for s in shots)})")
     return 0
 
 

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -72,9 +73,10 @@ from engine.anim.units import UNITS, unit_for_height
 from engine.animator import Action
 from engine.errors import AssetError, InvalidInputError
 from engine.io import load_gltf
-from engine.io.bvh_character import load_bvh_character
+from engine.io.bvh import UnitWarning, load_bvh
+from engine.io.bvh_character import bvh_as_character
 from engine.io.clip_files import refuse_clips_for_bvh
-from engine.math import matrix_from_trs, quat_from_axis_angle, transform_points
+from engine.math import affine_inverse, matrix_from_trs, quat_from_axis_angle, transform_points
 from engine.math._checks import FloatArray
 from game.bounds import Bounds, ClipMotion, clip_motion, sample_poses, scene_frames
 
@@ -116,14 +118,23 @@ class ClipRoles:
 def clip_roles(names: list[str] | tuple[str, ...]) -> ClipRoles:
     """Give clips roles by their names (:data:`ROLE_KEYWORDS`, case-insensitive, first match wins).
 
+    A name with the words of one role only wins over one with another role's words too: KayKit's
+    ``Jump_Idle`` is a jump, its ``Idle`` the idle, whatever their order.
+
     >>> clip_roles(["Survey", "Walk", "Run"])
     ClipRoles(idle='Survey', walk='Walk', run='Run', jump=None, wave=None)
+    >>> clip_roles(["Rig|Jump_Idle", "Rig|Jump_Land", "Rig|Idle_A"]).idle
+    'Rig|Idle_A'
     """
+
+    def roles_of(name: str) -> int:
+        return sum(any(k in name.lower() for k in keywords) for keywords in ROLE_KEYWORDS.values())
+
     found: dict[str, str] = {}
     for role, keywords in ROLE_KEYWORDS.items():
-        match = next((n for n in names if any(k in n.lower() for k in keywords) and n not in found.values()), None)
-        if match is not None:
-            found[role] = match
+        matches = [n for n in names if any(k in n.lower() for k in keywords) and n not in found.values()]
+        if matches:
+            found[role] = min(matches, key=roles_of)  # the first of the fewest roles
     return ClipRoles(**found)
 
 
@@ -251,6 +262,11 @@ class Model:
         One line per adjustment made (source, units, facing), for the programs' overlays.
     warnings
         Text of the loader's warnings (the programs show them instead of failing).
+    standing
+        Without an idle clip: each gait clip (walk, run, a lone clip that travels) → the clip time
+        at which its lowest point is lowest (:func:`lowest_time`), where a program starts it and
+        stands on it (the lowest point over the clip, on ``y = 0``, is then on the ground).
+        Empty when the model has an idle clip.
     """
 
     path: Path
@@ -269,6 +285,7 @@ class Model:
     gaits: dict[str, Gait]
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+    standing: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def name(self) -> str:
@@ -315,6 +332,15 @@ class Model:
         if total <= 0.0:
             return float(self.rest_bounds.low[1])
         return sum(max(w, 0.0) * float(self.bounds[name].low[1]) for name, w in weights.items()) / total
+
+    def to_model(self, points: Any) -> FloatArray:
+        """Character-frame points ``(..., 3)`` (metres) in the skeleton's model space (file units).
+
+        IK targets and other positions for :mod:`engine.anim.ik` are model-space points: a
+        centimetre armature's are in centimetres, so a target given in metres must come through
+        here (the demo's foot and look-at IK do).
+        """
+        return transform_points(affine_inverse(self.frame), np.asarray(points, dtype=np.float64))
 
     def motion_bounds(self, names: list[str] | tuple[str, ...] | None = None) -> Bounds:
         """The union of the bounds of clips ``names`` (default: every clip; the rest pose without clips)."""
@@ -389,14 +415,15 @@ def body_weights(actions: Iterable[Action], character: int = 0, root: int | None
 
 @dataclass(frozen=True)
 class _Source:
-    """What a file holds, before measuring."""
+    """What a file holds, before measuring; ``unit`` (name, metres per file unit) when the BVH reader read it."""
 
     scene: Scene
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+    unit: tuple[str, float] | None = None
 
 
-def _read(path: Path, clips: Sequence[Path]) -> _Source:
+def _read(path: Path, scale: float | None, clips: Sequence[Path]) -> _Source:
     """Read a ``.gltf``/``.glb``/``.vrm`` scene (``clips``: files of more clips) or convert a ``.bvh`` take."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
@@ -409,16 +436,21 @@ def _read(path: Path, clips: Sequence[Path]) -> _Source:
         raise AssetError(f"model file not found{hint}", file=str(path))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        warnings.simplefilter("ignore", UnitWarning)  # said as a note below
         if suffix == ".bvh":
-            scene = load_bvh_character(path, scale=1.0).scene  # file units: the unit is read from the motion below
+            anim = load_bvh(path, scale=scale)  # ossa's rule for the unit: the one BVH reader decides
+            scene = bvh_as_character(anim).scene
+            unit = "--scale" if scale is not None else next(name for name in UNITS if anim.unit.startswith(name))
             notes: tuple[str, ...] = (
                 f"a BVH take, converted in memory ({scene.skins[0].num_joints} joints, bone mesh)",
+                *([f"lengths read as {anim.unit} (--scale to change)"] if scale is None else []),
+                *([anim.calibration_note] if anim.calibration_note else []),
             )
-        else:
-            asset = load_gltf(path, clips=clips)
-            scene = asset.scene
-            notes = () if scene.instances else ("the scene draws no mesh: nothing to see but the skeleton (F1/B)",)
-            notes += tuple(f"clips from {clip_file.report()}" for clip_file in asset.clip_files)
+            return _Source(scene, notes, tuple(str(w.message) for w in caught), (unit, anim.scale))
+        asset = load_gltf(path, clips=clips)
+        scene = asset.scene
+        notes = () if scene.instances else ("the scene draws no mesh: nothing to see but the skeleton (F1/B)",)
+        notes += tuple(f"clips from {clip_file.report()}" for clip_file in asset.clip_files)
     return _Source(scene, notes, tuple(str(w.message) for w in caught))
 
 
@@ -512,46 +544,60 @@ def load_model(
     path = Path(path) if path is not None else DEFAULT_MODEL
     if scale is not None and not (np.isfinite(scale) and scale > 0.0):
         raise InvalidInputError(f"--scale must be a positive number of metres per unit, got {scale}")
-    source = _read(path, [Path(c) for c in clips])
+    source = _read(path, scale, [Path(c) for c in clips])
     scene = source.scene
     skeleton = scene.hierarchy
-    clips = MappingProxyType({name: playable_clip(clip) for name, clip in scene.clips.items()})
+    playable = MappingProxyType({name: playable_clip(clip) for name, clip in scene.clips.items()})
     root = root_joint(scene)
     notes = list(source.notes)
-    roles = clip_roles(list(clips))
-    first = next(iter(clips), None)
-    reference = roles.idle or roles.walk or roles.run or first
+    roles = clip_roles(list(playable))
+    first = next((n for n, c in playable.items() if c.duration > 0.0), next(iter(playable), None))  # not Godot's RESET
+    measured = roles.idle or roles.walk or roles.run or first
     # 1. facing, from the gait's direction of travel, in file units (the thresholds scale with the height)
     identity = np.eye(4)
-    raw = clip_motion(scene, clips[reference] if reference else None, identity, root=root)
+    raw = clip_motion(scene, playable[measured] if measured else None, identity, root=root)
     probe = roles.walk or roles.run or first
     yaw = 0.0
     if probe is not None and root is not None:
-        travel = analyze_gait(skeleton, clips[probe], identity, raw.height, root).direction
+        travel = analyze_gait(skeleton, playable[probe], identity, raw.height, root).direction
         yaw = float(np.round(np.arctan2(travel[0], travel[2]) / (np.pi / 2)) * (np.pi / 2))  # models are axis-aligned
     if yaw != 0.0:
         notes.append(f"'{probe}' travels {np.degrees(yaw):+.0f}° from +Z: turned to face +Z")
     facing = matrix_from_trs(np.zeros(3), quat_from_axis_angle([0.0, 1.0, 0.0], -yaw), np.ones(3))
-    # 2. units, from the animated height and whether the figure stands upright (taller than deep)
+    # 2. units: as the BVH reader read them (a take is in metres already), else from the animated height and
+    # whether the figure stands upright (taller than deep)
     faced = raw.transformed(facing)
     depth = float(np.median(faced.highs[:, 2] - faced.lows[:, 2]))
-    unit = "--scale"
-    if scale is None:
+    if source.unit is not None:
+        (unit, scale), factor = source.unit, 1.0
+    elif scale is None:
         scale, unit, assumed = guess_unit(raw.height, raw.height >= UPRIGHT_RATIO * depth, root is not None)
+        factor = scale
         if assumed:
             notes.append(f"{assumed}" + (f", scaled by {scale:g}" if scale != 1.0 else "") + " (--scale to change)")
-    base = facing @ np.diag([scale, scale, scale, 1.0])
-    height = raw.height * scale
+    else:
+        unit, factor = "--scale", scale
+    base = facing @ np.diag([factor, factor, factor, 1.0])
+    height = raw.height * factor
     # 3. gaits, then every clip's bounds as the programs play it, and the offset that grounds the reference
     gaits = {
-        name: analyze_gait(skeleton, clips[name], base, height, root) if root is not None else Gait(0.0)
+        name: analyze_gait(skeleton, playable[name], base, height, root) if root is not None else Gait(0.0)
         for name in dict.fromkeys(n for n in (roles.walk, roles.run, first) if n is not None)
     }
     root_motion = any(g.root_motion for g in gaits.values())
     motions: dict[str | None, ClipMotion] = {
-        name: clip_motion(scene, clips[name] if name else None, base, root=root, in_place=root_motion)
-        for name in (None, *clips)
+        name: clip_motion(scene, playable[name] if name else None, base, root=root, in_place=root_motion)
+        for name in (None, *playable)
     }
+    # 4. standing still without an idle clip: each gait at the phase of its lowest point
+    standing = {} if roles.idle else {name: lowest_time(motions[name]) for name, g in gaits.items() if g.moves}
+    if standing:
+        notes.append(
+            "no idle clip: standing still on "
+            + ", ".join(f"'{name}' at {time:.2f} s" for name, time in standing.items())
+            + " (the lowest point of each)"
+        )
+    reference = roles.idle or roles.walk or roles.run or first
     shown = motions[reference]
     centre = shown.roots.mean(axis=0)
     offset = np.array([-centre[0], -float(shown.lows[:, 1].min()), -centre[2]])
@@ -559,7 +605,7 @@ def load_model(
     return Model(
         path=path,
         scene=scene,
-        clips=clips,
+        clips=playable,
         root=root,
         frame=frame,
         scale=float(scale),
@@ -567,10 +613,16 @@ def load_model(
         height=float(shown.height),
         reference=reference,
         root_motion=root_motion,
-        bounds=MappingProxyType({name: motions[name].bounds.shifted(offset) for name in clips}),
+        bounds=MappingProxyType({name: motions[name].bounds.shifted(offset) for name in playable}),
         rest_bounds=motions[None].bounds.shifted(offset),
         roles=roles,
         gaits=gaits,
         notes=tuple(notes),
         warnings=source.warnings,
+        standing=MappingProxyType(standing),
     )
+
+
+def lowest_time(motion: ClipMotion) -> float:
+    """The clip time at which the figure's lowest point is lowest (the first such sample)."""
+    return float(motion.times[int(np.argmin(motion.lows[:, 1]))])

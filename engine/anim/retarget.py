@@ -3,17 +3,13 @@
 Three steps, split as ozz splits offline from runtime work:
 
 1. **Map joints.** A ``joint_map`` ``{source name: target name}`` says which target joint follows
-   which source joint. :func:`propose_joint_map` proposes one (an ordinary dict the user may edit)
-   by finding the humanoid body parts of both skeletons with :func:`engine.anim.humanoid.find_humanoid`
-   (names of the common schemes, else hierarchy and rest pose), then adding joints whose
-   normalised names are equal; :func:`explain_joint_map` says which body part each pair is and why.
-   A skeleton that is not an upright biped (the Fox: four legs and a tail) raises
-   :class:`~engine.errors.SkeletonMismatchError` saying what was found, rather than proposing a
-   map that would mangle the pose.
+   which source joint; :func:`propose_joint_map` proposes one and :func:`explain_joint_map` says
+   why (:mod:`engine.anim.joint_map`).
 2. **Plan** (:func:`plan_retarget`, once per skeleton pair): validate the map (names exist, one
    target per source, ancestors map to ancestors), then precompute everything the per-frame
    step needs: the rotation taking source model axes to target model axes, the root scale
-   (leg-length ratio), per joint a constant quaternion, and the feet used for ground contact.
+   (leg-length ratio), per joint a constant quaternion, the joint that carries the travel, the
+   feet used for ground contact and the detached feet placed on the legs.
 3. **Transfer** (:func:`retarget_pose` per batch of frames or characters, :func:`retarget_clip`
    for a whole clip). Each mapped target joint receives the source joint's rotation **change from
    its rest pose, in model space**:
@@ -28,16 +24,28 @@ Three steps, split as ozz splits offline from runtime work:
    as mocap takes and glTF characters place them). Unmapped target joints keep their rest local
    rotation (they follow their parent).
 
+**Travel** (:attr:`RetargetPlan.travel_root`). A character whose hips hang below a root joint on
+the ground (the mannequin's ``root``, KayKit's ``root``, RobotExpressive's ``Bone``, Unreal's
+``root``) moves by that root: it receives the hips' ground position (the part of their model-space
+position across up, at the root's rest height; no turn), and the hips keep the rest (their height
+and sway above it). Games and the programs move such a character by its root joint, so the mocap's
+floor travel must be there, not on the hips. When the hips are the skeleton's root (CesiumMan,
+a BVH take) they carry it all, as before.
+
+**Detached feet**: an IK rig's foot bones outside the legs (RobotExpressive's ``Foot.L`` under
+``Bone``) are placed each frame on the leg's foot joint (:mod:`engine.anim.retarget_feet`).
+
 Rest-pose correction (``align_bones=True``): when the two rest poses differ (a T-pose mocap
 skeleton, an A-pose character), each mapped joint with exactly one mapped child is first turned,
 along the shortest arc, so that its bone points where the source bone points in the source's rest
-pose. Skeletons whose rest shapes agree get ``A_t = identity``.
+pose. Skeletons whose rest shapes agree get ``A_t = identity``. The feet of two humanoids are not
+turned: both rest poses stand on them flat, and the ankle-to-ball bone of each rig slopes as its
+foot is shaped (KayKit's ankle stands high over a short foot), so turning it onto the source's
+would tip the target onto its toes or its heels.
 
-Ground contact (``ground_feet=True``, humanoids): legs of other proportions put the feet at other
-heights than the scaled source's, so each frame the root is moved along up by the amount that puts
-the target's supporting foot at the scaled source height. Per leg the lower of ankle and toes
-counts; between the legs a soft minimum of the source heights weighs the lower leg (so the lift
-moves smoothly when the support changes legs, and in double support the legs share the mismatch).
+Ground contact (``ground_feet=True``, humanoids): each frame the hips are moved along up so that
+the target's feet are as far off the ground as the source's, each foot measured from the height
+it stands at, its sole too when the target's mesh is given (:mod:`engine.anim.retarget_feet`).
 Limb directions are unchanged; a foot on the ground in the source is on the ground in the target.
 
 The rotation composition assumes uniform joint scales (rest scales are copied to the output).
@@ -60,29 +68,48 @@ array([0., 2., 0.])
 
 from __future__ import annotations
 
-import difflib
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from engine.anim.clip import Channel, Clip
-from engine.anim.humanoid import ROLES, UP, Humanoid, find_humanoid, unit_vector
+from engine.anim.humanoid import UP, Humanoid, unit_vector
+from engine.anim.joint_map import (
+    explain_joint_map,
+    humanoids,
+    mapped_ancestors,
+    propose_joint_map,
+    resolve_joint_map,
+)
 from engine.anim.local_to_model import local_to_model, model_from_pose
 from engine.anim.pose import Pose
+from engine.anim.retarget_feet import (
+    GROUND_ROLES,
+    GROUND_SOFTNESS,
+    DetachedFeet,
+    FootContact,
+    ground_lift,
+    leg_length,
+    leg_span,
+    level_hips,
+    mesh_points,
+    place_detached,
+    plan_contact,
+    plan_detached,
+    plant_feet,
+    rotations_of,
+)
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math import (
     affine_inverse,
-    angle_between,
-    any_perpendicular,
     check_unit,
     quat_conjugate,
     quat_from_axis_angle,
-    quat_from_matrix,
+    quat_from_two_vectors,
     quat_identity,
     quat_multiply,
     quat_rotate,
@@ -93,209 +120,22 @@ from engine.math import (
 )
 from engine.math._checks import FloatArray, IntArray, as_array
 
-#: Roles whose joints touch the ground (``ground_feet``).
-GROUND_ROLES = ("foot_l", "foot_r", "toes_l", "toes_r")
-#: Width of the soft minimum choosing the supporting foot, as a fraction of the target's leg length.
-GROUND_SOFTNESS = 0.02
-
-
-def _arc(u: FloatArray, v: FloatArray) -> FloatArray:
-    """Shortest-arc unit quaternion turning direction ``u`` onto ``v`` (both ``(3,)``, non-zero)."""
-    axis = vec_cross(u, v)
-    if np.linalg.norm(axis) <= 1e-12 * np.linalg.norm(u) * np.linalg.norm(v):
-        axis = any_perpendicular(u)  # parallel (angle 0: any axis) or opposite (a half turn about a perpendicular)
-    return quat_from_axis_angle(axis / np.linalg.norm(axis), angle_between(u, v))
+__all__ = [
+    "GROUND_ROLES",
+    "GROUND_SOFTNESS",
+    "RetargetPlan",
+    "explain_joint_map",
+    "plan_retarget",
+    "propose_joint_map",
+    "retarget_clip",
+    "retarget_pose",
+]
 
 
 def _rest_model(skeleton: Skeleton) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Rest model matrices ``(J, 4, 4)``, rotations ``(J, 4)`` and positions ``(J, 3)``."""
     model = local_to_model(skeleton, skeleton.rest_pose.matrices())
-    return model, _rotations_of(model), model[:, :3, 3].copy()
-
-
-def _rotations_of(model: FloatArray) -> FloatArray:
-    """Unit quaternions of the rotation part of affine matrices ``(..., 4, 4)`` (scale divided out)."""
-    basis = model[..., :3, :3]
-    return quat_from_matrix(basis / np.linalg.norm(basis, axis=-2, keepdims=True))
-
-
-def _normalised(name: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", name.lower())
-
-
-def _humanoids(
-    source: Skeleton, target: Skeleton, source_up: FloatArray, target_up: FloatArray
-) -> tuple[Humanoid, Humanoid] | SkeletonMismatchError:
-    """Both skeletons' body parts, or an error saying which one is not a humanoid and why."""
-    try:
-        source_body = find_humanoid(source, source_up)
-    except SkeletonMismatchError as exc:
-        return SkeletonMismatchError(f"the source is {exc}")
-    try:
-        return source_body, find_humanoid(target, target_up)
-    except SkeletonMismatchError as exc:
-        return SkeletonMismatchError(f"the target is {exc}")
-
-
-def propose_joint_map(
-    source: Skeleton,
-    target: Skeleton,
-    *,
-    source_up: Any = UP,
-    target_up: Any = UP,
-    map_name: str = "joint_map",
-) -> dict[str, str]:
-    """Propose ``{source joint name: target joint name}`` for :func:`plan_retarget`.
-
-    Both skeletons are searched for humanoid body parts
-    (:func:`~engine.anim.humanoid.find_humanoid`); parts found in both are paired (hips, chest,
-    neck, head, clavicles, arms, legs, toes) and the joints between hips and chest are paired by
-    their relative height. Joints whose names are equal after lower-casing and dropping
-    non-alphanumerics are added when that keeps ancestors mapping to ancestors (fingers of two rigs
-    of one family, a copy of a rig). If either skeleton is not a humanoid, a map by equal names is
-    returned when it covers at least half of the smaller skeleton; otherwise the error says why.
-
-    Parameters
-    ----------
-    source, target
-        The skeletons.
-    source_up, target_up
-        ``(3,)`` up axis of each model space.
-    map_name
-        What errors call a hand-written map (``ossa retarget`` says ``--map``).
-
-    Raises
-    ------
-    SkeletonMismatchError
-        If no sensible map exists (a quadruped against a humanoid, rigs sharing no names).
-
-    Examples
-    --------
-    >>> from engine.procedural.mannequin import build_skeleton
-    >>> mannequin = build_skeleton()
-    >>> proposal = propose_joint_map(mannequin, mannequin)
-    >>> proposal["upper_leg_l"], len(proposal)
-    ('upper_leg_l', 25)
-    """
-    names = _name_pairs(source, target)
-    found = _humanoids(source, target, unit_vector(source_up, "source_up"), unit_vector(target_up, "target_up"))
-    if isinstance(found, SkeletonMismatchError):
-        if 2 * len(names) >= min(source.num_joints, target.num_joints):
-            return {source.names[s]: target.names[t] for s, t in names.items()}
-        raise SkeletonMismatchError(
-            f"cannot propose a joint map: {found}. Give {map_name} by hand to map only what corresponds"
-        ) from None
-    src, tgt = found
-    pairs = {src.roles[r]: tgt.roles[r] for r in ROLES if r in src.roles and r in tgt.roles}
-    pairs.update(_spine_pairs(src, tgt))
-    for s, t in names.items():
-        if s not in pairs and t not in pairs.values():
-            trial = {**pairs, s: t}
-            if _hierarchy_problem(source, target, trial) is None:
-                pairs = trial
-    return {source.names[s]: target.names[t] for s, t in sorted(pairs.items())}
-
-
-def explain_joint_map(
-    source: Skeleton,
-    target: Skeleton,
-    joint_map: Mapping[str, str],
-    *,
-    source_up: Any = UP,
-    target_up: Any = UP,
-) -> str:
-    """A readable report of ``joint_map``: for each pair, the body part and why each side's joint is it.
-
-    One line per pair, in the source's joint order: ``source → target``, then the role both joints
-    play (``upper_arm_l``) with the reason each detection gave (a name, a geometric rule, the
-    hierarchy), ``spine`` for the joints between hips and chest, or ``same name``. Body parts
-    found in both skeletons but left out of the map are listed at the end; a skeleton that is not
-    a humanoid is said so.
-    """
-    found = _humanoids(source, target, unit_vector(source_up, "source_up"), unit_vector(target_up, "target_up"))
-    if isinstance(found, SkeletonMismatchError):
-        return f"{len(joint_map)} joints mapped by name ({found})"
-    src, tgt = found
-    role_of_source = {j: r for r, j in src.roles.items()}
-    role_of_target = {j: r for r, j in tgt.roles.items()}
-    width = max((len(s) + len(t) for s, t in joint_map.items()), default=0) + 3
-    lines = []
-    for s_name, t_name in sorted(joint_map.items(), key=lambda item: source.index(item[0])):
-        s, t = source.index(s_name), target.index(t_name)
-        role_s, role_t = role_of_source.get(s), role_of_target.get(t)
-        if role_s is not None and role_s == role_t:
-            why = f"{role_s}: source {src.reasons[role_s]}; target {tgt.reasons[role_t]}"
-        elif s in src.spine and t in tgt.spine:
-            why = (
-                f"spine, at {src.spine_heights[src.spine.index(s)]:.2f} and "
-                f"{tgt.spine_heights[tgt.spine.index(t)]:.2f} of the way from hips to chest"
-            )
-        elif _normalised(s_name) == _normalised(t_name):
-            why = "same name"
-        else:
-            why = "as given"
-        lines.append(f"{s_name + ' → ' + t_name:<{width}}  {why}")
-    unmapped = [r for r in ROLES if r in src.roles and r in tgt.roles and source.names[src.roles[r]] not in joint_map]
-    if unmapped:
-        lines.append(f"found in both but not mapped: {', '.join(unmapped)}")
-    lines += [f"source note: {n}" for n in src.notes] + [f"target note: {n}" for n in tgt.notes]
-    return "\n".join(lines)
-
-
-def _name_pairs(source: Skeleton, target: Skeleton) -> dict[int, int]:
-    """Joints with equal normalised names, when the name is unique on both sides and order agrees."""
-    wanted: dict[str, list[int]] = {}
-    for j, name in enumerate(target.names):
-        wanted.setdefault(_normalised(name), []).append(j)
-    seen: dict[str, list[int]] = {}
-    for j, name in enumerate(source.names):
-        seen.setdefault(_normalised(name), []).append(j)
-    pairs = {s[0]: wanted[key][0] for key, s in seen.items() if len(s) == 1 and len(wanted.get(key, [])) == 1}
-    return pairs if _hierarchy_problem(source, target, pairs) is None else {}
-
-
-def _spine_pairs(src: Humanoid, tgt: Humanoid) -> dict[int, int]:
-    """Pair intermediate spine joints by relative height, in order, each joint at most once."""
-    pairs: dict[int, int] = {}
-    fewer, more = (src, tgt) if len(src.spine) <= len(tgt.spine) else (tgt, src)
-    start = 0
-    for joint, height in zip(fewer.spine, fewer.spine_heights, strict=True):
-        if start >= len(more.spine):
-            break
-        k = start + int(np.argmin(np.abs(np.array(more.spine_heights[start:]) - height)))
-        pair = (joint, more.spine[k]) if fewer is src else (more.spine[k], joint)
-        pairs[pair[0]] = pair[1]
-        start = k + 1
-    return pairs
-
-
-def _mapped_ancestors(skeleton: Skeleton, mapped: Sequence[int]) -> IntArray:
-    """For each joint, its nearest ancestor in ``mapped`` (``-1`` when none)."""
-    inside = np.zeros(skeleton.num_joints, dtype=bool)
-    inside[list(mapped)] = True
-    nearest = np.full(skeleton.num_joints, -1, dtype=np.intp)
-    for j, parent in enumerate(skeleton.parents):  # build time: parents precede children
-        if parent >= 0:
-            nearest[j] = parent if inside[parent] else nearest[parent]
-    return nearest
-
-
-def _hierarchy_problem(source: Skeleton, target: Skeleton, pairs: Mapping[int, int]) -> str | None:
-    """Why ``pairs`` (source → target index) does not keep ancestors mapping to ancestors, or ``None``."""
-    if not pairs:
-        return None
-    src_up = _mapped_ancestors(source, list(pairs))
-    tgt_up = _mapped_ancestors(target, list(pairs.values()))
-    for s, t in pairs.items():
-        expected = pairs[int(src_up[s])] if src_up[s] >= 0 else -1
-        if expected != tgt_up[t]:
-            above_s = repr(source.names[src_up[s]]) if src_up[s] >= 0 else "none"
-            above_t = repr(target.names[tgt_up[t]]) if tgt_up[t] >= 0 else "none"
-            return (
-                f"{source.names[s]!r} → {target.names[t]!r}: the nearest mapped ancestor of {source.names[s]!r} is "
-                f"{above_s} but that of {target.names[t]!r} is {above_t}"
-            )
-    return None
+    return model, rotations_of(model), model[:, :3, 3].copy()
 
 
 @dataclass(frozen=True, eq=False)
@@ -315,10 +155,16 @@ class RetargetPlan:
     root_scale
         Factor applied to the root's model-space position (target leg length / source leg length).
     source_root, target_root
-        The mapped pair above all others (the hips, usually): it carries the translation.
-    source_feet, target_feet
-        ``(F,)`` the joints kept in ground contact (feet and toes of both skeletons, same roles);
-        empty when ``ground_feet`` is off or a skeleton is not a humanoid.
+        The mapped pair above all others (the hips, usually): its rotation and height follow the source's.
+    travel_root
+        The target joint that carries the travel over the ground: the root of ``target_root``'s
+        tree (the mannequin's ``root``), or ``target_root`` itself when it is that root.
+    contact
+        The feet kept in ground contact (:class:`~engine.anim.retarget_feet.FootContact`);
+        ``None`` when ``ground_feet`` is off or a skeleton is not a humanoid.
+    detached
+        The target joints placed on the leg's foot each frame (an IK rig's feet,
+        :class:`~engine.anim.retarget_feet.DetachedFeet`).
     """
 
     source: Skeleton
@@ -330,69 +176,33 @@ class RetargetPlan:
     root_scale: float
     source_root: int
     target_root: int
-    source_feet: IntArray
-    target_feet: IntArray
+    travel_root: int
+    contact: FootContact | None
+    detached: DetachedFeet
     _right: FloatArray
     _mapped_parents: IntArray
     _levels: tuple[tuple[IntArray, IntArray, IntArray, IntArray], ...]
     _root_parent_inverse: FloatArray
+    _travel_rest: FloatArray
     _source_up: FloatArray
     _target_up: FloatArray
-    _ground_softness: float
-    _foot_legs: IntArray
 
+    @property
+    def source_feet(self) -> IntArray:
+        """``(F,)`` the source joints kept in ground contact (empty without :attr:`contact`)."""
+        return self.contact.source_feet if self.contact is not None else np.zeros(0, dtype=np.intp)
 
-def _unknown(names: Sequence[str], wanted: Sequence[str]) -> list[str]:
-    """Descriptions of the ``wanted`` names missing from ``names``, with the nearest existing names as hints.
-
-    Repeated node names are made unique by the glTF reader as ``Torso#10`` (name, ``#``, node index);
-    a map naming ``Torso`` is told which of those exist.
-    """
-    out = []
-    for name in wanted:
-        repeats = [n for n in names if n.split("#", 1)[0] == name and n != name]
-        if repeats:
-            out.append(
-                f"{name!r} (several joints share that name and are called {repeats} here: the glTF reader adds "
-                "'#' and the node index to repeats)"
-            )
-            continue
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.75)
-        out.append(f"{name!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
-    return out
-
-
-def _resolve(source: Skeleton, target: Skeleton, joint_map: Mapping[str, str], map_name: str) -> dict[int, int]:
-    if not isinstance(joint_map, Mapping) or not joint_map:
-        raise InvalidInputError(
-            f"{map_name} must be a non-empty mapping of source to target joint names, got {joint_map!r}"
-        )
-    unknown_s = _unknown(source.names, [s for s in joint_map if s not in source.names])
-    unknown_t = _unknown(target.names, [t for t in joint_map.values() if t not in target.names])
-    if unknown_s or unknown_t:
-        parts = [
-            f"{side} joints {', '.join(names)}"
-            for side, names in (("source", unknown_s), ("target", unknown_t))
-            if names
-        ]
-        raise SkeletonMismatchError(f"{map_name} names joints that do not exist: {'; '.join(parts)}")
-    seen: dict[str, str] = {}
-    for s, t in joint_map.items():
-        if t in seen:
-            raise SkeletonMismatchError(f"{map_name} sends both {seen[t]!r} and {s!r} to target joint {t!r}")
-        seen[t] = s
-    pairs = {source.index(s): target.index(t) for s, t in joint_map.items()}
-    problem = _hierarchy_problem(source, target, pairs)
-    if problem is not None:
-        raise SkeletonMismatchError(f"{map_name} breaks the hierarchy: {problem}")
-    return pairs
+    @property
+    def target_feet(self) -> IntArray:
+        """``(F,)`` the target joints kept in ground contact, same roles as :attr:`source_feet`."""
+        return self.contact.target_feet if self.contact is not None else np.zeros(0, dtype=np.intp)
 
 
 def _estimate_alignment(
     src_pos: FloatArray, tgt_pos: FloatArray, source_up: FloatArray, target_up: FloatArray
 ) -> FloatArray:
     """Up onto up, then the turn about up that best matches the mapped rest positions (2-D Procrustes)."""
-    tilt = _arc(source_up, target_up)
+    tilt = quat_from_two_vectors(source_up, target_up)
     a = quat_rotate(tilt, src_pos - src_pos.mean(axis=0))
     b = tgt_pos - tgt_pos.mean(axis=0)
     a -= np.outer(a @ target_up, target_up)
@@ -412,6 +222,7 @@ def plan_retarget(
     root_scale: float | None = None,
     align_bones: bool = True,
     ground_feet: bool = True,
+    target_mesh: tuple[Any, Any] | None = None,
     map_name: str = "joint_map",
 ) -> RetargetPlan:
     """Validate ``joint_map`` and precompute the transfer from ``source`` to ``target``.
@@ -431,14 +242,20 @@ def plan_retarget(
         character facing +X receives a +Z-facing take facing +X).
     root_scale
         Factor on the root's model-space position. By default the leg-length ratio, target over
-        source: for humanoids the rest height of the hips above the lowest leg joint, otherwise the
-        rest height of the root pair above the lowest mapped joint.
+        source: for humanoids the legs' rest length, hip to knee to ankle
+        (:func:`~engine.anim.retarget_feet.leg_span`; the hips' height above the lowest leg joint
+        without those joints), otherwise the rest height of the root pair above the lowest mapped
+        joint.
     align_bones
         Turn the target's rest bones onto the source's rest bone directions first (see the module
         docstring); ``False`` transfers the changes onto the target's own rest pose unchanged.
     ground_feet
-        Keep the supporting foot at the scaled source height each frame (module docstring), when
+        Keep the feet as far off the ground as the source's each frame (module docstring), when
         both skeletons are humanoids and the target's feet are mapped.
+    target_mesh
+        ``(vertices (V, 3), joints (V,))``: the target's skinned vertices in the rest pose, model
+        space, and the joint each follows most; the soles' outer vertices join the ground contact
+        (:func:`~engine.anim.retarget_feet.mesh_points`).
     map_name
         What error messages call ``joint_map`` (``ossa retarget`` says ``--map FILE``).
 
@@ -452,14 +269,14 @@ def plan_retarget(
         An empty map, a zero up vector, a non-unit ``alignment``, a non-positive ``root_scale``, or
         no mapped joint below the root to measure the leg length from.
     """
-    pairs = _resolve(source, target, joint_map, map_name)
+    pairs = resolve_joint_map(source, target, joint_map, map_name)
     source_up, target_up = unit_vector(source_up, "source_up"), unit_vector(target_up, "target_up")
-    _, src_rot, src_pos = _rest_model(source)
+    src_model, src_rot, src_pos = _rest_model(source)
     tgt_model, tgt_rot, tgt_pos = _rest_model(target)
     order = sorted(pairs, key=lambda s: pairs[s])
     s_idx = np.array(order, dtype=np.intp)
     t_idx = np.array([pairs[s] for s in order], dtype=np.intp)
-    src_above = _mapped_ancestors(source, order)
+    src_above = mapped_ancestors(source, order)
     tops = [s for s in order if src_above[s] < 0]
     if len(tops) != 1:
         raise SkeletonMismatchError(
@@ -473,13 +290,14 @@ def plan_retarget(
         c = check_unit(alignment, "alignment")
         if c.shape != (4,):
             raise InvalidInputError(f"alignment must be one quaternion (4,), got shape {c.shape}")
-    found = _humanoids(source, target, source_up, target_up)
+    found = humanoids(source, target, source_up, target_up)
     bodies = None if isinstance(found, SkeletonMismatchError) else found
     if root_scale is None:
         root_scale = _leg_ratio(source, pairs, s_root, (src_pos, tgt_pos), (source_up, target_up), bodies)
     if not (np.isfinite(root_scale) and root_scale > 0):
         raise InvalidInputError(f"root_scale must be a positive number, got {root_scale}")
-    bones = _bone_alignment(source, pairs, s_idx, t_idx, src_pos, tgt_pos, c) if align_bones else None
+    flat = {int(bodies[0].roles[r]) for r in GROUND_ROLES if r in bodies[0].roles} if bodies is not None else set()
+    bones = _bone_alignment(source, pairs, (s_idx, t_idx), (src_pos, tgt_pos), c, flat) if align_bones else None
     corrected = tgt_rot[t_idx] if bones is None else quat_multiply(bones, tgt_rot[t_idx])
     right = quat_multiply(quat_conjugate(src_rot[s_idx]), quat_multiply(quat_conjugate(c), corrected))
     slot = np.full(target.num_joints, -1, dtype=np.intp)
@@ -491,15 +309,13 @@ def plan_retarget(
         levels.append((free, target.parents[free], joints[inside], slot[joints[inside]]))
     parent = int(target.parents[t_root])
     root_parent_inverse = affine_inverse(tgt_model[parent]) if parent >= 0 else np.eye(4)
-    feet: list[tuple[int, int, int]] = []  # (source joint, target joint, leg)
+    travel_root = _tree_root(target, t_root)
+    moving = set(pairs.values()) | _below(target, set(pairs.values()))
+    contact = None
     if ground_feet and bodies is not None:
-        moving = set(pairs.values()) | _below(target, set(pairs.values()))
-        feet = [
-            (bodies[0].roles[r], bodies[1].roles[r], "lr".index(r[-1]))
-            for r in GROUND_ROLES
-            if r in bodies[0].roles and r in bodies[1].roles and bodies[1].roles[r] in moving
-        ]
-    softness = GROUND_SOFTNESS * (_leg_length(bodies[1], tgt_pos, target_up) if bodies is not None else 1.0)
+        mesh = mesh_points(bodies[1], tgt_model, target_up, *target_mesh) if target_mesh is not None else None
+        contact = plan_contact(bodies, moving, (src_model, tgt_model), (source_up, target_up), mesh)
+    detached = plan_detached(bodies[1] if bodies is not None else None, set(pairs.values()), moving, tgt_model)
     return RetargetPlan(
         source=source,
         target=target,
@@ -510,17 +326,24 @@ def plan_retarget(
         root_scale=float(root_scale),
         source_root=s_root,
         target_root=t_root,
-        source_feet=np.array([f[0] for f in feet], dtype=np.intp),
-        target_feet=np.array([f[1] for f in feet], dtype=np.intp),
-        _foot_legs=np.array([f[2] for f in feet], dtype=np.intp),
+        travel_root=travel_root,
+        contact=contact,
+        detached=detached,
         _right=right,
         _mapped_parents=target.parents[t_idx],
         _levels=tuple(levels),
         _root_parent_inverse=root_parent_inverse,
+        _travel_rest=tgt_pos[travel_root],
         _source_up=source_up,
         _target_up=target_up,
-        _ground_softness=softness,
     )
+
+
+def _tree_root(skeleton: Skeleton, joint: int) -> int:
+    """The root joint of the tree ``joint`` is in."""
+    while skeleton.parents[joint] >= 0:
+        joint = int(skeleton.parents[joint])
+    return joint
 
 
 def _below(skeleton: Skeleton, joints: set[int]) -> set[int]:
@@ -529,12 +352,6 @@ def _below(skeleton: Skeleton, joints: set[int]) -> set[int]:
     for j, parent in enumerate(skeleton.parents):  # parents precede children
         inside[j] = parent >= 0 and (inside[parent] or int(parent) in joints)
     return set(np.nonzero(inside)[0].tolist())
-
-
-def _leg_length(body: Humanoid, positions: FloatArray, up: FloatArray) -> float:
-    """Height of a humanoid's hips above the lowest joint of its legs in the rest pose."""
-    legs = [j for role, j in body.roles.items() if role.startswith(("upper_leg", "lower_leg", "foot", "toes"))]
-    return float(positions[body.roles["hips"]] @ up - np.min(positions[legs] @ up))
 
 
 def _leg_ratio(
@@ -547,11 +364,14 @@ def _leg_ratio(
 ) -> float:
     """Target over source leg length.
 
-    Humanoid hips heights when both are humanoids, else the mapped root's height above the lowest
-    mapped joint.
+    Humanoid leg spans (hip to knee to ankle; hips heights without them) when both are humanoids,
+    else the mapped root's height above the lowest mapped joint.
     """
     if bodies is not None:
-        return _leg_length(bodies[1], positions[1], ups[1]) / _leg_length(bodies[0], positions[0], ups[0])
+        spans = leg_span(bodies[0], positions[0]), leg_span(bodies[1], positions[1])
+        if spans[0] and spans[1]:
+            return spans[1] / spans[0]
+        return leg_length(bodies[1], positions[1], ups[1]) / leg_length(bodies[0], positions[0], ups[0])
     mapped = np.array(list(pairs))
     depth = (positions[0][s_root] - positions[0][mapped]) @ ups[0]
     k = int(np.argmax(depth))
@@ -566,14 +386,19 @@ def _leg_ratio(
 def _bone_alignment(
     source: Skeleton,
     pairs: dict[int, int],
-    s_idx: IntArray,
-    t_idx: IntArray,
-    src_pos: FloatArray,
-    tgt_pos: FloatArray,
+    joints: tuple[IntArray, IntArray],
+    positions: tuple[FloatArray, FloatArray],
     alignment: FloatArray,
+    flat: set[int],
 ) -> FloatArray:
-    """``(M, 4)`` model-space turns of each mapped target bone onto its source bone's rest direction."""
-    above = _mapped_ancestors(source, list(pairs))
+    """``(M, 4)`` model-space turns of each mapped target bone onto its source bone's rest direction.
+
+    ``joints`` are the source and target joints of the pairs, ``positions`` both rest positions;
+    the source joints ``flat`` (a humanoid's feet) are not turned.
+    """
+    s_idx, t_idx = joints
+    src_pos, tgt_pos = positions
+    above = mapped_ancestors(source, list(pairs))
     only_child: dict[int, int | None] = {}
     for s in pairs:
         if above[s] >= 0:
@@ -581,12 +406,12 @@ def _bone_alignment(
     turns = quat_identity((s_idx.size,))
     for k, (s, t) in enumerate(zip(s_idx, t_idx, strict=True)):  # build time, once per pair
         child = only_child.get(int(s))
-        if child is None:
+        if child is None or int(s) in flat:
             continue
         source_bone = quat_rotate(alignment, src_pos[child] - src_pos[s])
         target_bone = tgt_pos[pairs[child]] - tgt_pos[t]
         if min(np.linalg.norm(source_bone), np.linalg.norm(target_bone)) > 1e-9:
-            turns[k] = _arc(target_bone, source_bone)
+            turns[k] = quat_from_two_vectors(target_bone, source_bone)
     return turns
 
 
@@ -596,7 +421,8 @@ def retarget_pose(plan: RetargetPlan, source_pose: Pose) -> Pose:
     Any leading batch shape (frames, characters, both). Mapped target joints take the source's
     model-space rotation change from rest (see the module docstring); the root pair's model-space
     position is ``root_scale · C · p_source``, moved along up to keep the feet on the ground when
-    the plan has feet; other joints keep their rest local transform.
+    the plan has feet, its ground part carried by :attr:`RetargetPlan.travel_root`; detached feet
+    are placed on their anchors; other joints keep their rest local transform.
 
     Raises
     ------
@@ -606,8 +432,11 @@ def retarget_pose(plan: RetargetPlan, source_pose: Pose) -> Pose:
     model = model_from_pose(plan.source, source_pose)
     batch = model.shape[:-3]
     with trusted():
-        source_rot = _rotations_of(model[..., plan.source_joints, :, :])
+        source_rot = rotations_of(model[..., plan.source_joints, :, :])
         desired = quat_multiply(quat_multiply(plan.alignment, source_rot), plan._right)  # (..., M, 4)
+        if plan.contact is not None and plan.contact.roll < 1.0 and plan.contact.hips in plan.target_joints:
+            hips = int(np.searchsorted(plan.target_joints, plan.contact.hips))  # the pairs are target-ordered
+            desired[..., hips, :] = level_hips(plan.contact, desired[..., hips, :])
         target = plan.target
         world = np.empty((*batch, target.num_joints, 4))
         for depth, (free, parents, mapped, slots) in enumerate(plan._levels):  # one pass per depth level
@@ -623,40 +452,33 @@ def retarget_pose(plan: RetargetPlan, source_pose: Pose) -> Pose:
         )
         translations = np.broadcast_to(target.rest_translations, (*batch, target.num_joints, 3)).copy()
         root = plan.root_scale * quat_rotate(plan.alignment, model[..., plan.source_root, :3, 3])
+        if plan.travel_root != plan.target_root:  # the ground part of the hips' position moves the root
+            up = plan._target_up
+            travel = root - plan._travel_rest
+            travel -= (travel @ up)[..., None] * up
+            translations[..., plan.travel_root, :] += travel  # a tree's root: local is model space
+            root = root - travel
         translations[..., plan.target_root, :] = transform_points(plan._root_parent_inverse, root)
         scales = np.broadcast_to(target.rest_scales, (*batch, target.num_joints, 3)).copy()
         pose = Pose(translations, rotations, scales)
-        if plan.target_feet.size:
-            lift = _ground_lift(plan, model[..., :3, 3][..., plan.source_feet, :], pose)
+        if plan.contact is not None:
+            lift = ground_lift(plan.contact, plan.root_scale, model, model_from_pose(target, pose))
             pose.translations[..., plan.target_root, :] += lift[..., None] * (
                 plan._root_parent_inverse[:3, :3] @ plan._target_up
             )
+            plant_feet(plan.contact, plan.root_scale, model, target, pose)
+        if plan.detached.joints.size:
+            place_detached(plan.detached, target, pose)
         return pose
-
-
-def _ground_lift(plan: RetargetPlan, source_feet: FloatArray, pose: Pose) -> FloatArray:
-    """``(...)`` distance along up that puts the target's supporting foot at the scaled source height.
-
-    Per leg the joint lowest in the source counts (ankle or toes); the legs are weighted by a soft
-    minimum of those source heights (width :data:`GROUND_SOFTNESS` × the target's leg length), so
-    the lift is continuous when the support changes legs.
-    """
-    wanted = plan.root_scale * (source_feet @ plan._source_up)  # (..., F)
-    have = model_from_pose(plan.target, pose)[..., :3, 3][..., plan.target_feet, :] @ plan._target_up
-    legs = [np.nonzero(plan._foot_legs == leg)[0] for leg in np.unique(plan._foot_legs)]
-    lowest = [members[np.argmin(wanted[..., members], axis=-1)] for members in legs]  # (..., ) per leg
-    leg_wanted = np.stack([np.take_along_axis(wanted, k[..., None], -1)[..., 0] for k in lowest], axis=-1)
-    leg_have = np.stack([np.take_along_axis(have, k[..., None], -1)[..., 0] for k in lowest], axis=-1)
-    weights = np.exp(-(leg_wanted - leg_wanted.min(axis=-1, keepdims=True)) / plan._ground_softness)
-    return np.sum(weights * (leg_wanted - leg_have), axis=-1) / np.sum(weights, axis=-1)
 
 
 def retarget_clip(plan: RetargetPlan, clip: Clip, times: Any | None = None, *, name: str | None = None) -> Clip:
     """A LINEAR clip over ``plan.target`` playing ``clip`` (a clip of ``plan.source``).
 
     ``clip`` is sampled at ``times`` (default: every key time of its channels), each frame is
-    retargeted, and the result holds a rotation channel per mapped target joint and a translation
-    channel on the root pair; markers are kept.
+    retargeted, and the result holds a rotation channel per mapped target joint, a translation
+    channel on the root pair and on :attr:`RetargetPlan.travel_root`, and translation and
+    rotation channels on the detached joints; markers are kept.
     """
     if times is None:
         if not clip.channels:
@@ -666,13 +488,11 @@ def retarget_clip(plan: RetargetPlan, clip: Clip, times: Any | None = None, *, n
     if times.ndim != 1 or times.size == 0 or np.any(np.diff(times) < 0):
         raise InvalidInputError(f"times must be a non-empty, non-decreasing 1-D array, got shape {times.shape}")
     pose = retarget_pose(plan, sample(clip, plan.source.rest_pose, times))
-    rotations = unflip(pose.rotations[:, plan.target_joints], axis=0)
+    turned = np.unique(np.concatenate((plan.target_joints, plan.detached.joints)))
+    moved = np.unique(np.array([plan.target_root, plan.travel_root, *plan.detached.joints], dtype=np.intp))
+    rotations = unflip(pose.rotations[:, turned], axis=0)
     with trusted():
-        channels = [
-            Channel(int(t), "rotation", "LINEAR", times, rotations[:, k]) for k, t in enumerate(plan.target_joints)
-        ]
-        channels.append(
-            Channel(plan.target_root, "translation", "LINEAR", times, pose.translations[:, plan.target_root])
-        )
+        channels = [Channel(int(t), "rotation", "LINEAR", times, rotations[:, k]) for k, t in enumerate(turned)]
+        channels += [Channel(int(t), "translation", "LINEAR", times, pose.translations[:, t]) for t in moved]
     channels.sort(key=lambda c: (c.target, c.path))
     return Clip(name or clip.name, tuple(channels), plan.target.num_joints, clip.markers)

@@ -91,7 +91,7 @@ def one_euro_step(
     dt: Any,
     *,
     min_cutoff: float = 1.0,
-    beta: float = 0.0,
+    beta: FloatArray | float = 0.0,
     d_cutoff: float = 1.0,
 ) -> OneEuroState:
     """Advance One-Euro filters by one measurement (see the module docstring for the parameters).
@@ -105,7 +105,7 @@ def one_euro_step(
     dt
         Seconds since the previous measurement, ``> 0``, scalar or ``(...)``.
     min_cutoff, beta, d_cutoff
-        Filter parameters: Hz, Hz per rad/s, Hz.
+        Filter parameters: Hz, Hz per rad/s (scalar or ``(...)``, one per filter), Hz.
 
     Returns
     -------

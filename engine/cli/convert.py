@@ -1,6 +1,7 @@
 """``ossa convert TAKE.bvh OUT.glb``: a BVH take as glTF 2.0 (skeleton, clip and a bone mesh).
 
-The take plays in any glTF viewer: joints become nodes, the motion one animation, and (unless
+The take plays in any glTF viewer: joints become nodes, the motion one animation (from the first
+captured frame: a converter's calibration T-pose is left out, and a note says so), and (unless
 ``--no-mesh``) a skinned mesh of one octahedral bone per parent–child pair makes it visible.
 """
 
@@ -32,9 +33,13 @@ def run(args: argparse.Namespace) -> int:
     anim = load_bvh(args.bvh, scale=args.scale, axes=args.axes, end_sites=not args.no_end_sites)
     with writing(args.out, "OUT"):
         path = save_bvh_as_gltf(anim, args.out, mesh=not args.no_mesh)
+    clip = anim.captured_clip
+    frames = anim.num_frames - anim.calibration_frames
     print(
-        f"wrote {path}: {anim.skeleton.num_joints} joints, clip {anim.clip.name!r} "
-        f"({anim.num_frames} frames, {anim.clip.duration:g} s), lengths × {anim.scale:.6g} ({anim.unit})"
+        f"wrote {path}: {anim.skeleton.num_joints} joints, clip {clip.name!r} "
+        f"({frames} frames, {clip.duration:g} s), lengths × {anim.scale:.6g} ({anim.unit})"
         + ("" if args.no_mesh else ", bone mesh")
     )
+    if anim.calibration_note:
+        print(f"note: {anim.calibration_note}")
     return 0

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -103,8 +105,15 @@ def write_text(path: Path, text: str, flag: str) -> None:
 
 @contextmanager
 def writing(path: Path, flag: str) -> Iterator[None]:
-    """Turn a failure to write ``path`` into one line naming ``flag`` (``--out``, ``OUT``)."""
+    """Turn a failure to write ``path`` into one line naming ``flag`` (``--out``, ``OUT``).
+
+    A missing folder is such a failure for every output (no folder is made behind the user's back;
+    the programs' ``--screenshot`` and the contact sheet's ``--out`` say the same before they run).
+    """
     try:
+        if not path.parent.is_dir():
+            code = errno.ENOTDIR if path.parent.exists() else errno.ENOENT
+            raise OSError(code, os.strerror(code), str(path.parent))
         yield
     except OSError as exc:
         raise InvalidInputError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None

@@ -1,12 +1,15 @@
 """``ossa retarget SOURCE TARGET --out OUT.glb``: play SOURCE's motion on the glTF character TARGET.
 
-SOURCE is a ``.bvh`` take or a clip of a glTF character (``--clip``). The joint map is proposed
+SOURCE is a ``.bvh`` take (from its first captured frame: a converter's calibration T-pose is
+left out, and a line says so) or a clip of a glTF character (``--clip``). The joint map is proposed
 (:func:`~engine.anim.retarget.propose_joint_map`, printed with the reason for every pair) unless
 ``--map MAP.json`` gives one (``{"source joint": "target joint"}``); ``--save-map`` writes the map
 used, to edit and pass back. The output is TARGET itself, every node, mesh, skin, material and
 texture kept, with the retargeted clip as its one animation
-(:func:`~engine.io.gltf_writer.save_gltf_with_clips`). For example, the mocap pirouette on the
-project's mannequin::
+(:func:`~engine.io.gltf_writer.save_gltf_with_clips`). The last line says which joint carries the
+travel over the ground (the target's root joint when its hips hang below one, as the programs
+and game engines move a character by it) and which detached feet were placed on the legs. For
+example, the mocap pirouette on the project's mannequin::
 
     ossa retarget ../shared/assets/pirouette_bvh/pirouette.bvh assets/mannequin.glb --out pirouette.glb
 """
@@ -15,22 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import warnings
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from engine.anim.clip import Clip
-from engine.anim.retarget import explain_joint_map, plan_retarget, propose_joint_map, retarget_clip
-from engine.anim.skeleton import Skeleton
-from engine.cli.options import add_scale, gltf_path, is_bvh, refuse_scale_for_gltf, write_text, writing
-from engine.errors import AssetError, InvalidInputError
-from engine.io.bvh import load_bvh
-from engine.io.character import Character, load_character
-from engine.io.gltf_writer import save_gltf_with_clips
-from engine.io.mocap_commands import clip_on_nodes
-from engine.math._checks import FloatArray
+from engine.anim.retarget import explain_joint_map
+from engine.cli.options import add_scale, gltf_path, refuse_scale_for_gltf, write_text, writing
+from engine.errors import AssetError
+from engine.io.mocap_commands import retarget_file, retarget_source
 
 
 def add_parser(subcommands: Any) -> None:
@@ -45,40 +39,6 @@ def add_parser(subcommands: Any) -> None:
     parser.add_argument("--keep-target-rest", action="store_true", help="no rest-bone alignment (align_bones=False)")
     add_scale(parser, "a .bvh SOURCE")
     parser.set_defaults(handler=run)
-
-
-def _character(path: Path, role: str) -> Character:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # e.g. CesiumMan's clip moving a node above its skeleton
-        try:
-            return load_character(path, textures=False)
-        except AssetError as exc:
-            if exc.problem.startswith("skin 0 requested"):
-                raise AssetError(f"{role} has no skin: nothing to retarget", file=str(path)) from None
-            raise
-
-
-def _up(character: Character) -> FloatArray:
-    """The skeleton's model-space up: world +Y through the node above the skeleton."""
-    up = np.linalg.solve(character.root_transform[:3, :3], [0.0, 1.0, 0.0])
-    return up / np.linalg.norm(up)
-
-
-def _source(args: argparse.Namespace) -> tuple[Skeleton, Clip, FloatArray]:
-    """Source skeleton, clip and model-space up axis."""
-    if is_bvh(args.source):
-        if args.clip is not None:
-            raise InvalidInputError(f"--clip {args.clip!r}: a .bvh SOURCE has one clip; leave --clip out")
-        anim = load_bvh(args.source, scale=args.scale)
-        return anim.skeleton, anim.clip, np.array([0.0, 1.0, 0.0])
-    refuse_scale_for_gltf(args, args.source)
-    character = _character(args.source, "SOURCE")
-    if not character.clips:
-        raise AssetError("SOURCE has no clips to retarget", file=str(args.source))
-    name = args.clip if args.clip is not None else next(iter(character.clips))
-    if name not in character.clips:
-        raise InvalidInputError(f"--clip {name!r}: SOURCE's clips are {list(character.clips)}")
-    return character.skeleton, character.clips[name], _up(character)
 
 
 def _read_map(path: Path) -> dict[str, str]:
@@ -97,37 +57,37 @@ def _read_map(path: Path) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Retarget ``args.source`` onto ``args.target`` and write ``args.out``."""
-    source, clip, source_up = _source(args)
-    character = _character(args.target, "TARGET")
-    target, target_up = character.skeleton, _up(character)
-    if args.map is not None:
-        joint_map = _read_map(args.map)
-        map_name = f"--map {args.map}"
-    else:
-        joint_map = propose_joint_map(
-            source, target, source_up=source_up, target_up=target_up, map_name="--map MAP.json"
-        )
-        map_name = "the proposed joint map"
-    if args.save_map is not None:
-        write_text(args.save_map, json.dumps(joint_map, indent=2) + "\n", "--save-map")
-    plan = plan_retarget(
-        source,
-        target,
-        joint_map,
-        source_up=source_up,
-        target_up=target_up,
-        align_bones=not args.keep_target_rest,
-        map_name=map_name,
-    )
-    moved = retarget_clip(plan, clip, name=f"{clip.name}_retargeted")
+    refuse_scale_for_gltf(args, args.source)
+    source = retarget_source(args.source, scale=args.scale, clip=args.clip)
+    for note in source.notes:
+        print(f"source note: {note}")
+    joint_map = _read_map(args.map) if args.map is not None else None
     with writing(args.out, "--out"):
-        path = save_gltf_with_clips(
-            args.target, args.out, [clip_on_nodes(moved, character.skin, character.asset.node_count)]
+        done = retarget_file(
+            source,
+            args.target,
+            args.out,
+            joint_map=joint_map,
+            map_name=f"--map {args.map}" if args.map is not None else "the proposed joint map",
+            align_bones=not args.keep_target_rest,
         )
-    print(explain_joint_map(source, target, plan.joint_map, source_up=source_up, target_up=target_up))
+    plan, target = done.plan, done.plan.target
+    if args.save_map is not None:
+        write_text(args.save_map, json.dumps(plan.joint_map, indent=2) + "\n", "--save-map")
+    print(explain_joint_map(source.skeleton, target, plan.joint_map, source_up=source.up, target_up=done.target_up))
+    names = target.names
+    travel = (
+        f"travel on the root joint {names[plan.travel_root]!r} (the ground position of {names[plan.target_root]!r})"
+        if plan.travel_root != plan.target_root
+        else f"travel on {names[plan.target_root]!r}"
+    )
     print(
-        f"wrote {path}: clip {moved.name!r} ({moved.duration:g} s) on {target.num_joints} joints, "
-        f"{len(plan.joint_map)} mapped, root scale {plan.root_scale:.3f}"
+        f"wrote {done.path}: clip {done.clip.name!r} ({done.clip.duration:g} s) on {target.num_joints} joints, "
+        f"{len(plan.joint_map)} mapped, root scale {plan.root_scale:.3f}, {travel}"
         + (f", feet grounded ({len(plan.target_feet)} joints)" if plan.target_feet.size else "")
+        + "".join(
+            f", {names[d]!r} placed on {names[a]!r}"
+            for d, a in zip(plan.detached.joints, plan.detached.anchors, strict=True)
+        )
     )
     return 0

@@ -22,31 +22,39 @@ What this reader decides (see ``docs/conventions.md`` for the target conventions
   1.5–2 m person; crown and soles lie outside the joints), and the unit among :data:`UNITS` that
   comes closest is chosen: centimetres for most files, CMU's ``inches / 0.45`` (about 0.0564 m)
   for the CMU database's BVH conversions, inches, millimetres, feet or metres for others. A
-  choice other than centimetres warns (:class:`~engine.errors.OssaWarning`) naming the unit and
+  choice other than centimetres warns (:class:`UnitWarning`, an OssaWarning) naming the unit and
   the height it gives; a skeleton that is not a humanoid is read in centimetres.
 - Keys: frame ``k`` is at ``k · frame_time`` seconds; the clip's duration is
   ``(frames − 1) · frame_time``. Rotation keys are sign-unflipped along time so that linear
   interpolation between neighbouring frames takes the short way.
+- Calibration frames: the CMU database's MotionBuilder- and Daz-friendly conversions (and others)
+  put a reference pose (a T-pose) before the capture as frame 0. The reader tells it
+  (:attr:`BvhAnimation.calibration_frames`): the root's rotation is exactly zero in frame 0 and the
+  body jumps from it into frame 1 by more than :data:`CALIBRATION_JUMP` times the median motion
+  from one frame to the next. :attr:`BvhAnimation.clip` keeps every frame, as the file has them
+  (``ossa evaluate``, three.js); :attr:`BvhAnimation.captured_clip` starts at the first captured
+  frame (``ossa convert``, ``ossa retarget`` and the programs play that).
 
 Malformed files raise :class:`~engine.errors.AssetError` with ``where="line N"``.
 """
 
 from __future__ import annotations
 
-import io
-import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
 from engine.anim.clip import Channel, Clip
 from engine.anim.humanoid import find_humanoid
+from engine.anim.local_to_model import local_to_model
+from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.anim.units import UNITS, unit_for_height
 from engine.errors import AssetError, InvalidInputError, OssaWarning, SkeletonMismatchError
+from engine.io.bvh_text import CHANNELS, MOTION, Joint, kept_joints, parse_hierarchy, parse_motion
 from engine.math._checks import FloatArray, trusted
 from engine.math.quat import quat_conjugate, quat_from_euler, quat_from_matrix, quat_multiply, unflip
 
@@ -57,16 +65,6 @@ AXES: dict[str, FloatArray] = {
     "z_up": np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]]),
 }
 
-_CHANNELS = {
-    "xposition": ("position", 0),
-    "yposition": ("position", 1),
-    "zposition": ("position", 2),
-    "xrotation": ("rotation", 0),
-    "yrotation": ("rotation", 1),
-    "zrotation": ("rotation", 2),
-}
-#: Deepest joint nesting read (the root is depth 0); the parser recurses once per level.
-MAX_JOINT_DEPTH = 512
 #: The unit read when the skeleton's height cannot tell (not a humanoid).
 DEFAULT_UNIT = "centimetres"
 #: Rest-pose joint span of a standing adult along up, metres (a 1.5–2 m person), aimed at by
@@ -74,11 +72,17 @@ DEFAULT_UNIT = "centimetres"
 STANDING_HEIGHT = 1.6
 #: Heights (metres) of a detected figure that are believable for a person; outside, the warning says so.
 PLAUSIBLE_HEIGHTS = (1.0, 2.5)
+#: Frame 0 is a calibration pose when the body jumps into frame 1 by more than this many times the
+#: median jump between later frames (and the root's rotation is exactly zero in frame 0). Measured on
+#: the shared and corpus takes: 21-218 where frame 0 is a MotionBuilder or Daz calibration T-pose,
+#: 0.1-4.2 where it is captured.
+CALIBRATION_JUMP = 10.0
+#: Frames after the first that :func:`calibration_frames` compares the first jump with.
+CALIBRATION_WINDOW = 600
 
-_FRAMES = re.compile(r"^\s*frames\s*:\s*(\S*)\s*$", re.IGNORECASE)
-_FRAME_TIME = re.compile(r"^\s*frame\s+time\s*:\s*(\S*)\s*$", re.IGNORECASE)
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_MOTION = re.compile(r"^[ \t]*MOTION[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
+
+class UnitWarning(OssaWarning):
+    """A BVH file's lengths were read in a unit other than centimetres (the message names it and the height)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,6 +111,9 @@ class BvhAnimation:
     unit
         How ``scale`` was chosen, e.g. ``"centimetres (detected: the figure stands 1.53 m)"`` or
         ``"× 0.5 (given)"``.
+    calibration_frames
+        How many frames at the start are a converter's calibration pose, not capture (0 or 1; see
+        the module docstring).
     """
 
     skeleton: Skeleton
@@ -116,11 +123,33 @@ class BvhAnimation:
     motion: FloatArray
     scale: float = 0.01
     unit: str = DEFAULT_UNIT
+    calibration_frames: int = 0
 
     @property
     def num_frames(self) -> int:
         """Number of frames ``F``."""
         return int(self.motion.shape[0])
+
+    @property
+    def captured_clip(self) -> Clip:
+        """:attr:`clip` from the first captured frame on, shifted to start at 0 (itself without calibration frames)."""
+        if not self.calibration_frames:
+            return self.clip
+        start = self.calibration_frames * self.frame_time
+        with trusted():
+            channels = tuple(
+                Channel(c.target, c.path, c.interpolation, c.times[self.calibration_frames :] - start,
+                        c.values[self.calibration_frames :])
+                for c in self.clip.channels
+            )  # fmt: skip
+        return Clip(self.clip.name, channels, self.clip.num_targets, self.clip.markers)
+
+    @property
+    def calibration_note(self) -> str | None:
+        """One line saying that frame 0 is a calibration pose and what plays instead; ``None`` without one."""
+        if not self.calibration_frames:
+            return None
+        return "frame 0 is the converter's calibration pose (a T-pose), not capture: the take plays from frame 1"
 
     @property
     def clips(self) -> tuple[Clip, ...]:
@@ -131,242 +160,6 @@ class BvhAnimation:
     def meshes(self) -> tuple[()]:
         """``()``: a BVH file has no meshes."""
         return ()
-
-
-@dataclass
-class _Joint:
-    name: str
-    parent: int
-    offset: tuple[float, float, float]
-    channels: tuple[str, ...]
-    line: int
-    end_site: bool = False
-
-
-class _Tokens:
-    """The hierarchy as a stream of ``(token, line number)`` pairs."""
-
-    def __init__(self, text: str, first_line: int, file: str | None) -> None:
-        self.items = [(tok, n) for n, line in enumerate(text.splitlines(), first_line) for tok in line.split()]
-        self.pos = 0
-        self.file = file
-        self.last_line = first_line + text.count("\n")  # where the hierarchy text stops
-
-    def error(self, message: str, line: int | None = None) -> AssetError:
-        return AssetError(message, file=self.file, where=f"line {self.line if line is None else line}")
-
-    @property
-    def line(self) -> int:
-        return self.items[self.pos][1] if self.pos < len(self.items) else self.last_line
-
-    def peek(self) -> str | None:
-        return self.items[self.pos][0] if self.pos < len(self.items) else None
-
-    def next(self, what: str) -> str:
-        if self.pos >= len(self.items):
-            raise self.error(f"unexpected end of HIERARCHY: expected {what}")
-        self.pos += 1
-        return self.items[self.pos - 1][0]
-
-    def expect(self, word: str) -> None:
-        line = self.line
-        got = self.next(repr(word))
-        if got.lower() != word.lower():
-            raise self.error(f"expected {word!r}, got {got!r}", line)
-
-    def rest_of_line(self, what: str) -> list[str]:
-        line = self.line
-        out = []
-        while self.pos < len(self.items) and self.items[self.pos][1] == line and self.items[self.pos][0] != "{":
-            out.append(self.items[self.pos][0])
-            self.pos += 1
-        if not out:
-            raise self.error(f"expected {what} on this line", line)
-        return out
-
-    def number(self, what: str) -> float:
-        line = self.line
-        tok = self.next(what)
-        try:
-            value = float(tok)
-        except ValueError:
-            raise self.error(f"expected {what} (a number), got {tok!r}", line) from None
-        if not np.isfinite(value):
-            raise self.error(f"{what} must be finite, got {tok!r}", line)
-        return value
-
-
-def _parse_joint(tokens: _Tokens, name: str, line: int, parent: int, joints: list[_Joint], depth: int = 0) -> None:
-    """Parse ``{ OFFSET … CHANNELS … children }`` of the joint called ``name`` (declared on ``line``)."""
-    tokens.expect("{")
-    tokens.expect("OFFSET")
-    offset = (tokens.number("OFFSET x"), tokens.number("OFFSET y"), tokens.number("OFFSET z"))
-    index = len(joints)
-    joints.append(_Joint(name, parent, offset, (), line))
-    if (tokens.peek() or "").lower() == "channels":
-        tokens.next("CHANNELS")
-        count_line = tokens.line
-        count_tok = tokens.next("the channel count")
-        if not count_tok.isdigit():
-            raise tokens.error(f"CHANNELS must be followed by a count, got {count_tok!r}", count_line)
-        names: list[str] = []
-        for _ in range(int(count_tok)):
-            chan_line = tokens.line
-            chan = tokens.next(f"{count_tok} channel names")
-            if chan.lower() not in _CHANNELS:
-                raise tokens.error(
-                    f"unknown channel {chan!r} of joint {name!r}: expected one of "
-                    "Xposition Yposition Zposition Xrotation Yrotation Zrotation",
-                    chan_line,
-                )
-            if chan.lower() in (c.lower() for c in names):
-                raise tokens.error(f"channel {chan!r} of joint {name!r} is listed twice", chan_line)
-            names.append(chan)
-        joints[index].channels = tuple(names)
-    while True:
-        word_line = tokens.line
-        word = tokens.next("JOINT, End Site or '}'")
-        low = word.lower()
-        if low == "}":
-            return
-        if low == "joint":
-            child = " ".join(tokens.rest_of_line("a joint name"))
-            if depth >= MAX_JOINT_DEPTH:
-                raise tokens.error(f"joints nested more than {MAX_JOINT_DEPTH} levels deep", word_line)
-            _parse_joint(tokens, child, word_line, index, joints, depth + 1)
-        elif low == "end":
-            site = tokens.next("'Site'")
-            if site.lower() != "site":
-                raise tokens.error(f"expected 'End Site', got 'End {site}'", word_line)
-            tokens.expect("{")
-            tokens.expect("OFFSET")
-            tip = (tokens.number("OFFSET x"), tokens.number("OFFSET y"), tokens.number("OFFSET z"))
-            tokens.expect("}")
-            joints.append(_Joint(f"{name}_End", index, tip, (), word_line, end_site=True))
-        elif low == "root":
-            raise tokens.error("a second ROOT inside a joint: BVH files hold one tree", word_line)
-        else:
-            raise tokens.error(f"expected JOINT, End Site or '}}' in joint {name!r}, got {word!r}", word_line)
-
-
-def _parse_hierarchy(text: str, file: str | None) -> list[_Joint]:
-    """Every joint and End Site (flagged ``end_site``) in file order."""
-    tokens = _Tokens(text, 1, file)
-    if tokens.peek() is None:
-        raise AssetError("the file is empty: expected HIERARCHY", file=file, where="line 1")
-    tokens.expect("HIERARCHY")
-    root_line = tokens.line
-    tokens.expect("ROOT")
-    joints: list[_Joint] = []
-    root = " ".join(tokens.rest_of_line("the root joint's name"))
-    _parse_joint(tokens, root, root_line, -1, joints)
-    if tokens.peek() is not None:
-        line = tokens.line
-        word = tokens.next("")
-        if word.lower() == "root":
-            raise tokens.error(
-                f"a second ROOT: this reader takes one skeleton per file (first ROOT at line {root_line})", line
-            )
-        raise tokens.error(f"unexpected {word!r} after the hierarchy (expected MOTION)", line)
-    return joints
-
-
-def _kept(joints: list[_Joint], end_sites: bool, file: str | None) -> list[_Joint]:
-    """``joints`` without End Sites unless ``end_sites``, parents renumbered; names must be unique."""
-    keep = [j for j in joints if end_sites or not j.end_site]
-    new_index = {id(j): k for k, j in enumerate(keep)}
-    out = [
-        _Joint(
-            j.name, -1 if j.parent < 0 else new_index[id(joints[j.parent])], j.offset, j.channels, j.line, j.end_site
-        )
-        for j in keep
-    ]
-    seen: dict[str, int] = {}
-    for joint in out:
-        if joint.name in seen:
-            raise AssetError(
-                f"joint name {joint.name!r} is used twice (first at line {seen[joint.name]})",
-                file=file,
-                where=f"line {joint.line}",
-            )
-        seen[joint.name] = joint.line
-    return out
-
-
-def _numbers(body: str, num_channels: int) -> FloatArray | None:
-    """All frame numbers in one C-level parse, ``(F, N)``; ``None`` if numpy cannot read them."""
-    if not body.strip():
-        return np.zeros((0, num_channels))
-    if num_channels == 0:
-        return None
-    try:
-        return np.loadtxt(io.StringIO(body), dtype=np.float64, comments=None, ndmin=2)
-    except ValueError:
-        return None
-
-
-def _parse_motion(text: str, first_line: int, num_channels: int, file: str | None) -> tuple[FloatArray, float]:
-    """Parse ``Frames:``, ``Frame Time:`` and the frame lines; return ``(motion (F, N), frame_time)``."""
-    head = text.split("\n", 2)
-    if len(head) < 2:
-        raise AssetError(
-            "MOTION must be followed by 'Frames:' and 'Frame Time:' lines", file=file, where=f"line {first_line}"
-        )
-    match = _FRAMES.match(head[0])
-    if match is None or not match.group(1).isdigit():
-        raise AssetError(f"expected 'Frames: <count>', got {head[0].strip()!r}", file=file, where=f"line {first_line}")
-    frames = int(match.group(1))
-    match = _FRAME_TIME.match(head[1])
-    where = f"line {first_line + 1}"
-    if match is None:
-        raise AssetError(f"expected 'Frame Time: <seconds>', got {head[1].strip()!r}", file=file, where=where)
-    try:
-        frame_time = float(match.group(1))
-    except ValueError:
-        raise AssetError(f"Frame Time must be a number, got {match.group(1)!r}", file=file, where=where) from None
-    if not (np.isfinite(frame_time) and frame_time > 0):
-        raise AssetError(f"Frame Time must be a positive number of seconds, got {frame_time}", file=file, where=where)
-    body = head[2] if len(head) > 2 else ""
-    motion = _numbers(body, num_channels)
-    if motion is not None and motion.shape[0] > frames and motion.shape[1:] == (num_channels,):
-        # Some exporters write one frame line more than 'Frames:' says; readers that trust the
-        # count (three.js's BVHLoader, Blender's importer) play the stated frames: so do we.
-        warnings.warn(
-            f"{file or 'BVH'}: 'Frames: {frames}' (line {first_line}) is followed by {motion.shape[0]} frame "
-            f"lines; reading the first {frames}",
-            OssaWarning,
-            stacklevel=4,
-        )
-        motion = motion[:frames].copy()
-    if motion is None or motion.shape != (frames, num_channels) or not np.isfinite(motion).all():
-        _raise_motion_error(body, first_line, frames, num_channels, file)
-    motion.flags.writeable = False
-    return motion, frame_time
-
-
-def _raise_motion_error(body: str, frames_line: int, frames: int, num_channels: int, file: str | None) -> NoReturn:
-    """Slow path, run only after the fast parse failed: find and report the first problem."""
-    lines = [(n, line.split()) for n, line in enumerate(body.split("\n"), frames_line + 2) if line.strip()]
-    if len(lines) != frames:
-        at = lines[frames][0] if len(lines) > frames else (lines[-1][0] + 1 if lines else frames_line + 2)
-        raise AssetError(
-            f"'Frames: {frames}' (line {frames_line}) does not match the {len(lines)} frame lines that follow",
-            file=file,
-            where=f"line {at}",
-        )
-    for n, tokens in lines:
-        if len(tokens) != num_channels:
-            raise AssetError(
-                f"expected {num_channels} numbers on a frame line (one per channel in HIERARCHY), got {len(tokens)}",
-                file=file,
-                where=f"line {n}",
-            )
-        for column, token in enumerate(tokens, 1):
-            if not _NUMBER.fullmatch(token) or not np.isfinite(float(token)):
-                raise AssetError(
-                    f"frame value {column} is {token!r}: expected a finite number", file=file, where=f"line {n}"
-                )
-    raise AssetError("numpy could not read the frame numbers", file=file, where=f"line {frames_line + 2}")
 
 
 def _axes_matrix(axes: str | Any) -> FloatArray:
@@ -380,14 +173,14 @@ def _axes_matrix(axes: str | Any) -> FloatArray:
     return matrix
 
 
-def _euler_groups(joints: list[_Joint], columns: list[dict[str, int]]) -> dict[str, tuple[list[int], list[list[int]]]]:
+def _euler_groups(joints: list[Joint], columns: list[dict[str, int]]) -> dict[str, tuple[list[int], list[list[int]]]]:
     """Group rotating joints by Euler order: ``order -> (joint indices, (Jg, 3) motion columns)``.
 
     A missing axis points at column ``-1``, which the caller fills with zeros.
     """
     groups: dict[str, tuple[list[int], list[list[int]]]] = {}
     for j, joint in enumerate(joints):
-        rot = [c for c in joint.channels if _CHANNELS[c.lower()][0] == "rotation"]
+        rot = [c for c in joint.channels if CHANNELS[c.lower()][0] == "rotation"]
         if not rot:
             continue
         listed = [c[0].upper() for c in rot]
@@ -434,7 +227,7 @@ def _rest_positions(skeleton: Skeleton) -> FloatArray:
     return positions
 
 
-def _choose_scale(joints: list[_Joint], conversion: FloatArray, file: str | None) -> tuple[float, str]:
+def _choose_scale(joints: list[Joint], conversion: FloatArray, file: str | None) -> tuple[float, str]:
     """``(scale, how it was chosen)`` for a file read without a scale (see :func:`detect_unit`)."""
     offsets = np.array([j.offset for j in joints], dtype=np.float64).reshape(-1, 3)
     found = detect_unit(_build_skeleton(joints, offsets, 1.0, conversion))
@@ -448,10 +241,28 @@ def _choose_scale(joints: list[_Joint], conversion: FloatArray, file: str | None
         warnings.warn(
             f"{file or 'BVH'}: lengths read as {name} (× {scale:.6g} m): the figure's joints then span {height:.2f} "
             f"m{doubt}; pass scale (ossa: --scale) if that is wrong",
-            OssaWarning,
+            UnitWarning,
             stacklevel=4,
         )
     return scale, how
+
+
+def calibration_frames(skeleton: Skeleton, clip: Clip, motion: FloatArray, root_rotations: list[int]) -> int:
+    """How many frames at the start of a take are a converter's calibration pose: 0 or 1 (module docstring).
+
+    ``motion`` are the file's numbers ``(F, N)`` and ``root_rotations`` the columns of the root's
+    rotation channels. The jumps are root-relative joint displacements (RMS over the joints).
+    """
+    frames = motion.shape[0]
+    if frames < 3 or not root_rotations or np.any(motion[0, root_rotations] != 0.0):
+        return 0
+    count = min(frames, CALIBRATION_WINDOW + 1)
+    times = np.arange(count) * (clip.duration / (frames - 1))
+    with trusted():
+        model = local_to_model(skeleton, sample(clip, skeleton.rest_pose, times).matrices())[..., :3, 3]
+    relative = model - model[:, :1]
+    jumps = np.sqrt(np.mean(np.sum(np.diff(relative, axis=0) ** 2, axis=-1), axis=-1))
+    return int(jumps[0] > CALIBRATION_JUMP * max(float(np.median(jumps[1:])), 1e-12 * float(np.ptp(relative))))
 
 
 def parse_bvh(
@@ -501,9 +312,9 @@ def parse_bvh(
     if scale is not None and not (np.isfinite(scale) and scale > 0):
         raise InvalidInputError(f"scale must be a positive finite number, got {scale}")
     conversion = _axes_matrix(axes)
-    match = _MOTION.search(text)
-    every_joint = _parse_hierarchy(text if match is None else text[: match.start()], file)
-    joints = _kept(every_joint, end_sites, file)
+    match = MOTION.search(text)
+    every_joint = parse_hierarchy(text if match is None else text[: match.start()], file)
+    joints = kept_joints(every_joint, end_sites, file)
     if match is None:
         raise AssetError(
             "no MOTION section: the file ends after the hierarchy",
@@ -519,14 +330,17 @@ def parse_bvh(
         next_column += len(joint.channels)
     newline = text.find("\n", match.end())
     rest = text[newline + 1 :] if newline >= 0 else ""
-    motion, frame_time = _parse_motion(rest, motion_line + 1, next_column, file)
+    motion, frame_time = parse_motion(rest, motion_line + 1, next_column, file)
     if scale is None:
         scale, unit = _choose_scale(every_joint, conversion, file)
     else:
         unit = f"× {scale:g} (given)"
     skeleton = _build_skeleton(joints, offsets, scale, conversion)
     clip = _build_clip(joints, columns, offsets, motion, frame_time, scale, conversion, name)
-    return BvhAnimation(skeleton, clip, frame_time, tuple(j.channels for j in joints), motion, scale, unit)
+    root_rotations = [k for c, k in columns[0].items() if CHANNELS[c][0] == "rotation"] if joints else []
+    calibration = calibration_frames(skeleton, clip, motion, root_rotations)
+    channel_names = tuple(j.channels for j in joints)
+    return BvhAnimation(skeleton, clip, frame_time, channel_names, motion, scale, unit, calibration)
 
 
 def load_bvh(
@@ -571,7 +385,7 @@ def _convert_rotations(rotations: FloatArray, conversion: FloatArray) -> FloatAr
     return quat_multiply(quat_multiply(c, rotations), quat_conjugate(c))
 
 
-def _build_skeleton(joints: list[_Joint], offsets: FloatArray, scale: float, conversion: FloatArray) -> Skeleton:
+def _build_skeleton(joints: list[Joint], offsets: FloatArray, scale: float, conversion: FloatArray) -> Skeleton:
     rest = scale * offsets @ conversion.T
     parents = np.array([j.parent for j in joints], dtype=np.intp)
     model = np.zeros_like(rest)
@@ -583,7 +397,7 @@ def _build_skeleton(joints: list[_Joint], offsets: FloatArray, scale: float, con
 
 
 def _build_clip(
-    joints: list[_Joint],
+    joints: list[Joint],
     columns: list[dict[str, int]],
     offsets: FloatArray,
     motion: FloatArray,
@@ -605,7 +419,7 @@ def _build_clip(
 
 
 def _rotation_channels(
-    joints: list[_Joint], columns: list[dict[str, int]], motion: FloatArray, times: FloatArray, conversion: FloatArray
+    joints: list[Joint], columns: list[dict[str, int]], motion: FloatArray, times: FloatArray, conversion: FloatArray
 ) -> list[Channel]:
     """One LINEAR rotation channel per joint with rotation channels, one Euler call per order."""
     padded = np.concatenate((motion, np.zeros((motion.shape[0], 1))), axis=1)  # column -1 reads 0

@@ -70,8 +70,12 @@ def bone_mesh(skeleton: Skeleton, *, width: float = 0.12) -> MeshData:
 
 
 def save_bvh_as_gltf(anim: BvhAnimation, path: str | Path, *, mesh: bool = True) -> Path:
-    """Write ``anim``'s skeleton, clip and (with ``mesh``) :func:`bone_mesh` as a glTF file; returns the path."""
-    return save_gltf(path, anim.skeleton, [anim.clip], [bone_mesh(anim.skeleton)] if mesh else [])
+    """Write ``anim``'s skeleton, captured clip and (with ``mesh``) :func:`bone_mesh` as a glTF file; returns the path.
+
+    The clip is :attr:`~engine.io.bvh.BvhAnimation.captured_clip`: a converter's calibration frame
+    is left out.
+    """
+    return save_gltf(path, anim.skeleton, [anim.captured_clip], [bone_mesh(anim.skeleton)] if mesh else [])
 
 
 def load_bvh_character(path: str | Path, *, scale: float | None = None, axes: str | Any = "y_up") -> Character:
@@ -79,10 +83,7 @@ def load_bvh_character(path: str | Path, *, scale: float | None = None, axes: st
 
     The take is read by :func:`~engine.io.bvh.load_bvh` (``scale`` ``None``: the unit is detected
     from the skeleton's height, with an :class:`~engine.errors.OssaWarning` when it is not
-    centimetres), written as a GLB with :func:`bone_mesh` into a temporary folder and read back by
-    :func:`~engine.io.character.load_character`, so the result is exactly what a converted file
-    gives: one skin over the BVH joints (End Sites included), the take as its one clip (named after
-    the file), the bone mesh. ``character.asset.path`` names the temporary file, which is gone.
+    centimetres) and made a character by :func:`bvh_as_character`.
 
     Raises
     ------
@@ -91,6 +92,16 @@ def load_bvh_character(path: str | Path, *, scale: float | None = None, axes: st
     InvalidInputError
         For a non-positive ``scale`` or an unknown ``axes``.
     """
-    anim = load_bvh(path, scale=scale, axes=axes)
+    return bvh_as_character(load_bvh(path, scale=scale, axes=axes))
+
+
+def bvh_as_character(anim: BvhAnimation) -> Character:
+    """``anim`` as a :class:`~engine.io.character.Character`: exactly what ``ossa convert`` writes, read back.
+
+    Written as a GLB with :func:`bone_mesh` into a temporary folder and read back by
+    :func:`~engine.io.character.load_character`: one skin over the BVH joints (End Sites included),
+    the captured take as its one clip (named after the file; a calibration frame left out), the
+    bone mesh. ``character.asset.path`` names the temporary file, which is gone.
+    """
     with tempfile.TemporaryDirectory(prefix="ossa-bvh-") as folder:
-        return load_character(save_bvh_as_gltf(anim, Path(folder) / f"{Path(path).stem}.glb"), textures=False)
+        return load_character(save_bvh_as_gltf(anim, Path(folder) / f"{anim.clip.name}.glb"), textures=False)

@@ -24,7 +24,7 @@ from engine.anim.additive import add_into
 from engine.anim.blending import blend_joint_weights
 from engine.anim.layout import POSE_WIDTHS, PoseBuffer, Workspace
 from engine.anim.pose import Pose
-from engine.anim.rootmotion import remove_planar
+from engine.anim.rootmotion import UP, remove_planar
 from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.math._checks import FloatArray, IntArray
@@ -45,9 +45,12 @@ def joint_weights(table: LayerTable, rows: IntArray, characters: IntArray | None
     return table.joint_weights(rows, table.weights[rows][:, pick], table.override_weights[:, pick], joints)
 
 
-def in_place(slot: PoseBuffer, at: int) -> None:
-    """Joint ``at`` of a sampled layer ``slot`` in place (:func:`~engine.anim.rootmotion.remove_planar`)."""
-    translations, rotations = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T)
+def in_place(slot: PoseBuffer, at: int, up: Any = UP) -> None:
+    """Joint ``at`` of a sampled layer ``slot`` in place about ``up`` of its parent space.
+
+    :func:`~engine.anim.rootmotion.remove_planar`.
+    """
+    translations, rotations = remove_planar(slot.translations[:, at].T, slot.rotations[:, at].T, up)
     slot.translations[:, at], slot.rotations[:, at] = translations.T, rotations.T
 
 
@@ -84,7 +87,8 @@ def sample_blend(
             at = times[row] if characters is None else times[row, characters]
             slot = sample(table.layers[row].compiled, rest, at, out=stacked.layer(k), workspace=workspace)
             if root is not None:
-                in_place(slot, root)
+                track = table.layers[row].root
+                in_place(slot, root, UP if track is None else track.up)
         weights = joint_weights(table, rows, characters)
         if characters is None:
             blend_joint_weights(rest, stacked, weights, threshold=threshold, out=out, workspace=workspace)
@@ -117,7 +121,7 @@ def root_in_place(
             track = table.layers[row].root
             assert track is not None
             at = times[row] if characters is None else times[row, characters]
-            in_place(sample(track.compiled, track.rest, at, out=stacked.layer(k), workspace=workspace), 0)
+            in_place(sample(track.compiled, track.rest, at, out=stacked.layer(k), workspace=workspace), 0, track.up)
         weights = joint_weights(table, rows, characters, [root])
         blended = PoseBuffer.scratch(workspace, (count,), 1)
         blend_joint_weights(rest, stacked, weights, threshold=threshold, out=blended, workspace=workspace)

@@ -22,6 +22,7 @@ from engine.anim.additive import additive_clip, restrict_clip
 from engine.anim.clip import Clip
 from engine.anim.events import Loop
 from engine.anim.pose import Pose
+from engine.anim.rootmotion import parent_up
 from engine.anim.sampling import CompiledClip, compile_clip
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
@@ -97,7 +98,10 @@ class Layer:
                     f"marker {name!r} of clip {clip.name!r} has times {times} outside the clip [0, {clip.duration}]"
                 )
         played = additive_clip(clip, skeleton, reference) if additive else clip
-        track = None if root is None or additive else RootTrack.of(played, skeleton.rest_pose, root)
+        track = None
+        if root is not None and not additive:
+            x, y, z = (float(v) for v in parent_up(skeleton, root))  # the root's parent space (+Z: CesiumMan)
+            track = RootTrack.of(played, skeleton.rest_pose, root, (x, y, z))
         layer = cls(
             clip,
             played,

@@ -13,6 +13,7 @@ from engine.anim.events import Loop, clip_time, wrap_raw
 from engine.anim.ik import IKResult, apply_corrections
 from engine.anim.layout import MatrixBuffer, PoseBuffer
 from engine.anim.pose import Pose
+from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity
 from engine.backend import BACKENDS, BufferFrame
@@ -101,7 +102,7 @@ class Player(LayerControls):
         self.clock = np.zeros(count)
         self._frame_start = np.zeros(count)
         self._step = np.zeros(count)
-        self._root_sum = RootSum(count)
+        self._root_sum = RootSum(count, UP if root is None else parent_up(skeleton, root))
         self.transitions = TransitionStage(count, joints)
         self._velocity_tables = VelocityTables()
         self._composer = Composer(skeleton, count, character_major=self.backend == "numba")

@@ -10,6 +10,7 @@ weights at the root joint — the travel of the frame, the same at any frame rat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from engine.anim.additive import restrict_clip
 from engine.anim.clip import Clip
 from engine.anim.events import Loop, clip_time
 from engine.anim.pose import Pose
-from engine.anim.rootmotion import Planar, planar_from_root, root_motion_delta
+from engine.anim.rootmotion import UP, Planar, planar_from_root, root_motion_delta
 from engine.anim.sampling import CompiledClip, compile_clip, sample
 from engine.math._checks import FloatArray, IntArray
 
@@ -26,9 +27,11 @@ from engine.math._checks import FloatArray, IntArray
 class RootMotion:
     """The root's planar travel during the last frame, per character.
 
-    ``translation`` ``(C, 3)`` is ``(x, 0, z)`` in the character's frame at the start of the
-    frame and ``yaw`` ``(C,)`` the turn about +Y in radians: move the character by its current
-    heading applied to ``translation``, then add ``yaw`` to its heading.
+    ``translation`` ``(C, 3)`` is the travel across up in the character's frame at the start of the
+    frame (``(x, 0, z)`` when up is +Y: the root joint's parent space, in which it is measured,
+    may have another up, :func:`engine.anim.rootmotion.parent_up`) and ``yaw`` ``(C,)`` the turn
+    about up in radians: move the character by its current heading applied to ``translation``,
+    then add ``yaw`` to its heading.
     """
 
     translation: FloatArray
@@ -48,20 +51,21 @@ class RootTrack:
     rest: Pose
     first: Planar
     last: Planar
+    up: tuple[float, float, float] = UP
 
     @classmethod
-    def of(cls, clip: Clip, rest: Pose, root: int) -> RootTrack:
-        """The track of joint ``root`` in ``clip``, whose skeleton's rest pose is ``rest`` ``(J,)``."""
+    def of(cls, clip: Clip, rest: Pose, root: int, up: tuple[float, float, float] = UP) -> RootTrack:
+        """The track of joint ``root`` in ``clip`` (rest pose ``rest`` ``(J,)``, ``up`` of the root's parent space)."""
         compiled = compile_clip(restrict_clip(clip, [root]))
         root_rest = rest.joints([root])
         ends = sample(compiled, root_rest, np.array([0.0, clip.duration]))
-        planar = planar_from_root(ends.translations[:, 0], ends.rotations[:, 0])
-        return cls(compiled, root_rest, Planar(planar.yaw[0], planar.w[0]), Planar(planar.yaw[1], planar.w[1]))
+        planar = planar_from_root(ends.translations[:, 0], ends.rotations[:, 0], up)
+        return cls(compiled, root_rest, Planar(planar.yaw[0], planar.w[0]), Planar(planar.yaw[1], planar.w[1]), up)
 
     def planar(self, times: FloatArray) -> Planar:
         """Planar transforms of the root at clip times ``times``."""
         pose = sample(self.compiled, self.rest, times)
-        return planar_from_root(pose.translations[..., 0, :], pose.rotations[..., 0, :])
+        return planar_from_root(pose.translations[..., 0, :], pose.rotations[..., 0, :], self.up)
 
     def delta(self, start: FloatArray, times: FloatArray, wraps: FloatArray, duration: float, loop: Loop) -> Planar:
         """The planar delta ``(K,)`` of a frame that moved the raw time from ``start`` to clip ``times``.
@@ -87,7 +91,9 @@ class RootSum:
     does not travel), as the blend weighs the poses.
     """
 
-    def __init__(self, characters: int) -> None:
+    def __init__(self, characters: int, up: Any = UP) -> None:
+        self.up = np.asarray(up, dtype=np.float64)
+        """The root's parent-space up: the travel is measured across it."""
         self.yaw = np.zeros(characters)
         self.w = np.zeros(characters, dtype=np.complex128)
         self.weight = np.zeros(characters)
@@ -107,4 +113,4 @@ class RootSum:
     def motion(self, threshold: float) -> RootMotion:
         """The frame's :class:`RootMotion`."""
         norm = np.maximum(self.weight, threshold)
-        return RootMotion(Planar(self.yaw / norm, self.w / norm).translation, self.yaw / norm)
+        return RootMotion(Planar(self.yaw / norm, self.w / norm).translation_in(self.up), self.yaw / norm)

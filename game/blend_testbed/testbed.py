@@ -81,7 +81,7 @@ from engine.anim import (
     sample,
     subtree_mask,
 )
-from engine.anim.rootmotion import remove_planar
+from engine.anim.rootmotion import parent_up, remove_planar
 from engine.anim.scene import SceneFrame
 from engine.animator import Action, Animator
 from engine.camera import Camera, camera_axes, orbit_orientation
@@ -155,11 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def choose_clips(
-    clips: Mapping[str, Clip], additive: str | None, sync: str | None
+    clips: Mapping[str, Clip], additive: str | None, sync: str | None, gaits: Sequence[str | None] = ()
 ) -> tuple[list[str], str | None, list[str]]:
     """Override clip names, the additive clip (or ``None``) and the sync group's clips.
 
-    Raises :class:`InvalidInputError` for a named clip the model lacks.
+    Without ``--sync`` the group is ``gaits`` (the model's walk and run clips) when both are
+    there, else every clip named like a walk or a run. Raises :class:`InvalidInputError` for a
+    named clip the model lacks.
     """
     names = list(clips)
     if not names:
@@ -171,7 +173,9 @@ def choose_clips(
     overrides = [n for n in names if n != additive_name]
     if not overrides:
         raise InvalidInputError(f"--additive {additive_name!r} leaves no clip to blend; the clips are {names}")
-    if sync is None:
+    if sync is None and len([g for g in gaits if g in overrides]) >= 2:
+        group = [g for g in gaits if g is not None]
+    elif sync is None:
         group = [n for n in overrides if any(key in n.lower() for key in ("walk", "run"))]
     else:
         group = [n.strip() for n in sync.split(",") if n.strip()]
@@ -208,7 +212,13 @@ class Playback:
     """
 
     def __init__(
-        self, model: Model, overrides: list[str], additive: str | None, sync: list[str], root: int | None
+        self,
+        model: Model,
+        overrides: list[str],
+        additive: str | None,
+        sync: list[str],
+        root: int | None,
+        start: int = 0,
     ) -> None:
         self.animators = tuple(Animator(model.skeleton, root_motion=root) for _ in range(2))
         # The additive layer moves nodes only: its delta clip is made from the node channels.
@@ -220,13 +230,15 @@ class Playback:
         if sync:
             self.animators[1].sync_group(*(self.actions[1][overrides.index(n)] for n in sync))
         self.additive_row = len(overrides) if additive else None
+        self.start = start
+        """Row of the clip that plays at first and after a reset (the model's reference clip)."""
         self.reset()
 
     def reset(self) -> None:
-        """Every clip playing from its start: the first at weight 1, the others (and the additive) at 0."""
+        """Every clip playing from its start: :attr:`start`'s at weight 1, the others (and the additive) at 0."""
         for actions in self.actions:
             for k, action in enumerate(actions):
-                action.reset().set_weight(1.0 if k == 0 else 0.0)
+                action.reset().set_weight(1.0 if k == self.start else 0.0)
 
     def set_weight(self, row: int, weight: float) -> None:
         """Play clip ``row`` at user weight ``weight`` (no fade)."""
@@ -267,15 +279,17 @@ class BlendTestbed:
     def __init__(self, args: argparse.Namespace) -> None:
         self.model = app.load_program_model(args)
         self.skeleton = self.model.skeleton
-        overrides, additive, sync = choose_clips(self.model.clips, args.additive, args.sync)
+        roles = self.model.roles
+        overrides, additive, sync = choose_clips(self.model.clips, args.additive, args.sync, (roles.walk, roles.run))
         self.names = overrides + ([f"{additive} (additive)"] if additive else [])
         self.sync_names = sync
+        start = overrides.index(self.model.reference) if self.model.reference in overrides else 0  # not a RESET
         # Play in place: root motion is taken out of the pose, as the model's bounds were measured.
-        self.playback = Playback(self.model, overrides, additive, sync, self.model.in_place)
+        self.playback = Playback(self.model, overrides, additive, sync, self.model.in_place, start)
         self.masks = body_masks(self.skeleton)
         self.compiled = [compile_clip(a.clip) for a in self.playback.actions[0]]
         self.delta_rest = Pose.identity(self.skeleton.num_joints)
-        self.selected, self.duration, self.warp, self.sync = 0, 0.5, True, bool(sync)
+        self.selected, self.duration, self.warp, self.sync = start, 0.5, True, bool(sync)
         self.time_scale, self.paused, self.compare, self.flip = TIME_SCALES.index(1.0), False, args.compare, False
         self.show_bones, self.mask_modes = False, ["full"] * len(self.names)
         self.message = (
@@ -286,10 +300,11 @@ class BlendTestbed:
         self.weights_history: deque[FloatArray] = deque(maxlen=round(PLOT_SECONDS / app.FIXED_DT))
         self.recorder = Recorder(args.report, self.names, list(self.skeleton.names)) if args.report else None
         self.finished = False
+        self.clip_names = overrides
+        self.framed: tuple[str, ...] = ()
+        """The clips the camera frames: those playing (weight above 0), all of them when none plays."""
+        self.floor = 0.0
         self._evaluate()
-        # Framing, from the figure's bounds over every blended clip (character frame, floor at y = 0).
-        self.bounds = self.model.motion_bounds(overrides)
-        self.center, self.extent, self.floor = self.bounds.centre, self.bounds.size, 0.0
         self.spacing = 0.0
         """Metres between the side-by-side characters (set with the camera each frame)."""
 
@@ -400,6 +415,14 @@ class BlendTestbed:
         actions = self.playback.actions[int(self.sync)]
         self.weights = np.array([a.effective_weight[0] for a in actions])
         self.weights_history.append(self.weights)
+        playing = tuple(n for n, w in zip(self.clip_names, self.weights, strict=False) if w > 0.0) or tuple(
+            self.clip_names
+        )
+        if playing != self.framed:  # a clip played alone fills the frame (GDQuest's 4.5 m dash shrank its idle)
+            self.framed = playing
+            # the figure's bounds over the clips playing (character frame, floor at y = 0)
+            self.bounds = self.model.motion_bounds(playing)
+            self.center, self.extent = self.bounds.centre, self.bounds.size
         self.methods = self._three_ways(actions)
 
     def _three_ways(self, actions: list[Action]) -> Pose:
@@ -409,7 +432,7 @@ class BlendTestbed:
         root = self.animator.root_joint
         if root is not None and rows:
             layers.translations[:, root], layers.rotations[:, root] = remove_planar(
-                layers.translations[:, root], layers.rotations[:, root]
+                layers.translations[:, root], layers.rotations[:, root], parent_up(self.skeleton, root)
             )
         if self.flip and rows:
             layers = flip_layer(layers, len(rows) - 1)
@@ -461,8 +484,9 @@ class BlendTestbed:
 
         Side by side, the three stand :attr:`spacing` apart along the view's horizontal right
         axis (1.15 × the figure's footprint across the view). The camera frames the union of
-        their motion bounds' corners (:func:`~game.bounds.fit_distance`, :data:`FRAME_FILL` of the frame)
-        in the part of the frame right of the panels.
+        their motion bounds' corners over the clips playing (:attr:`framed`;
+        :func:`~game.bounds.fit_distance`, :data:`FRAME_FILL` of the frame) in the part of the frame
+        right of the panels.
         """
         orientation = orbit_orientation(self.yaw, self.pitch)
         right = camera_axes(orientation)[0]

@@ -155,7 +155,7 @@ def simulate_smoothing(method: str, fps: int, duration: float = DURATION) -> Smo
     """Follow the scenario's target with ``method`` (one of :data:`METHODS`) at ``fps`` frames per second."""
     dt = 1.0 / fps
     steps = round(duration * fps)
-    goals = look_at(EYE, look_point((np.arange(steps) + 0.5) * dt))
+    goals = look_at(EYE, look_point((np.arange(steps, dtype=np.float64) + 0.5) * dt))
     q, angular_velocity = look_at(EYE, look_point(0.0)), np.zeros(3)
     orientations = np.empty((steps + 1, 4))
     orientations[0] = q
@@ -167,7 +167,7 @@ def simulate_smoothing(method: str, fps: int, duration: float = DURATION) -> Smo
         else:
             q, angular_velocity = spring_rotation(q, angular_velocity, goal, dt, half_life=HALF_LIFE)
         orientations[step + 1] = q
-    times = np.arange(steps + 1) * dt
+    times = np.arange(steps + 1, dtype=np.float64) * dt
     errors = angle_between(camera_axes(orientations)[2], look_point(times) - EYE)
     positions = np.broadcast_to(EYE, (steps + 1, 3))
     return SmoothingRun(times, orientations, positions, method, fps, errors)
@@ -479,7 +479,7 @@ FLIGHT_HEIGHT = 5.0
 FLIGHT_REACH = 6.0
 
 
-def drone_position(t: FloatArray) -> FloatArray:
+def drone_position(t: FloatArray | float) -> FloatArray:
     """The flying target ``(..., 3)``: along z from -6 m to +6 m and back, exactly over the tripod at 2 s and 6 s."""
     z = -FLIGHT_REACH * np.cos(2.0 * np.pi * np.asarray(t, dtype=float) / OVERHEAD_DURATION)
     return np.stack((np.zeros_like(z), np.full_like(z, FLIGHT_HEIGHT), z), axis=-1)

@@ -106,6 +106,9 @@ KEY_HELP = (
     "H  this help      F12  screenshot      Esc  quit",
 )
 HEADER_HEIGHT = 26
+TALLEST_FIGURE = 2.4
+"""Metres: a taller model is drawn at :data:`FIGURE_HEIGHT` (the scenes' cameras and paths are human-sized)."""
+FIGURE_HEIGHT = 1.8
 RUN_SPEED = CIRCLE_RADIUS * RUN_RATE
 """Metres per second of the smoothing scene's target on its circle."""
 
@@ -143,6 +146,15 @@ class CameraLab:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.model = load_program_model(args)
+        self.figure_scale = 1.0 if self.model.height <= TALLEST_FIGURE else FIGURE_HEIGHT / self.model.height
+        """Scale the character is drawn at: 1, or what brings a giant (the 4.5 m robot) to human size."""
+        if self.figure_scale != 1.0:
+            app.say(
+                args.prog,
+                "note",
+                f"{self.model.path.name}: drawn {FIGURE_HEIGHT:.1f} m tall, not {self.model.height:.2f} m: "
+                "the lab's scenes are human-sized",
+            )
         self.state = LabState()
         self.scenes = make_scenes(self.state, run_experiments())
         self.finished = False
@@ -241,7 +253,7 @@ class CameraLab:
         the walk, either on the first clip); a gait clip plays at the rate that matches its
         measured ground speed to the target's, :data:`RUN_SPEED`, in place. The figure is lowered
         by the clip's lowest point over the clip (:meth:`game.model.Model.ground`): it stands on
-        the grid.
+        the grid, scaled by :attr:`figure_scale`.
         """
         model = self.model
         name = self.clip_for(figure.clip)
@@ -252,7 +264,8 @@ class CameraLab:
         frame = model.sample_frame(name, time)
         facing = quat_from_axis_angle([0.0, 1.0, 0.0], figure.heading)
         ground = model.ground({name: 1.0} if name is not None else {})
-        world = matrix_from_trs(figure.position - [0.0, ground, 0.0], facing, np.ones(3)) @ model.frame
+        scale = self.figure_scale
+        world = matrix_from_trs(figure.position - [0.0, scale * ground, 0.0], facing, np.full(3, scale)) @ model.frame
         return frame, world
 
     def clip_for(self, role: str) -> str | None:
@@ -295,7 +308,7 @@ class CameraLab:
         for k, content in enumerate(contents):
             left = k * width // panes
             pane_width = (k + 1) * width // panes - left
-            lines = [(content.title, ACCENT), *content.info]
+            lines: list[str | tuple[str, tuple[int, int, int]]] = [(content.title, ACCENT), *content.info]
             if k == 0:
                 lines.append((self.scene.caption, DIM))
             overlay.draw(overlay.text_panel(lines), (left + 6, HEADER_HEIGHT + 4))

@@ -153,8 +153,10 @@ class DemoGame:
         self.items = Collectibles(self.terrain, args.items, args.seed)
         self.time_limit = float(args.time)
         height = self.model.height
+        standing = self.model.motion_bounds([self.model.reference] if self.model.reference else [])
+        reach = max(height, 0.75 * float(max(standing.size[0], standing.size[2])))  # a wide object: by its width
         self.rig = FollowRig(
-            distance=1.6 + 1.5 * height,
+            distance=1.6 + 1.5 * reach,
             pivot_offset=(0.0, 0.85 * height, 0.0),
             pitch=-0.25,
             pitch_limits=(-1.2, 0.3),

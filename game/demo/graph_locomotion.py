@@ -240,7 +240,7 @@ def fallback_document(model: Model) -> tuple[dict[str, Any], dict[str, float], l
         speeds["#walk"], speeds["#run"] = gaits[walk].speed, float(points[-1]["at"])
         moving = [walk] + ([run] if run is not None else [])
     else:
-        name = next(iter(model.clips))
+        name = model.reference or next(iter(model.clips))  # the first clip that plays (not a zero-length RESET)
         moving = [name] if gaits[name].moves else []
         if moving:
             points = _gait_points(name, gaits[name].speed, stops=True, faster=True)
@@ -305,4 +305,8 @@ def load_locomotion(model: Model, player: Player, records: SceneRecords, graph: 
         return GraphLocomotion(GraphRuntime(bound, 1, player=player), stands_in, {}, [])
     document, speeds, notes = fallback_document(model)
     bound = bind_graph(parse_graph(document, document["name"]), records.skeleton, clips, root_motion=root)
-    return GraphLocomotion(GraphRuntime(bound, 1, player=player), {}, speeds, notes)
+    runtime = GraphRuntime(bound, 1, player=player)
+    standing = [time / model.clips[name].duration for name, time in model.standing.items()]
+    if standing:  # without an idle the gait stands still: at its lowest point (Model.standing), not at 0
+        runtime.root.phase[:] = standing[0]
+    return GraphLocomotion(runtime, {}, speeds, notes)

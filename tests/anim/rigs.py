@@ -39,6 +39,19 @@ and axes, and the joint each body part must map to (the ground truth the tests c
   ``lFoot`` → ``lMetatarsals`` → ``lToe``; ``abdomenLower`` … ``chestUpper`` → ``lCollar`` →
   ``lShldrBend`` → ``lShldrTwist`` → ``lForearmBend`` → ``lForearmTwist`` → ``lHand``; the legs hang
   from ``pelvis``, the spine from ``hip``): Daz Studio's Genesis 8 figure; centimetres.
+- **three.js's RobotExpressive** (Tomás Laulhé's Quaternius-style IK rig, CC0): ``Bone`` (the
+  root, on the ground) → ``Body`` (the pelvis the clips move) → ``Hips`` → ``Abdomen`` →
+  ``Torso`` → ``Neck`` → ``Head`` and ``Shoulder.L`` → ``UpperArm.L`` → ``LowerArm.L`` →
+  ``Palm1.L``/``Palm2.L``; the legs ``UpperLeg.L`` → ``LowerLeg.L`` → ``LowerLeg.L_end`` hang from
+  ``Body`` beside ``Hips``, and the **feet hang under the root** (``Bone`` → ``Foot.L`` →
+  ``Foot.L_end``) with the knees' pole targets (``Bone`` → ``PoleTarget.L``): the structure and
+  names as three.js-based projects list them (``captureMotionRig`` of a RobotExpressive motion
+  compiler names ``RobotArmature``, ``Bone``, ``Body``, ``Neck``, ``Head``, ``UpperArmL``,
+  ``LowerArmL``, ``Palm2L``, ``UpperLegL``, ``LowerLegL``, ``LowerLegL_end``, ``FootL``, its
+  IK handles use ``LowerLegL_end`` as the foot's effector and ``FootL`` as the driven bone; a
+  Quaternius rig's notes measure "``Root`` → ``Foot.L`` → ``Foot.L_end``: the foot is its own
+  top-level bone" and "``Hips`` is a sibling of ``UpperLeg``"; three.js drops the dots). Offsets
+  in the file's units: a robot about 4.5 units tall, Y up, facing +Z.
 - **Blender ``_L``/``_R`` game rig with two-joint limbs** (``Thigh_L`` → ``Shin_L``, no foot;
   ``UpperArm_L`` → ``Forearm_L``, no hand): the low-poly style the issue reports refused.
 """
@@ -508,6 +521,52 @@ GENESIS_LEFT_ROLES = {
 }
 
 
+# --- RobotExpressive's IK rig: feet under the root, legs beside the spine (file units, Y up) ------------
+
+
+def _dot_l_side(name: str) -> str:
+    return re.sub(r"\.L(?=$|_)", ".R", name)
+
+
+ROBOT_LEFT: list[Joint] = [
+    ("UpperLeg.L", "Body", (0.35, -0.1, 0.0)),
+    ("LowerLeg.L", "UpperLeg.L", (0.0, -0.85, 0.08)),
+    ("LowerLeg.L_end", "LowerLeg.L", (0.0, -0.85, -0.08)),
+    ("Foot.L", "Bone", (0.35, 0.4, 0.0)),
+    ("Foot.L_end", "Foot.L", (0.0, -0.3, 0.45)),
+    ("PoleTarget.L", "Bone", (0.35, 1.3, 1.6)),
+    ("PoleTarget.L_end", "PoleTarget.L", (0.0, 0.4, 0.0)),
+    ("Shoulder.L", "Torso", (0.45, 0.75, 0.0)),
+    ("UpperArm.L", "Shoulder.L", (0.35, -0.05, 0.0)),
+    ("LowerArm.L", "UpperArm.L", (0.45, -0.45, 0.0)),
+    ("Palm1.L", "LowerArm.L", (0.3, -0.3, 0.1)),
+    ("Palm1.L_end", "Palm1.L", (0.05, -0.05, 0.05)),
+    ("Palm2.L", "LowerArm.L", (0.35, -0.35, -0.05)),
+    ("Palm2.L_end", "Palm2.L", (0.15, -0.15, -0.1)),
+]
+ROBOT_JOINTS: list[Joint] = [
+    ("Bone", None, (0.0, 0.0, 0.0)),
+    ("Body", "Bone", (0.0, 2.2, 0.0)),
+    ("Hips", "Body", (0.0, 0.1, 0.0)),
+    ("Abdomen", "Hips", (0.0, 0.35, 0.0)),
+    ("Torso", "Abdomen", (0.0, 0.45, 0.0)),
+    ("Neck", "Torso", (0.0, 0.85, 0.0)),
+    ("Head", "Neck", (0.0, 0.2, 0.0)),
+    ("Head_end", "Head", (0.0, 0.6, 0.0)),
+    *ROBOT_LEFT,
+    *mirrored(ROBOT_LEFT, _dot_l_side),
+]
+ROBOT_LEFT_ROLES = {
+    "clavicle": "Shoulder.L",
+    "upper_arm": "UpperArm.L",
+    "lower_arm": "LowerArm.L",
+    "hand": "Palm2.L",
+    "upper_leg": "UpperLeg.L",
+    "lower_leg": "LowerLeg.L",
+    "foot": "LowerLeg.L_end",
+}
+
+
 # --- a low-poly game rig with two-joint limbs (metres, Y up, facing +Z) ---------------------------
 
 
@@ -619,6 +678,14 @@ def all_rigs() -> list[Rig]:
             expected_roles(GENESIS_LEFT_ROLES, _daz_side, {"hips": "hip", "chest": "chestUpper", "neck": "neckLower",
                                                            "head": "head"}),
             0.01,
+        ),
+        _rig(
+            "robot_expressive",
+            ROBOT_JOINTS,
+            y,
+            expected_roles(ROBOT_LEFT_ROLES, _dot_l_side, {"hips": "Body", "chest": "Torso", "neck": "Neck",
+                                                           "head": "Head"}),
+            1.0,
         ),
         _rig(
             "stubby",

@@ -11,6 +11,7 @@ from scipy.spatial.transform import Rotation
 
 from engine.anim import Pose, Skeleton, model_from_pose, sample
 from engine.anim.humanoid import find_humanoid, name_side
+from engine.anim.ik import two_bone_ik
 from engine.anim.retarget import (
     GROUND_SOFTNESS,
     explain_joint_map,
@@ -22,6 +23,7 @@ from engine.anim.retarget import (
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.io import load_character
 from engine.io.bvh import load_bvh
+from engine.math import quat_rotate
 from engine.procedural.mannequin import build_skeleton
 from tests.anim.rigs import rig as scheme_rig
 from tests.helpers import assert_quat_allclose
@@ -165,7 +167,7 @@ def test_bones_follow_the_source_directions_on_a_differently_posed_rig(
 ) -> None:
     source = pirouette.skeleton
     joint_map = propose_joint_map(source, mannequin)
-    plan = plan_retarget(source, mannequin, joint_map)
+    plan = plan_retarget(source, mannequin, joint_map, ground_feet=False)  # planted feet bend the legs
     _, src_pos = model_rotations(source, source_pose)
     _, tgt_pos = model_rotations(mannequin, retarget_pose(plan, source_pose))
     for parent, child in [("lShldr", "lForeArm"), ("rForeArm", "rHand"), ("lThigh", "lShin"), ("rShin", "rFoot")]:
@@ -187,7 +189,7 @@ def test_unmapped_target_joints_keep_their_rest_local_pose(pirouette, source_pos
     unmapped = [j for j, n in enumerate(mannequin.names) if n not in joint_map.values()]
     assert [mannequin.names[j] for j in unmapped] == ["root", "spine", "fingers_l", "fingers_r"]
     assert_quat_allclose(out.rotations[:, unmapped], np.broadcast_to(mannequin.rest_rotations[unmapped], (7, 4, 4)))
-    moved = [j for j in range(mannequin.num_joints) if j != mannequin.index("hips")]
+    moved = [j for j in range(mannequin.num_joints) if mannequin.names[j] not in ("hips", "root")]
     np.testing.assert_array_equal(
         out.translations[:, moved], np.broadcast_to(mannequin.rest_translations[moved], (7, len(moved), 3))
     )
@@ -220,7 +222,8 @@ def test_retarget_clip_keys_match_retarget_pose(pirouette, mannequin: Skeleton) 
     assert clip.num_targets == mannequin.num_joints
     assert clip.duration == pytest.approx(pirouette.clip.duration)
     assert clip.markers == {"spin": (1.0,)}
-    assert len(clip.channels) == len(plan.target_joints) + 1
+    assert plan.travel_root == mannequin.index("root") != plan.target_root
+    assert len(clip.channels) == len(plan.target_joints) + 2  # rotations; hips and root translations
     times = FRAMES * pirouette.frame_time
     expected = retarget_pose(plan, sample(pirouette.clip, pirouette.skeleton.rest_pose, times))
     got = sample(clip, mannequin.rest_pose, times)
@@ -229,6 +232,82 @@ def test_retarget_clip_keys_match_retarget_pose(pirouette, mannequin: Skeleton) 
     rotations = clip.channel(mannequin.index("upper_arm_l"), "rotation")
     assert rotations is not None
     assert np.all(np.sum(rotations.values[1:] * rotations.values[:-1], axis=-1) > 0)  # unflipped
+
+
+# --- the travel on the target's root joint; detached feet ---------------------------------------------
+
+
+def hips_as_root(skeleton: Skeleton) -> Skeleton:
+    """``skeleton`` (a root joint above ``hips``) without the root: the hips are the root, same rest model pose."""
+    rest = model_from_pose(skeleton, skeleton.rest_pose)
+    keep = [j for j in range(skeleton.num_joints) if skeleton.parents[j] >= 0]
+    new = {old: k for k, old in enumerate(keep)}
+    parents = [new[int(skeleton.parents[j])] if skeleton.parents[int(skeleton.parents[j])] >= 0 else -1 for j in keep]
+    translations = np.array(skeleton.rest_translations)[keep]
+    rotations = np.array(skeleton.rest_rotations)[keep]
+    for k, j in enumerate(keep):
+        if parents[k] < 0:
+            translations[k] = rest[j, :3, 3]
+            rotations[k] = Rotation.from_matrix(rest[j, :3, :3]).as_quat()
+    return Skeleton([skeleton.names[j] for j in keep], parents, translations, rotations)
+
+
+@pytest.mark.assets
+@pytest.mark.parametrize("turn", [Rotation.identity(), Rotation.from_rotvec([np.pi / 2, 0.0, 0.0])])
+def test_the_root_joint_carries_the_ground_travel(pirouette, source_pose: Pose, turn: Rotation) -> None:
+    """The mannequin's ``root`` takes the hips' ground position; every joint ends where it would without a root.
+
+    The reference is the mannequin without its ``root`` (the hips its root joint): every joint's
+    model position and rotation must agree. ``root`` moves across up only (none along up, no turn),
+    also when the whole rig is turned so that its model space is Z-up (``turn``).
+    """
+    rng = np.random.default_rng(7)
+    mannequin = reoriented_copy(build_skeleton(), 1.0, rng, turn)
+    bare = hips_as_root(mannequin)
+    up = turn.apply([0.0, 1.0, 0.0])
+    planned = [
+        plan_retarget(pirouette.skeleton, skeleton, propose_joint_map(pirouette.skeleton, skeleton, target_up=up),
+                      target_up=up)
+        for skeleton in (mannequin, bare)
+    ]  # fmt: skip
+    with_root, without = (retarget_pose(plan, source_pose) for plan in planned)
+    assert planned[0].travel_root == mannequin.index("root")
+    assert planned[1].travel_root == bare.index("hips")
+    a, b = model_from_pose(mannequin, with_root), model_from_pose(bare, without)
+    index = [mannequin.index(name) for name in bare.names]
+    np.testing.assert_allclose(a[:, index], b, atol=1e-12)
+    root = mannequin.index("root")
+    travel = with_root.translations[:, root] - mannequin.rest_translations[root]
+    np.testing.assert_allclose(travel @ up, 0.0, atol=1e-12)  # across up only
+    assert np.ptp(np.linalg.norm(travel, axis=-1)) > 0.1  # it does travel
+    assert_quat_allclose(with_root.rotations[:, root], np.broadcast_to(mannequin.rest_rotations[root], (7, 4)))
+    hips = a[:, mannequin.index("hips"), :3, 3] - a[:, root, :3, 3]
+    np.testing.assert_allclose(hips - (hips @ up)[:, None] * up, 0.0, atol=1e-12)  # the root is under the hips
+
+
+def test_detached_feet_are_placed_on_the_legs() -> None:
+    """RobotExpressive's ``Foot.L`` under ``Bone`` goes where the leg's ``LowerLeg.L_end`` goes, turned with it."""
+    source = scheme_rig("cmu")
+    robot = scheme_rig("robot_expressive").skeleton
+    pose = source.skeleton.rest_pose.broadcast_to((5,)).copy()
+    knee = source.skeleton.index("LeftLeg")
+    pose.rotations[:, knee] = Rotation.from_rotvec(np.outer(np.linspace(0.2, 1.2, 5), [1.0, 0.0, 0.0])).as_quat()
+    ground = -rest_model(source.skeleton)[1][:, 1].min()  # the rig's hips are at its origin: stand it up
+    pose.translations[:, 0] += np.outer(np.arange(5.0), [0.5, 0.0, 2.0]) + np.array([0.0, ground, 0.0])  # walking
+    plan = plan_retarget(source.skeleton, robot, propose_joint_map(source.skeleton, robot))
+    assert [robot.names[j] for j in plan.detached.joints] == ["Foot.L", "Foot.R"]
+    assert [robot.names[j] for j in plan.detached.anchors] == ["LowerLeg.L_end", "LowerLeg.R_end"]
+    assert robot.names[plan.travel_root] == "Bone"
+    out = model_from_pose(robot, retarget_pose(plan, pose))
+    rest = model_from_pose(robot, robot.rest_pose)
+    for foot, end in (("Foot.L", "LowerLeg.L_end"), ("Foot.R", "LowerLeg.R_end")):
+        f, e = robot.index(foot), robot.index(end)
+        offset = np.linalg.inv(rest[e]) @ rest[f]
+        np.testing.assert_allclose(out[:, f], out[:, e] @ offset, atol=1e-12)
+    travel = out[-1, plan.travel_root, :3, 3] - out[0, plan.travel_root, :3, 3]
+    np.testing.assert_allclose(travel, plan.root_scale * quat_rotate(plan.alignment, [2.0, 0.0, 8.0]), atol=1e-12)
+    moved = out[:, robot.index("Foot.L"), :3, 3]
+    assert np.linalg.norm(moved[-1] - moved[0]) > 0.5 * np.linalg.norm(travel)  # not welded where the rest pose was
 
 
 # --- real characters: CesiumMan (no joint names, Z-up) and the Fox (a quadruped) ------------------
@@ -425,8 +504,12 @@ def target_leg(plan) -> float:
     return float(rest[plan.target.index("hips")] - rest.min())
 
 
-def test_grounding_puts_the_supporting_foot_at_the_scaled_source_height() -> None:
-    """Legs of other proportions (thighs 40 % shorter, shins 60 % longer), the source on one leg or on both."""
+def test_grounding_lifts_the_supporting_foot_as_the_source_lifts_it() -> None:
+    """Legs of other proportions (shins 40 % shorter, feet 60 % longer), the source on one leg or on both.
+
+    Both stand on the model origin, so each foot joint's rest height is where it stands; the
+    target's supporting joint is as far above that as the source's, scaled by the leg ratio.
+    """
     source = scheme_rig("vrm").skeleton  # Y up, facing +Z, left +X, identity rest rotations
     count = 12
     lift = np.linspace(0.0, 1.2, count)  # right thigh forward, knee bent twice as much, left leg bent a little
@@ -441,6 +524,7 @@ def test_grounding_puts_the_supporting_foot_at_the_scaled_source_height() -> Non
     for side in ("left", "right"):
         offsets[source.index(f"{side}LowerLeg")] *= 0.6
         offsets[source.index(f"{side}Foot")] *= 1.6
+    offsets[source.index("hips")] += [0.0, 0.41 * (0.6 + 1.6 - 2.0), 0.0]  # standing on the origin
     target = Skeleton(source.names, source.parents, offsets)
     joint_map = {n: n for n in source.names}
     grounded = plan_retarget(source, target, joint_map)
@@ -448,14 +532,16 @@ def test_grounding_puts_the_supporting_foot_at_the_scaled_source_height() -> Non
     assert [target.names[j] for j in grounded.target_feet] == ["leftFoot", "rightFoot", "leftToes", "rightToes"]
     assert floating.target_feet.size == 0
     legs = np.array([[source.index(n) for n in (f"{side}Foot", f"{side}Toes")] for side in ("left", "right")])
-    source_heights = grounded.root_scale * model_from_pose(source, pose)[..., 1, 3]  # (T, J)
+    source_rest = model_from_pose(source, source.rest_pose)[:, 1, 3]
+    target_rest = model_from_pose(target, target.rest_pose)[:, 1, 3]
+    source_heights = grounded.root_scale * (model_from_pose(source, pose)[..., 1, 3] - source_rest)  # (T, J)
     frames = np.arange(count)
     per_leg = source_heights[:, legs]  # (T, leg, ankle/toes)
     lower_leg = np.argmin(per_leg.min(axis=2), axis=1)
     support = legs[lower_leg, np.argmin(per_leg[frames, lower_leg], axis=1)]  # the source's lowest joint
     errors = {}
     for name, plan in (("grounded", grounded), ("floating", floating)):
-        target_heights = model_from_pose(target, retarget_pose(plan, pose))[..., 1, 3]
+        target_heights = model_from_pose(target, retarget_pose(plan, pose))[..., 1, 3] - target_rest
         errors[name] = np.abs(target_heights[frames, support] - source_heights[frames, support])
     # one leg clearly lower (the other 8 softness widths higher, weight e⁻⁸): its lowest joint lands exactly
     single = np.abs(np.diff(per_leg.min(axis=2), axis=1))[:, 0] > 8 * GROUND_SOFTNESS * target_leg(grounded)
@@ -463,3 +549,179 @@ def test_grounding_puts_the_supporting_foot_at_the_scaled_source_height() -> Non
     assert errors["grounded"][single].max() < 1e-3 * errors["floating"][single].max()
     # both feet down: the lift shares the legs' mismatch between them
     assert errors["grounded"].max() < errors["floating"].max()
+
+
+def test_a_foot_of_another_shape_stands_on_the_ground_where_the_source_stands() -> None:
+    """An ankle standing high over a short foot (KayKit's 15 cm, the source's 8 cm): the toes stay on the floor.
+
+    Each foot joint counts from the height it stands at, not from the source joint's height scaled:
+    scaled, the target's toes would stand at the source toes' 3 cm and float.
+    """
+    source = scheme_rig("vrm").skeleton  # ankle 8 cm, toes 3 cm over the floor
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}Foot")] += [0.0, 0.07, 0.0]  # the ankle at 15 cm
+        offsets[source.index(f"{side}Toes")] += [0.0, -0.1, 0.0]  # the toes on the floor
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    count = 6
+    rotations = np.tile([0.0, 0.0, 0.0, 1.0], (count, source.num_joints, 1))
+    bend = np.concatenate(([0.0], np.linspace(0.6, 1.0, count - 1)))  # the right leg lifts, the left stands
+    rotations[:, source.index("rightUpperLeg")] = Rotation.from_rotvec(np.outer(-bend, [1, 0, 0])).as_quat()
+    rotations[:, source.index("rightLowerLeg")] = Rotation.from_rotvec(np.outer(2 * bend, [1, 0, 0])).as_quat()
+    translations = np.broadcast_to(source.rest_translations, (count, source.num_joints, 3)).copy()
+    pose = Pose(translations, rotations, np.ones_like(translations))
+    heights = model_from_pose(target, retarget_pose(plan, pose))[..., 1, 3]
+    np.testing.assert_allclose(heights[:, target.index("leftToes")], 0.0, atol=1e-3)  # the soft minimum: < 1 mm
+    np.testing.assert_allclose(heights[0, target.index("rightToes")], 0.0, atol=1e-9)
+    assert (heights[1:, target.index("rightToes")] > 0.05).all()
+
+
+def test_the_rest_pose_correction_leaves_the_feet_as_they_stand() -> None:
+    """A foot bone sloping 23° in the source, 9° in the target: the source's rest plays as the target's rest feet.
+
+    Turning the target's foot onto the source's slope (as the arms are turned from an A-pose to a
+    T-pose) would tip it onto its toes: both rest poses stand on flat feet.
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}Toes")] = [0.0, -0.02, 0.12]
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    posed = model_from_pose(target, retarget_pose(plan, source.rest_pose))
+    rest = model_from_pose(target, target.rest_pose)
+    for joint in ("leftFoot", "rightFoot", "leftToes", "rightToes"):
+        j = target.index(joint)
+        np.testing.assert_allclose(posed[j, :3, :3], rest[j, :3, :3], atol=1e-9, err_msg=joint)
+
+
+def test_legs_of_other_proportions_both_stand_where_the_source_stands() -> None:
+    """Thighs 0.8 and shins 1.25 times the source's, the source in a long stride on both flat feet: both stand.
+
+    The source's directions on the target's legs would put one foot under the floor and the other
+    over it; the leg IK bends them (the knees a few degrees) until both reach it, and leaves the
+    feet as they are turned.
+    """
+    source = scheme_rig("vrm").skeleton  # ankles 8 cm and toes 3 cm over the floor
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}LowerLeg")] *= 0.8
+        offsets[source.index(f"{side}Foot")] *= 1.25
+    offsets[source.index("hips")] += [0.0, 0.41 * 0.05, 0.0]  # standing on the origin
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    pose.translations[0, 0, 1] -= 0.12  # the hips lowered into a stride, each ankle where it stands
+    for side, x, z in (("left", 0.08, -0.3), ("right", -0.08, 0.3)):
+        model = model_from_pose(source, pose)
+        joints = [source.index(f"{side}{part}") for part in ("UpperLeg", "LowerLeg", "Foot")]
+        ik = two_bone_ik(source, model, *joints, [x, 0.08, z], [0.0, 0.0, 1.0], keep_end_rotation=True)
+        pose = ik.apply(pose)
+    toes = [source.index(n) for n in ("leftToes", "rightToes")]
+    np.testing.assert_allclose(model_from_pose(source, pose)[0, toes, 1, 3], 0.03, atol=1e-6)
+    heights = model_from_pose(target, retarget_pose(plan, pose))[0, toes, 1, 3]
+    np.testing.assert_allclose(heights, 0.03, atol=1e-4)
+
+
+def test_a_hand_goes_no_deeper_under_the_floor_than_the_sources() -> None:
+    """Arms three times as long hanging down reach 18 cm under the floor: the body is lifted, the hands touch it.
+
+    The source's hands hang 76 cm over the floor; the scaled source is no reason to push the
+    target's through it (the programs would then stand the whole take on its fingertips).
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        for part in ("LowerArm", "Hand"):
+            offsets[source.index(f"{side}{part}")] *= 3.0
+    target = Skeleton(source.names, source.parents, offsets)
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    for side, sign in (("left", -1.0), ("right", 1.0)):  # arms down along the sides
+        pose.rotations[0, source.index(f"{side}UpperArm")] = Rotation.from_rotvec([0, 0, sign * np.pi / 2]).as_quat()
+    hands = [j for j, name in enumerate(source.names) if "Hand" in name or "Index" in name]
+    assert model_from_pose(source, pose)[0, hands, 1, 3].min() == pytest.approx(0.76, abs=0.01)
+    heights = {}
+    for feet in (True, False):
+        plan = plan_retarget(source, target, {n: n for n in source.names}, ground_feet=feet)
+        heights[feet] = model_from_pose(target, retarget_pose(plan, pose))[0, :, 1, 3]
+    assert heights[False][hands].min() == pytest.approx(-0.18, abs=0.01)  # the source's directions alone
+    assert heights[True][hands].min() == pytest.approx(0.0, abs=1e-9)
+    toes = [target.index(n) for n in ("leftToes", "rightToes")]
+    assert (heights[True][toes] > 0.15).all()  # the feet leave the floor instead
+
+
+def test_wide_hips_roll_less_so_the_feet_stay_level() -> None:
+    """Hips three times as wide rolled 10°: the hip joints keep the source's height difference for their legs.
+
+    Rolled as far as the source's, a chibi's wide hips lift one foot three times as far (KayKit's
+    hips are 0.9 of its leg wide, a performer's 0.25), and the legs would bend it away.
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}UpperLeg")] *= [3.0, 1.0, 1.0]
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    pose.rotations[0, 0] = Rotation.from_rotvec([0.0, 0.0, np.radians(10.0)]).as_quat()  # a roll about forward
+
+    def rise(skeleton: Skeleton, posed: Pose) -> float:
+        heights = model_from_pose(skeleton, posed)[0, :, 1, 3]
+        return float(heights[skeleton.index("leftUpperLeg")] - heights[skeleton.index("rightUpperLeg")])
+
+    leg = 0.92  # both: the hips 95 cm over the lowest leg joint (toes, 3 cm)
+    assert rise(source, pose) / leg == pytest.approx(0.16 * np.sin(np.radians(10.0)) / leg, rel=1e-6)
+    np.testing.assert_allclose(rise(target, retarget_pose(plan, pose)), rise(source, pose), atol=1e-9)
+    spine = target.index("spine")
+    np.testing.assert_allclose(  # the spine keeps the source's turn
+        model_from_pose(target, retarget_pose(plan, pose))[0, spine, :3, :3],
+        model_from_pose(source, pose)[0, spine, :3, :3],
+        atol=1e-9,
+    )
+
+
+def test_a_swinging_foot_comes_no_deeper_under_the_floor_than_the_sources() -> None:
+    """A shoe 45 cm long, the foot swinging back toes-down 14 cm over where it stands: its toes would pass 14 cm under.
+
+    Far from the ground the leg keeps the source's directions, but no deeper than the floor.
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}Toes")] = [0.0, -0.05, 0.45]
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    pose.translations[0, 0, 1] -= 0.05
+    for side, x, y, z in (("left", 0.08, 0.08, 0.0), ("right", -0.08, 0.3, -0.2)):
+        joints = [source.index(f"{side}{part}") for part in ("UpperLeg", "LowerLeg", "Foot")]
+        model = model_from_pose(source, pose)
+        pose = two_bone_ik(source, model, *joints, [x, y, z], [0.0, 0.0, 1.0], keep_end_rotation=True).apply(pose)
+    foot = source.index("rightFoot")
+    pitch = Rotation.from_quat(pose.rotations[0, foot]) * Rotation.from_rotvec([np.radians(60.0), 0.0, 0.0])
+    pose.rotations[0, foot] = pitch.as_quat()  # toes down
+    toes = [source.index(n) for n in ("leftToes", "rightToes")]
+    np.testing.assert_allclose(model_from_pose(source, pose)[0, toes, 1, 3], [0.03, 0.171], atol=0.001)
+    heights = model_from_pose(target, retarget_pose(plan, pose))[0, :, 1, 3]
+    np.testing.assert_allclose(heights[toes], [0.03, 0.03], atol=1e-4)  # the swinging toes skim the floor
+
+
+def test_the_stride_scales_by_the_legs_not_by_the_hips_height() -> None:
+    """Legs as long as the source's under a hips joint 15 cm lower (KayKit's sits below its thighs): same travel.
+
+    The legs swing through the source's directions, so the feet land as far apart as the source's;
+    scaled by the hips' height the root would travel 16 % short and the feet would slide.
+    """
+    source = scheme_rig("vrm").skeleton
+    offsets = np.array(source.rest_translations)
+    offsets[source.index("hips")] -= [0.0, 0.15, 0.0]
+    for side in ("left", "right"):
+        offsets[source.index(f"{side}UpperLeg")] += [0.0, 0.15, 0.0]
+    target = Skeleton(source.names, source.parents, offsets)
+    plan = plan_retarget(source, target, {n: n for n in source.names})
+    assert plan.root_scale == pytest.approx(1.0)
+    pose = source.rest_pose.broadcast_to((2,)).copy()
+    pose.translations[1, 0] += [0.0, 0.0, 1.0]  # a metre forward
+    moved = model_from_pose(target, retarget_pose(plan, pose))[:, 0, :3, 3]
+    np.testing.assert_allclose(moved[1] - moved[0], [0.0, 0.0, 1.0], atol=1e-9)

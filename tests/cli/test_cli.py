@@ -212,7 +212,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
     ("convert missing", ["convert", "{missing}", "{dir}/out.glb"],
      "ossa convert: error: {missing}: cannot read the file: No such file or directory"),
     ("convert OUT unwritable", ["convert", "{tiny}", "{dir}/tiny.bvh/out.glb"],
-     "ossa convert: error: OUT {dir}/tiny.bvh/out.glb: cannot write: File exists"),
+     "ossa convert: error: OUT {dir}/tiny.bvh/out.glb: cannot write: Not a directory"),
     # retarget
     ("retarget --out suffix", ["retarget", "{tiny}", str(MANNEQUIN), "--out", "{dir}/o.txt"],
      "ossa retarget: error: argument --out: expected a .glb or .gltf file name, got '{dir}/o.txt'"),
@@ -264,12 +264,12 @@ ERRORS: list[tuple[str, list[str], str]] = [
                                         "{dir}/no/map.json"],
      "ossa retarget: error: --save-map {dir}/no/map.json: cannot write: No such file or directory"),
     ("retarget --out unwritable", ["retarget", "{walk}", str(MANNEQUIN), "--out", "{dir}/tiny.bvh/o.glb"],
-     "ossa retarget: error: --out {dir}/tiny.bvh/o.glb: cannot write: File exists"),
+     "ossa retarget: error: --out {dir}/tiny.bvh/o.glb: cannot write: Not a directory"),
     # make-mannequin
     ("make-mannequin OUT suffix", ["make-mannequin", "{dir}/m.obj"],
      "ossa make-mannequin: error: argument out: expected a .glb or .gltf file name, got '{dir}/m.obj'"),
     ("make-mannequin OUT unwritable", ["make-mannequin", "{dir}/tiny.bvh/m.glb"],
-     "ossa make-mannequin: error: OUT {dir}/tiny.bvh/m.glb: cannot write: File exists"),
+     "ossa make-mannequin: error: OUT {dir}/tiny.bvh/m.glb: cannot write: Not a directory"),
 ]  # fmt: skip
 
 

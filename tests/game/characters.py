@@ -17,12 +17,13 @@ import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from game import app
 from game.contact_sheet import corpus_files
-from game.model import SUFFIXES, load_model
+from game.model import SUFFIXES, Model, load_model
 from tests.game.scenes import GENERATED, generated_path
 
 SHARED = {
@@ -32,8 +33,33 @@ SHARED = {
     "pirouette": "pirouette_bvh/pirouette.bvh",
     "box_animated": "khronos/box_animated.gltf",
     "interpolation_test": "khronos/interpolation_test.gltf",
+    "gdquest_mannequiny": "gdquest_mannequiny/mannequiny.glb",
+    "kaykit_mannequin": "kaykit_mannequin_rig_medium/mannequin_v2/manny_med_mod.gltf",
+    "valid_avatar": "valid_avatar_mixamo_names_cm/Asian_M_1_Casual.glb",
+    "animate_all_the_things": "animate_all_the_things_pointer/24_animation_pointer.gltf",
+    "morph_stress_test": "morph_stress_test_weights/MorphStressTest.gltf",
+    "blender_morphed_cube": "blender_io_morph_weights_tests/01_morphed_cube.gltf",
+    "blender_multi_prim": "blender_io_morph_weights_tests/23_multi_prim_vertex_attribute.gltf",
+    "cmu_16_01": "cmu_locomotion_bvh/16_01.bvh",
+    "pymo_walk": "pymo_av_walk_bvh/AV_8Walk_Meredith_HVHA_Rep1.bvh",
+    **{
+        f"cmu_{take}": f"cmu_locomotion_bvh/{take}.bvh"
+        for take in ("02_01", "02_02", "02_03", "07_01", "07_06", "08_01", "09_01", "09_12", "16_11", "16_15")
+    },
+    **{f"cmu_{take}": f"cmu_locomotion_bvh/{take}.bvh" for take in ("16_31", "35_01", "131_02")},
 }
 """Character name → path under ``../shared/assets``."""
+CLIP_FILES = {
+    "kaykit_mannequin": (
+        "kaykit_mannequin_rig_medium/anim/Med_General.glb",
+        "kaykit_mannequin_rig_medium/anim/Med_MovementBasic.glb",
+    ),
+}
+"""Character name → its clip files under ``../shared/assets``, loaded with it (as ``--clips``)."""
+SLOW = {"kaykit_mannequin", "valid_avatar", "animate_all_the_things", *(n for n in SHARED if n.startswith("cmu_"))}
+"""Characters whose program tests are ``slow`` (KayKit's 26 clips, the VALID human's 7 skins, the
+CMU takes: 5-15 s each a test); the default run keeps one of each kind (16_01, the PyMO walk)."""
+SLOW -= {"cmu_16_01"}
 CORPUS = {
     f"corpus-{path.stem.lower()}": path
     for path in sorted(corpus_files().rglob("*"))
@@ -49,7 +75,25 @@ point only at its last key, through a STEP channel, an instant a looping clip ne
 DRAWN = ("mannequin", *GENERATED, *SHARED, *CORPUS)
 """Every file whose mesh nodes the programs' drawing tests count."""
 
-cached_model = functools.cache(load_model)
+
+@functools.cache
+def cached_model(
+    path: str | Path | None = None, *, scale: float | None = None, clips: tuple[str | Path, ...] = ()
+) -> Model:
+    """:func:`load_model`, once per arguments; a shared character of :data:`CLIP_FILES` gets its clip files."""
+    if not clips and path is not None:
+        name = next((n for n, p in SHARED.items() if Path(path).as_posix().endswith(p)), None)
+        clips = (
+            tuple(Path(path).parents[len(Path(SHARED[name]).parts) - 1] / c for c in CLIP_FILES.get(name, ()))
+            if name
+            else ()
+        )
+    return load_model(path, scale=scale, clips=clips)
+
+
+def params(names: tuple[str, ...]) -> list[Any]:
+    """Fixture params of ``names``, those in :data:`SLOW` marked ``slow``."""
+    return [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in names]
 
 
 def character_path(name: str, shared_assets: Path | None) -> Path | None:

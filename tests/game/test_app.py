@@ -124,7 +124,7 @@ def test_a_headless_run_without_frames_ends(
 def test_loader_warnings_and_notes_look_alike_in_every_program(
     program: str, shared_assets: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """CesiumMan: a loader warning (weights not summing to 1) and a note (turned to face +Z), as one line each."""
+    """CesiumMan: a loader warning (weights not summing to 1) and notes (faced to +Z, where it stands), a line each."""
     args = parse_args(PARSERS[program](), ["--model", str(shared_assets / "khronos" / "cesium_man.gltf")])
     factory = {"game.demo": demo_module.DemoGame, "game.blend_testbed": testbed_module.BlendTestbed}
     with cached_models():
@@ -133,9 +133,11 @@ def test_loader_warnings_and_notes_look_alike_in_every_program(
     prefix = f"python -m {program}: "
     assert lines == [
         prefix + "note: cesium_man.gltf: 'animation0' travels +90° from +Z: turned to face +Z",
-        prefix + "warning: " + lines[1].split(": warning: ", 1)[1],
+        prefix
+        + "note: cesium_man.gltf: no idle clip: standing still on 'animation0' at 0.88 s (the lowest point of each)",
+        prefix + "warning: " + lines[2].split(": warning: ", 1)[1],
     ]
-    assert "WEIGHTS_0: 210 of 3273 vertices have weights not summing to 1" in lines[1]
+    assert "WEIGHTS_0: 210 of 3273 vertices have weights not summing to 1" in lines[2]
     assert all(LINE.match(line) for line in lines)
 
 
@@ -144,10 +146,13 @@ def test_a_bvh_take_says_what_was_assumed(shared_assets: Path, capsys: pytest.Ca
     args = parse_args(demo_module.make_parser(), ["--model", str(shared_assets / "pirouette_bvh" / "pirouette.bvh")])
     with cached_models():
         demo_module.DemoGame(args)
+    """The unit as ``ossa`` reads it (one rule for both), and the calibration frame left out."""
     assert capsys.readouterr().err.splitlines() == [
         "python -m game.demo: note: pirouette.bvh: a BVH take, converted in memory (57 joints, bone mesh)",
-        "python -m game.demo: note: pirouette.bvh: 175 units tall, upright: read as centimetres, a 1.75 m human, "
-        "scaled by 0.01 (--scale to change)",
+        "python -m game.demo: note: pirouette.bvh: lengths read as centimetres (detected: the figure's joints span "
+        "1.53 m) (--scale to change)",
+        "python -m game.demo: note: pirouette.bvh: frame 0 is the converter's calibration pose (a T-pose), not "
+        "capture: the take plays from frame 1",
     ]
 
 
@@ -285,3 +290,31 @@ def test_a_window_larger_than_the_screen_says_one_line(display: str) -> None:
         r"\d+x\d+ screen \(.+\)",
         lines[0],
     )
+
+
+# --- output folders and progress --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_a_screenshot_into_a_missing_folder_is_refused_before_any_work(
+    program: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ``ossa evaluate --out missing/dir/x.json`` is: one line, exit 2, no folder made, nothing loaded."""
+    out = tmp_path / "missing" / "dir" / "x.png"
+    code, lines = errors_of(program, ["--model", "not-read.glb", "--headless", "--screenshot", str(out)], capsys)
+    assert code == 2
+    assert lines == [f"python -m {program}: error: --screenshot {out}: cannot write: No such file or directory"]
+    assert not (tmp_path / "missing").exists()
+
+
+def test_long_work_says_how_far_it_is(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A line every PROGRESS_SECONDS: item N/M, the seconds so far and an estimate of those left; none at the end."""
+    clock = iter([0.0, 2.0, 6.0, 7.0, 12.5, 20.0])
+    monkeypatch.setattr(app.time, "perf_counter", lambda: next(clock))
+    progress = app.Progress("python -m game.demo", 10)  # starts at 0 s
+    for done in (1, 3, 4, 5, 10):  # at 2, 6, 7, 12.5 and 20 s
+        progress.step(done)
+    assert capsys.readouterr().err.splitlines() == [
+        "python -m game.demo: note: frame 3/10, 6 s so far, about 14 s left",
+        "python -m game.demo: note: frame 5/10, 12 s so far, about 12 s left",
+    ]

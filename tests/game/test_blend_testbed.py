@@ -35,8 +35,10 @@ from tests.game.characters import cached_model
 from tests.helpers import assert_quat_allclose
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIPS = ["idle", "walk", "run", "jump", "wave", "lean_look (additive)"]
-IDLE, WALK, RUN, ADDITIVE = 0, 1, 2, 5
+STRAFE = ["walk_back", "walk_left", "walk_right", "run_back", "run_left", "run_right"]
+CLIPS = ["idle", "walk", "run", "jump", "wave", *STRAFE, "lean_look (additive)"]
+"""The mannequin file's clips as the testbed lists them (the strafe gaits are the demo graph's)."""
+IDLE, WALK, RUN, ADDITIVE = 0, 1, 2, len(CLIPS) - 1
 SCRIPT = """
 3 press [
 4 press [
@@ -226,8 +228,8 @@ def test_shown_blend_is_the_animators_and_sync_locks_the_phase() -> None:
         step(testbed, keys)  # walk 0.3 upper body, run 0.3, wave 0.1 lower body, additive on
     for _ in range(40):
         step(testbed)
-    assert testbed.mask_modes == ["full", "upper", "full", "full", "lower", "full"]
-    np.testing.assert_allclose(testbed.weights, [1.0, 0.3, 0.3, 0.0, 0.1, 1.0])
+    assert testbed.mask_modes == ["full", "upper", "full", "full", "lower", *["full"] * len(STRAFE), "full"]
+    np.testing.assert_allclose(testbed.weights, [1.0, 0.3, 0.3, 0.0, 0.1, *[0.0] * len(STRAFE), 1.0])
     for sync in (True, False):
         testbed.sync = sync
         testbed._evaluate()

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from engine.anim.scene import scene_vertices
 from engine.camera import camera_axes, look_at
 from engine.math import quat_angle
 from game import app
@@ -29,7 +30,7 @@ from game.app import FIXED_DT, Controls, read_script
 from game.camera_lab import experiments as ex
 from game.camera_lab import lab as lab_module
 from game.camera_lab import report
-from game.camera_lab.lab import CameraLab, build_parser, main
+from game.camera_lab.lab import FIGURE_HEIGHT, HEADER_HEIGHT, CameraLab, build_parser, main
 from tests.conftest import ROOT
 from tests.game.characters import cached_model
 from tests.game.isolation import in_fresh_process
@@ -356,3 +357,33 @@ def test_parser_and_readme_screenshot_script() -> None:
         main(["--report-only"])
     events = read_script(ROOT / "game" / "camera_lab" / "screenshot.txt")
     assert max(e.frame for e in events) < 40  # the README command runs 40 frames
+
+
+def test_a_giant_is_drawn_human_sized_and_whole_in_every_scene(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The mannequin at 4.5 m (RobotExpressive's height as read): drawn 1.8 m tall, in frame of every observer.
+
+    The scenes' cameras, paths and cones are human-sized; drawn at its own size the figure ran out
+    of the panes.
+    """
+    monkeypatch.setattr(app, "load_model", cached_model)
+    scale = 4.5 / cached_model(None).height  # the mannequin's file is in metres
+    lab = CameraLab(app.parse_args(build_parser(), ["--scale", str(scale)]))
+    assert lab.model.height == pytest.approx(4.5)
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"python -m game.camera_lab: note: mannequin.glb: drawn 1.8 m tall, not {lab.model.height:.2f} m: "
+        "the lab's scenes are human-sized"
+    )
+    lab.size = (960, 540)
+    for index in range(len(lab.scenes)):
+        lab.select(index)
+        for t in np.linspace(0.0, lab.scene.duration, 7):
+            frame, world = lab.figure_pose(lab.scene.figure(float(t)))
+            points = scene_vertices(lab.model.scene, lab.model.scene.frame(world[None] @ frame.world, None))
+            points = points.reshape(-1, 3)
+            assert np.ptp(points[:, 1]) <= 1.01 * FIGURE_HEIGHT
+            panes = len(lab.scene.panes)
+            view, projection = lab._camera(lab.scene.pane(0, float(t)).lens, (960 / panes) / (540 - HEADER_HEIGHT))
+            clip = np.concatenate([points, np.ones((len(points), 1))], axis=1) @ (projection @ view).T
+            assert (np.abs(clip[:, :2] / clip[:, 3:]) < 1.0).all(), (index, t)

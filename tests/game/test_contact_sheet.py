@@ -13,7 +13,16 @@ from engine.anim.sampling import sample
 from engine.anim.skinning import skin_vertices, skinning_palette
 from engine.io import load_character
 from game import contact_sheet
-from game.contact_sheet import CONTACT, LABEL_HEIGHT, TILE, contact_pose, default_sources, main
+from game.contact_sheet import (
+    CONTACT,
+    LABEL_HEIGHT,
+    RETARGET_LABEL,
+    RETARGET_TILE,
+    TILE,
+    contact_pose,
+    default_sources,
+    main,
+)
 from game.model import DEFAULT_MODEL
 from tests.game.characters import cached_model
 
@@ -65,6 +74,7 @@ def test_the_sheet_tiles_every_character_given_and_leaves_out_the_rest(
     egl: None, shared_assets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "sheet" / "characters.png"
+    out.parent.mkdir()
     broken = tmp_path / "broken.gltf"
     broken.write_text("{}")
     files = [
@@ -84,6 +94,52 @@ def test_the_sheet_tiles_every_character_given_and_leaves_out_the_rest(
         tile = pixels[row * TILE[1] : (row + 1) * TILE[1], column * TILE[0] : (column + 1) * TILE[0]]
         assert tile[: TILE[1] - LABEL_HEIGHT].std() > 10.0
         assert (tile[TILE[1] - LABEL_HEIGHT :] > 200).any()  # text
+
+
+def test_a_missing_output_folder_is_said_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As ``ossa``'s outputs and the programs' ``--screenshot``: no folder is made behind the user's back."""
+    out = tmp_path / "no" / "sheet.png"
+    assert main([str(DEFAULT_MODEL), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"python -m game.contact_sheet: error: --out {out}: cannot write: No such file or directory"
+    ]
+
+
+@pytest.mark.gl
+@pytest.mark.assets
+@pytest.mark.slow
+def test_the_retargets_sheet_has_a_row_per_take_and_a_column_per_humanoid(
+    egl: None, shared_assets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two takes onto the mannequin and CesiumMan (the Fox is no humanoid: left out), mid-clip, labelled."""
+    files = [
+        shared_assets / "cmu_locomotion_bvh" / "09_01.bvh",
+        shared_assets / "cmu_locomotion_bvh" / "02_03.bvh",
+        DEFAULT_MODEL,
+        shared_assets / "khronos" / "cesium_man.gltf",
+        shared_assets / "fox" / "glTF-Binary" / "Fox.glb",
+    ]
+    out = tmp_path / "retargets.png"
+    assert main([*map(str, files), "--retargets", "--out", str(out)]) == 0
+    assert capsys.readouterr().out == (
+        f"wrote {out}: 4 retargets (09_01 on mannequin, 09_01 on cesium_man, 02_03 on mannequin, 02_03 on cesium_man)\n"
+    )
+    with Image.open(out) as image:
+        assert image.size == (2 * RETARGET_TILE[0], 2 * RETARGET_TILE[1])
+        pixels = np.asarray(image.convert("RGB"), dtype=float)
+    for row in range(2):
+        for column in range(2):
+            tile = pixels[row * RETARGET_TILE[1] : (row + 1) * RETARGET_TILE[1]][:, column * RETARGET_TILE[0] :][
+                :, : RETARGET_TILE[0]
+            ]
+            assert tile[: RETARGET_TILE[1] - RETARGET_LABEL].std() > 10.0
+
+
+def test_the_retargets_sheet_needs_a_take_and_a_humanoid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(DEFAULT_MODEL), "--retargets", "--out", str(tmp_path / "r.png")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "python -m game.contact_sheet: error: no pair to show: 0 takes (.bvh), 1 humanoid characters"
+    ]
 
 
 def test_no_character_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,7 +30,7 @@ from game.demo.game import make_parser as demo_parser
 from game.model import DEFAULT_MODEL, Model
 from tests.conftest import require_or_skip
 from tests.corpus.test_corpus_inspect import gltf_json, scene_nodes
-from tests.game.characters import DRAWN, SHARED, cached_model, cached_models, character_path
+from tests.game.characters import DRAWN, SHARED, cached_model, cached_models, character_path, params
 
 SIZE = (320, 180)
 STEP = 1.0 / 60.0
@@ -48,7 +48,7 @@ def gl() -> Iterator[tuple[moderngl.Context, moderngl.Framebuffer]]:
     release_context(context)
 
 
-@pytest.fixture(params=DRAWN)
+@pytest.fixture(params=params(DRAWN))
 def character(request: pytest.FixtureRequest) -> Path:
     """The file of each character (the mannequin's own file too), skipping the shared ones without the assets."""
     shared = request.getfixturevalue("shared_assets") if request.param in SHARED else None

@@ -14,13 +14,16 @@ from scipy.spatial.transform import Rotation
 
 from engine.anim.clip import Clip
 from engine.anim.skeleton import Skeleton
+from engine.cli import main
 from engine.io.character import load_character
-from engine.io.gltf_writer import save_gltf
-from engine.procedural.commands import DEFAULT_PATH
+from engine.procedural.commands import DEFAULT_PATH, write_mannequin
 from engine.procedural.mannequin import ANKLE_HEIGHT, build_mannequin
-from tests.conftest import require_or_skip
+from engine.procedural.strafe import build_strafe_clips
+from tests.conftest import ROOT, require_or_skip
 
 MANNEQUIN = build_mannequin()
+CLIPS = {**MANNEQUIN.clips, **build_strafe_clips(MANNEQUIN.skeleton)}
+"""Every clip of the file: the mannequin's, then its strafe gaits."""
 UPPER_BODY = {"spine", "chest", "upper_chest", "neck", "head"} | {
     f"{part}_{side}" for part in ("clavicle", "upper_arm", "lower_arm", "hand", "fingers") for side in "lr"
 }
@@ -127,8 +130,15 @@ def test_lean_look_starts_at_the_rest_pose() -> None:
 
 
 def test_committed_asset_is_what_the_generator_writes(tmp_path: Path) -> None:
-    fresh = save_gltf(tmp_path / "mannequin.glb", MANNEQUIN.skeleton, list(MANNEQUIN.clips.values()), [MANNEQUIN.mesh])
+    fresh, _ = write_mannequin(tmp_path / "mannequin.glb")
     assert DEFAULT_PATH.read_bytes() == fresh.read_bytes(), "run `ossa make-mannequin` and commit assets/mannequin.glb"
+
+
+def test_the_file_holds_every_clip_the_programs_play() -> None:
+    """The mannequin's clips, then the strafe gaits the demo's graph plays (``ossa graph check`` binds them)."""
+    assert list(load_character(DEFAULT_PATH).clips) == list(CLIPS)
+    assert list(CLIPS)[6:] == ["walk_back", "walk_left", "walk_right", "run_back", "run_left", "run_right"]
+    assert main(["graph", "check", str(ROOT / "game" / "demo" / "locomotion.toml"), "--model", str(DEFAULT_PATH)]) == 0
 
 
 def test_khronos_validator_reports_no_issue() -> None:
@@ -158,8 +168,8 @@ def test_the_written_file_loads_back_with_the_same_skeleton_clips_and_markers() 
     np.testing.assert_allclose(
         character.skeleton.inverse_bind_matrices, MANNEQUIN.skeleton.inverse_bind_matrices, atol=1e-6
     )
-    assert list(character.clips) == list(MANNEQUIN.clips)
-    for name, clip in MANNEQUIN.clips.items():
+    assert list(character.clips) == list(CLIPS)
+    for name, clip in CLIPS.items():
         loaded = character.clips[name]
         assert loaded.markers == clip.markers
         assert len(loaded.channels) == len(clip.channels)
