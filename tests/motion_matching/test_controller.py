@@ -48,7 +48,7 @@ def world_joints(controller: MatchingController) -> np.ndarray:
 
 
 def clips_largest_step(db: Database, dt: float) -> np.ndarray:
-    """``(J,)`` each joint's largest displacement in one step of ``dt`` when the ranges play as they are, root included."""
+    """``(J,)`` each joint's largest displacement in a step of ``dt`` as the ranges play, root included."""
     largest = np.zeros(db.skeleton.num_joints)
     timeline = db.timeline()
     for r in range(db.num_ranges):
