@@ -26,7 +26,7 @@ from engine.player import Player as Posing
 from engine.render.scene_renderer import scene_records
 from game.app import say
 from game.demo.crowd import SPACING, Crowd, CrowdDemo, check_count
-from game.demo.matching_database import demo_database
+from game.demo.matching_database import demo_database, demo_options
 from game.demo.motion_matching import RUN_SPEED, WALK_SPEED, ground_lift
 from game.model import Model
 from game.ui import ACCENT
@@ -74,7 +74,11 @@ class MatchingCrowd(Crowd):
         starts = self._spots(count)
         scale = model.scale
         self.matcher = MatchingController(
-            database, count, positions=starts / scale, yaws=rng.uniform(-np.pi, np.pi, count)
+            database,
+            count,
+            positions=starts / scale,
+            yaws=rng.uniform(-np.pi, np.pi, count),
+            options=demo_options(database),
         )
         self.waypoints = self._spots(count)
         self.speeds = np.where(rng.random(count) < RUNNERS, RUN_SPEED, WALK_SPEED)

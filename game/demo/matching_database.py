@@ -26,6 +26,7 @@ import engine
 from engine.anim.skeleton import Skeleton
 from engine.errors import AssetError, OssaWarning
 from engine.motion_matching import BuildOptions, Database, build_database, load_database, load_sources, save_database
+from engine.motion_matching.controller import ControllerOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 TAKES = ROOT.parent / "shared" / "assets" / "cmu_locomotion_bvh"
@@ -34,10 +35,18 @@ TAGS = Path(__file__).with_name("cmu_locomotion.toml")
 """Their tags and time ranges (``engine.motion_matching.load_sources``' sidecar)."""
 OPTIONS = BuildOptions(skip_unusable=True)
 """How the demo builds: the defaults (60 fps, mirrored, Holden's weights), unusable takes left out."""
-BUILDER = ("motion_matching", "anim/retarget.py", "anim/humanoid.py", "io/bvh.py")
+BUILDER = ("motion_matching", "anim", "io/bvh.py", "io/bvh_text.py")
 """The engine's code a build depends on (files or folders of ``engine/``): part of the cache key."""
 
+LEFT_OUT = ("jump",)
+"""Tags of frames the demo's characters never play (16_01's jump: the demo's requests are ground paths)."""
+
 Say = Callable[[str, str], None]
+
+
+def demo_options(database: Database) -> ControllerOptions:
+    """The controller's options for ``database``: the defaults, searching no :data:`LEFT_OUT` frame it tags."""
+    return ControllerOptions(exclude=tuple(tag for tag in LEFT_OUT if tag in database.tag_names))
 
 
 def cache_dir() -> Path:

@@ -18,7 +18,8 @@ the three horizons (1/3, 2/3 and 1 s). The wave, the feet on the uneven ground (
 and the head's look-at work as in the graph-driven demo: they are the same character code
 (:class:`game.demo.player.Player`) with the graph replaced by the controller.
 
-Space does nothing (the takes hold no jump) and Ctrl does nothing (hardly any sideways walking).
+Space does nothing (16_01 holds a standing jump, but the demo searches no jump frame) and Ctrl
+does nothing (hardly any sideways walking).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from engine.render.scene_renderer import scene_records
 from game.app import say
 from game.bounds import frame_boxes, scene_frames
 from game.demo.game import DemoGame
-from game.demo.matching_database import demo_database
+from game.demo.matching_database import demo_database, demo_options
 from game.demo.player import UP, Player
 from game.demo.world import Terrain
 from game.model import Model
@@ -79,7 +80,8 @@ class MatchingPlayer(Player):
     database
         A database over the model's palette-record skeleton.
     options
-        The controller's :class:`~engine.motion_matching.controller.ControllerOptions`.
+        The controller's :class:`~engine.motion_matching.controller.ControllerOptions` (default:
+        :func:`game.demo.matching_database.demo_options`).
 
     Attributes
     ----------
@@ -107,14 +109,15 @@ class MatchingPlayer(Player):
     def _start_locomotion(self, graph: Path | None) -> np.ndarray:  # noqa: ARG002 (no graph: the controller)
         db = self.database
         scale = self.model.scale
-        self.matcher = MatchingController(db, player=self.posing, options=self._options)
+        options = self._options if self._options is not None else demo_options(db)
+        self.matcher = MatchingController(db, player=self.posing, options=options)
         nodes = self.model.skeleton.num_joints
         timeline = db.timeline()
         node_clip = Clip(timeline.name, tuple(c for c in timeline.channels if c.target < nodes), nodes)
         self._lift = ground_lift(self.model, db, node_clip)
         self.notes += [
             f"motion matching: {db.num_frames} frames in {db.num_ranges} ranges ({len(set(db.range_sources))} takes)",
-            "no jump in the takes: Space does nothing; Ctrl does nothing",
+            "no jump played (the demo searches no jump frame): Space does nothing; Ctrl does nothing",
         ]
         self._scale = scale
         return np.array([self.matcher.layer])
@@ -130,7 +133,7 @@ class MatchingPlayer(Player):
         move: FloatArray,
         amount: float,
         run: bool,
-        jump: bool,  # noqa: ARG002 (no jump in the takes)
+        jump: bool,  # noqa: ARG002 (no jump played)
         strafe: bool,  # noqa: ARG002 (hardly any sideways walking in the takes)
     ) -> None:
         """The request (velocity and facing, in the database's units) to the controller, then the wave."""
