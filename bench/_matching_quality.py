@@ -34,7 +34,7 @@ from engine.anim.local_to_model import model_from_pose
 from engine.motion_matching import Trajectory, advance_trajectory
 from game.app import FIXED_DT, Controls, apply_script, read_script
 from game.demo.game import DemoGame, make_parser
-from game.demo.motion_matching import RUN_SPEED, WALK_SPEED, MatchingPlayer
+from game.demo.motion_matching import RUN_SPEED, WALK_SPEED, MatchingGame, MatchingPlayer
 from game.demo.player import Player, find_body
 
 STANCE = 0.02
@@ -168,3 +168,36 @@ def random_path(player: Player, seconds: float, seed: int) -> Recording:
         move = np.array([gap[0], 0.0, gap[1]]) / np.linalg.norm(gap)
         player.update(FIXED_DT, move, run, False)
     return recorder.recording()
+
+
+TOUR = Path(__file__).resolve().parents[1] / "game" / "demo" / "scripts" / "motion_matching.txt"
+TOUR_FRAMES = 1020
+"""The tour's 17 s at 60 Hz (its last key is released at frame 840; then it stands)."""
+RANDOM_SECONDS = 20.0
+SEEDS = (1, 2, 3)
+
+
+def quality_table() -> str:
+    """The table: foot sliding, trajectory error, switches/s; state machine against motion matching."""
+    modes: list[tuple[str, Callable[[argparse.Namespace], DemoGame], list[str]]] = [
+        ("state machine", DemoGame, []),
+        ("motion matching", MatchingGame, ["--motion-matching"]),
+    ]
+    lines = [
+        "Locomotion quality: the demo's character (mannequin), 60 Hz, on the uneven ground",
+        f"  {'paths':<28}{'controller':<18}{'sliding cm/s':>13}{'traj. err. cm':>14}{'switches/s':>11}",
+    ]
+    for label, game_class, options in modes:
+        rows = [("scripted tour (17 s)", measure(scripted(game_class, TOUR, TOUR_FRAMES, options)))]
+        randoms = [measure(random_path(game_class(game_args(*options)).player, RANDOM_SECONDS, s)) for s in SEEDS]
+        mean = Quality(
+            *(float(np.mean([getattr(q, f) for q in randoms])) for f in ("sliding", "trajectory", "switches"))
+        )
+        rows.append((f"random paths ({len(SEEDS)} × {RANDOM_SECONDS:.0f} s)", mean))
+        for paths, q in rows:
+            lines.append(f"  {paths:<28}{label:<18}{q.sliding:>13.1f}{q.trajectory:>14.1f}{q.switches:>11.2f}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(quality_table())
