@@ -120,6 +120,7 @@ def run_demo(directory: Path, *options: str) -> tuple[int, MatchingGame, np.ndar
     return code, made[0], pixels
 
 
+@pytest.mark.slow  # 4 s: the whole program, drawn
 @pytest.mark.gl
 def test_the_motion_matching_demo_runs_headless_with_its_panel_and_trajectories(
     egl: None, cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -138,6 +139,7 @@ def test_the_motion_matching_demo_runs_headless_with_its_panel_and_trajectories(
     assert not any("error" in line for line in said(capsys))
 
 
+@pytest.mark.slow  # 4 s: a database of a CMU take's own skeleton is built
 def test_bad_databases_and_options_are_one_line_errors(
     cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], cmu_sources_skeleton: Path
 ) -> None:
