@@ -1,8 +1,8 @@
 """Motion matching over the CMU locomotion takes on the mannequin: the database, the search, a crowd's cost.
 
-The database is the 13 usable takes of ``../shared/assets/cmu_locomotion_bvh`` (16_01 is left out:
-its skeleton is not found a humanoid) retargeted onto the mannequin, mirrored, at 60 fps, with the
-tags of ``tests/motion_matching/cmu_locomotion.toml``.
+The database is the 13 locomotion takes of ``../shared/assets/cmu_locomotion_bvh`` (16_01, a
+standing jump, is left out) retargeted onto the mannequin, mirrored, at 60 fps, with the tags of
+``game/demo/cmu_locomotion.toml``.
 
 Tables:
 
@@ -21,10 +21,23 @@ Tables:
    velocities, which the player hands over) and the search; per second of game, the fraction of
    one core (goal < 10 %).
 
+4. **The controller for 1000 characters** (:class:`~engine.motion_matching.controller.MatchingController`
+   on one engine player, as ``--crowd 1000 --motion-matching`` runs it): each character walks
+   toward its own random waypoints (a new one every 2-6 s, a sharp change that searches at once);
+   per 60 Hz frame the CPU time of the controller's searches (queries from the player's captured
+   poses, or with Holden's shortcut the features of the frames playing, ``pose_from="database"``;
+   the batched search; the switches), and of the whole frame: the controller, the player's
+   sampling, transition stage and composition, and the skinning palettes
+   (:meth:`~engine.player.Player.finalize` into a float32 buffer). Medians over 120 frames after
+   one second of warm-up.
+5. **Locomotion quality** (``bench/_matching_quality.py``): foot sliding, trajectory error and
+   switches per second of the demo's character on its scripted tour and on random paths, motion
+   matching against the demo's state machine (``--quality``; about a minute).
+
 Timings are medians of interleaved runs (``bench/_timing.py``), wall time, and for the crowd also
 the CPU time of the calling thread (the numbers that matter on a loaded machine).
 
-Run: ``python bench/bench_motion_matching.py [--repeat 15]``.
+Run: ``python bench/bench_motion_matching.py [--repeat 15] [--quality]``.
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _matching_quality import quality_table
 from _timing import median_ms
 
 from engine.anim.velocity import pose_velocity
@@ -52,11 +66,12 @@ from engine.motion_matching import (
     save_database,
     search,
 )
+from engine.motion_matching.controller import ControllerOptions, MatchingController
 from engine.motion_matching.search import search_index
 
 ROOT = Path(__file__).resolve().parents[1]
 TAKES = ROOT.parent / "shared" / "assets" / "cmu_locomotion_bvh"
-TAGS = ROOT / "tests" / "motion_matching" / "cmu_locomotion.toml"
+TAGS = ROOT / "game" / "demo" / "cmu_locomotion.toml"
 MANNEQUIN = ROOT / "assets" / "mannequin.glb"
 BIAS = 0.01
 
@@ -65,6 +80,47 @@ def sources() -> list:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OssaWarning)  # "CMU units" for every take
         return [s for s in load_sources(sorted(TAKES.glob("*.bvh")), tags_file=TAGS) if s.name != "16_01"]
+
+
+def controller_frames(db, count: int, frames: int, warmup: int, pose_from: str) -> tuple[float, float, float]:
+    """Median CPU ms per 60 Hz frame of the controller's searches, of the whole frame, and searches a frame."""
+    rng = np.random.default_rng(11)
+    options = ControllerOptions(pose_from=pose_from)
+    matcher = MatchingController(db, count, positions=rng.uniform(-20.0, 20.0, (count, 3)), options=options)
+    palettes = np.zeros((count, db.skeleton.num_joints, 4, 4), dtype=np.float32)
+    goals = rng.uniform(-20.0, 20.0, (count, 3))
+    changes = rng.uniform(2.0, 6.0, count)
+    search_s: list[float] = []
+    searched = matcher._search
+
+    def timed_search(due: np.ndarray) -> None:
+        start = time.thread_time()
+        searched(due)
+        search_s.append(time.thread_time() - start)
+
+    matcher._search = timed_search  # type: ignore[method-assign]
+    dt, totals, searches, counted = 1.0 / 60.0, [], [], []
+    for frame in range(warmup + frames):
+        changes -= dt
+        due = changes <= 0.0
+        goals[due] = rng.uniform(-20.0, 20.0, (int(due.sum()), 3))
+        changes[due] = rng.uniform(2.0, 6.0, int(due.sum()))
+        heading = (goals - matcher.positions) * [1.0, 0.0, 1.0]
+        velocity = heading / np.maximum(np.linalg.norm(heading, axis=-1, keepdims=True), 1e-9) * 1.4
+        search_s.clear()
+        before = int(matcher.searches.sum())
+        start = time.thread_time()
+        player = matcher.player
+        player.begin_frame(dt)
+        matcher.control(velocity, np.arctan2(heading[:, 0], heading[:, 2]))
+        player.pose()
+        player.run_stages()
+        player.finalize(palettes)
+        if frame >= warmup:
+            totals.append(time.thread_time() - start)
+            searches.append(sum(search_s))
+            counted.append(int(matcher.searches.sum()) - before)
+    return 1e3 * float(np.median(searches)), 1e3 * float(np.median(totals)), float(np.mean(counted))
 
 
 def requests(db, frames: np.ndarray, changed: bool, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -140,6 +196,7 @@ def search_times(db, made: np.ndarray, playing: np.ndarray, repeat: int) -> list
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--quality", action="store_true", help="also the locomotion quality table (about a minute)")
     args = parser.parse_args()
     rng = np.random.default_rng(7)
     mannequin = load_character(MANNEQUIN).skeleton
@@ -185,6 +242,18 @@ def main() -> None:
     print(f"  {'ms a frame':<12}{'query':>8}{'search':>8}   % of one core: searching, with the queries")
     for label, q_ms, s_ms in (("wall", query_ms, search_ms), ("cpu", query_cpu, search_cpu)):
         print(f"  {label:<12}{q_ms:>8.2f}{s_ms:>8.2f}   {6 * s_ms:.1f} %, {6 * (q_ms + s_ms):.1f} %")
+
+    print("\nThe controller for 1000 characters at 60 fps (CPU ms a frame, medians of 120 frames)")
+    print(f"  {'current pose from':<20}{'searches':>9}{'search ms':>10}{'% core':>8}{'frame ms':>10}{'x budget':>9}")
+    for pose_from in ("player", "database"):
+        search_cpu_ms, frame_cpu_ms, per_frame_searches = controller_frames(db, 1000, 120, 60, pose_from)
+        print(
+            f"  {pose_from:<20}{per_frame_searches:>9.0f}{search_cpu_ms:>10.2f}{6 * search_cpu_ms:>8.1f}"
+            f"{frame_cpu_ms:>10.2f}{1000 / 60 / frame_cpu_ms:>9.2f}"
+        )
+    if args.quality:
+        print()
+        print(quality_table())
 
 
 if __name__ == "__main__":

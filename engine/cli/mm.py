@@ -7,7 +7,7 @@ optionally on a character (``--character``: every clip is retargeted onto its sk
 same summary for a database file. For example, the CMU locomotion takes on the mannequin::
 
     ossa mm build ../shared/assets/cmu_locomotion_bvh/*.bvh --character assets/mannequin.glb \\
-        --tags tests/motion_matching/cmu_locomotion.toml --skip-unusable --out cmu.npz
+        --tags game/demo/cmu_locomotion.toml --skip-unusable --out cmu.npz
 """
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ class _Builder:
                 position_sigma=self.options.position_sigma,
                 direction_sigma=self.options.direction_sigma,
             )
-            local = to_root_space(variant, self.target.levels[0], track)
+            local = to_root_space(self.target, variant, self.hips, track)
             local.rotations[:] = unflip(local.rotations, axis=0)
             out.append(_Range(name, source.name, mirrored, local, track, tags))
         return out

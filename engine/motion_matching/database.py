@@ -259,9 +259,22 @@ class Database:
         """
         if not 0 <= int(range_index) < self.num_ranges:
             raise InvalidInputError(f"range index {range_index} out of range for {self.num_ranges} ranges")
-        key = f"clip:{int(range_index)}"
+        start, stop = int(self.range_starts[range_index]), int(self.range_stops[range_index])
+        return self._frames_clip(f"clip:{int(range_index)}", self.range_names[range_index], slice(start, stop))
+
+    def timeline(self) -> Clip:
+        """Every frame as one LINEAR clip of :attr:`skeleton`: frame ``f`` at ``f / fps`` seconds (root in place).
+
+        What a controller plays with one layer for every character: a character in range ``r``
+        stays within ``[range_starts[r], range_stops[r] − 1] / fps``, where the keys are that
+        range's own frames (the step from one range's last frame to the next one's first is never
+        played). Channels as :meth:`clip`; built once and cached.
+        """
+        return self._frames_clip("timeline", "frames", slice(0, self.num_frames))
+
+    def _frames_clip(self, key: str, name: str, frames: slice) -> Clip:
+        """Frames ``frames`` as a LINEAR clip called ``name`` (first frame at 0 s), cached under ``key``."""
         if key not in self._cache:
-            frames = slice(int(self.range_starts[range_index]), int(self.range_stops[range_index]))
             times = np.arange(frames.stop - frames.start) / self.fps
             channels = []
             skeleton = self.skeleton
@@ -274,7 +287,7 @@ class Database:
                     ):
                         if np.any(values != rest):
                             channels.append(Channel(j, path, "LINEAR", times, values))
-            self._cache[key] = Clip(self.range_names[range_index], tuple(channels), skeleton.num_joints)
+            self._cache[key] = Clip(name, tuple(channels), skeleton.num_joints)
         clip: Clip = self._cache[key]
         return clip
 

@@ -12,7 +12,8 @@ than by the hips: the hips sway and twist within every stride, the root glides. 
 
 The ends of a clip are padded by point reflection before smoothing (``2·x₀ − x_k``), so a
 straight line at constant speed is left exactly as it is, up to its last frame. Poses in root
-space (:func:`to_root_space`) have the root at the origin facing ``+Z``.
+space (:func:`to_root_space`) have the root at the origin facing ``+Z``, the motion in the hips
+(the joints above them at rest).
 """
 
 from __future__ import annotations
@@ -22,10 +23,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.anim.humanoid import UP, Humanoid, rest_positions
+from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
+from engine.anim.skeleton import Skeleton
 from engine.errors import DegenerateInputError, InvalidInputError
-from engine.math import quat_conjugate, quat_from_axis_angle, quat_multiply, quat_rotate, trusted
-from engine.math._checks import FloatArray, IntArray
+from engine.math import (
+    matrix_from_quat,
+    quat_conjugate,
+    quat_from_axis_angle,
+    quat_from_matrix,
+    quat_multiply,
+    quat_rotate,
+    trusted,
+)
+from engine.math._checks import FloatArray
 
 #: Default Gaussian widths (seconds) smoothing the root position and facing.
 POSITION_SIGMA = 0.2
@@ -135,15 +146,42 @@ def extend_track(track: RootTrack, count: int) -> RootTrack:
     return RootTrack(np.concatenate((track.positions, positions)), np.concatenate((track.yaws, yaws)))
 
 
-def to_root_space(pose: Pose, roots: IntArray, track: RootTrack) -> Pose:
-    """``pose`` ``(F, J)`` with its root joints (``roots``, indices) re-expressed in each frame's root.
+def to_root_space(skeleton: Skeleton, pose: Pose, hips: int, track: RootTrack) -> Pose:
+    """``pose`` ``(F, J)`` re-expressed in each frame's root: model space becomes root space.
 
-    Joints below the roots are unchanged: their model-space transforms follow.
+    The motion is carried by the hips and by the joints hanging from the hips' ancestors (or
+    from nothing): each of those gets ``A_p⁻¹ · R⁻¹ · M_p`` in front of its local transform,
+    ``M_p`` its parent's model matrix in the frame, ``A_p`` the parent's rest model matrix and
+    ``R`` the frame's root. The hips' ancestors themselves are put at rest, so that a rig with a
+    joint under the hips (the mannequin's ``root``) has it at the root, still, and the motion
+    is in the hips whichever joint carried it in the source. The hips' ancestors are taken rigid.
     """
+    ancestors = set()
+    joint = int(skeleton.parents[hips])
+    while joint >= 0:
+        ancestors.add(joint)
+        joint = int(skeleton.parents[joint])
+    parents = skeleton.parents
+    top = {-1} | ancestors
+    moved = [j for j in range(skeleton.num_joints) if j not in ancestors and int(parents[j]) in top]
+    world = model_from_pose(skeleton, pose)
+    rest = model_from_pose(skeleton, skeleton.rest_pose)
+    root = np.zeros((pose.shape[0], 4, 4))
+    with trusted():
+        root[:, :3, :3] = matrix_from_quat(quat_conjugate(track.rotations))
+    root[:, :3, 3] = -np.einsum("fij,fj->fi", root[:, :3, :3], track.positions)
+    root[:, 3, 3] = 1.0
     out = pose.copy()
     with trusted():
-        inverse = quat_conjugate(track.rotations)[:, None, :]
-        local = out.translations[:, roots, :] - track.positions[:, None, :]
-        out.translations[:, roots, :] = quat_rotate(inverse, local)
-        out.rotations[:, roots, :] = quat_multiply(inverse, out.rotations[:, roots, :])
+        for j in moved:  # the joints carrying the motion: the hips, and the other top joints (a few)
+            parent = int(parents[j])
+            change = root if parent < 0 else np.linalg.inv(rest[parent]) @ root @ world[:, parent]
+            turn = quat_from_matrix(change[:, :3, :3])
+            offset = np.einsum("fij,fj->fi", change[:, :3, :3], out.translations[:, j])
+            out.translations[:, j] = offset + change[:, :3, 3]
+            out.rotations[:, j] = quat_multiply(turn, out.rotations[:, j])
+        for j in ancestors:
+            out.translations[:, j] = skeleton.rest_translations[j]
+            out.rotations[:, j] = skeleton.rest_rotations[j]
+            out.scales[:, j] = skeleton.rest_scales[j]
     return out

@@ -4,9 +4,9 @@ A :class:`ClipSource` is one clip over its own skeleton, the time range to take 
 the tags of its frames. :func:`load_sources` reads BVH takes and glTF files into sources:
 
 - a BVH take is one source named after the file (``02_01.bvh`` → ``"02_01"``). Frame 0 is
-  left out when it is a converter's reference pose rather than capture: the CMU cgspeed
-  MotionBuilder and Daz conversions add one (its root rotation channels all exactly 0 while
-  frame 1's are not);
+  left out when it is a converter's calibration pose rather than capture, as the BVH reader
+  tells it (:attr:`engine.io.bvh.BvhAnimation.calibration_frames`; the CMU cgspeed
+  MotionBuilder and Daz conversions add one);
 - a glTF file gives one source per clip of its first skin, named after the clip.
 
 **Tags** are lower-case words. A source's own tags come from its name (``"Walk_Fast"`` →
@@ -140,14 +140,6 @@ class ClipSource:
         return out
 
 
-def _reference_frame(motion: np.ndarray, channels: Sequence[str]) -> bool:
-    """Whether frame 0 of a BVH motion is a converter's reference pose (root rotations exactly 0, frame 1's not)."""
-    rotations = [k for k, name in enumerate(channels) if name.lower().endswith("rotation")]
-    if motion.shape[0] < 2 or not rotations:
-        return False
-    return bool(np.all(motion[0, rotations] == 0.0) and np.any(motion[1, rotations] != 0.0))
-
-
 def _read_sidecar(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
@@ -215,8 +207,7 @@ def load_sources(
         suffix = path.suffix.lower()
         if suffix == ".bvh":
             anim = load_bvh(path, scale=scale)
-            channels = [c for names in anim.channel_names[:1] for c in names]
-            start = anim.frame_time if _reference_frame(anim.motion, channels) else 0.0
+            start = anim.calibration_frames * anim.frame_time
             sources.append(ClipSource(path.stem, anim.clip, anim.skeleton, start=start, tags=tags_from_name(path.stem)))
         elif suffix in (".gltf", ".glb"):
             character = load_character(path)

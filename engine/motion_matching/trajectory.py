@@ -124,7 +124,7 @@ def _request(state: Trajectory, desired_velocity: Any, desired_yaw: Any) -> tupl
         )
     velocity = np.broadcast_to(velocity, (count, 3)).copy()
     velocity[:, 1] = 0.0  # the trajectory stays on the ground
-    return velocity, state.yaws + _wrapped(np.broadcast_to(yaw, (count,)) - state.yaws)
+    return velocity, state.yaws + wrapped_angle(np.broadcast_to(yaw, (count,)) - state.yaws)
 
 
 def advance_trajectory(
@@ -181,7 +181,7 @@ def predict_trajectory(
     return np.ascontiguousarray(np.swapaxes(positions, 0, 1)), np.ascontiguousarray(yaws[..., 0].T)
 
 
-def _wrapped(angle: FloatArray) -> FloatArray:
+def wrapped_angle(angle: FloatArray) -> FloatArray:
     """Angles in ``(-π, π]``."""
     return np.pi - np.mod(np.pi - angle, 2.0 * np.pi)
 

@@ -58,6 +58,7 @@ from engine.camera import Camera, orbit_orientation
 from engine.errors import InvalidInputError
 from engine.math import matrix_from_trs, quat_from_axis_angle, quat_rotate
 from engine.math._checks import FloatArray
+from engine.player import Player as Posing
 from engine.render import PaletteBuffer, SkinnedMesh
 from engine.render.scene_renderer import scene_records
 from game.app import HEADLESS_FRAMES, Controls, load_program_model, say
@@ -204,6 +205,11 @@ class Crowd:
         return self.animator.num_characters
 
     @property
+    def player(self) -> Posing:
+        """The engine player posing the crowd."""
+        return self.animator.player
+
+    @property
     def times(self) -> FloatArray:
         """``(2, C)`` the walk's and the run's clip times (both at one phase: the feet land together)."""
         return np.stack([action.time for action in self.actions])
@@ -241,7 +247,7 @@ class Crowd:
             self.schedule.advance()
         else:
             due = np.arange(self.count)
-        player = self.animator.player
+        player = self.player
         player.pose(due)
         player.finalize(self.palettes)
         self.evaluated = int(due.size)
@@ -292,8 +298,8 @@ class CrowdDemo:
         count = check_count(args.crowd)
         self.prog = args.prog
         self.model = load_program_model(args)
-        self.crowd = Crowd(self.model, count, args.seed)
-        player = self.crowd.animator.player
+        self.crowd = self.make_crowd(count, args.seed)
+        player = self.crowd.player
         if player.backend == "numba":  # the kernels before the first frame: out of the timings
             say(self.prog, "note", "compiling the animation kernels once (cached after: about a second next time)")
             say(self.prog, "note", f"kernels ready in {player.warm_up(self.crowd.palettes):.1f} s")
@@ -312,6 +318,10 @@ class CrowdDemo:
         self.drawn_instances = 0
         self._fps = 0.0
         self._last_render: float | None = None
+
+    def make_crowd(self, count: int, seed: int) -> Crowd:
+        """The crowd's animation: the walk/run :class:`Crowd` (``--motion-matching``: the search's)."""
+        return Crowd(self.model, count, seed)
 
     def _camera(self) -> Camera:
         orientation = orbit_orientation(self.yaw, self.pitch)

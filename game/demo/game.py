@@ -55,6 +55,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import moderngl
 import numpy as np
@@ -109,6 +110,15 @@ def make_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"crowd mode instead of the game: N animated characters (1 to {MAX_CROWD}) with animation LOD, "
         "one instanced draw, per-stage timings on screen (see game/demo/crowd.py); --items and --time do not apply",
+    )
+    parser.add_argument(
+        "--motion-matching",
+        action="store_true",
+        help="move the character (or with --crowd, each character on its own path) by motion matching over the "
+        "CMU locomotion takes retargeted onto the model (see game/demo/motion_matching.py)",
+    )
+    parser.add_argument(
+        "--database", type=Path, help="with --motion-matching: a database file (ossa mm build --character MODEL)"
     )
     return parser
 
@@ -166,7 +176,7 @@ class DemoGame:
     def restart(self) -> None:
         """Put the items back, the character at the start facing +Z, the camera behind it, the clock full."""
         self.items.reset()
-        self.player = Player(self.model, self.terrain)
+        self.player = self.make_player()
         self.score = 0
         self.time_left = self.time_limit
         self.outcome: str | None = None
@@ -177,6 +187,10 @@ class DemoGame:
         self.camera = self.rig.update(0.0, self.player.position, self.player.facing)
         self.control_yaw = self.rig.yaw
         """The yaw that WASD is relative to (see :meth:`_move_input`)."""
+
+    def make_player(self) -> Player:
+        """The character at the start (:meth:`restart`): the graph's (``--motion-matching``: the search's)."""
+        return Player(self.model, self.terrain)
 
     # --- the loop: app.run calls setup once, then update and render each frame -----------------
 
@@ -367,4 +381,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns the exit status.
     """
-    return app.main(lambda args: CrowdDemo(args) if args.crowd is not None else DemoGame(args), make_parser(), argv)
+    return app.main(program, make_parser(), argv)
+
+
+def program(args: argparse.Namespace) -> app.Program:
+    """The program the options ask for: the game or the crowd, driven by the graph or by motion matching."""
+    if args.database is not None and not args.motion_matching:
+        raise InvalidInputError("--database goes with --motion-matching")
+    if args.motion_matching:
+        from game.demo import matching_crowd, motion_matching  # noqa: PLC0415 (they build on this module)
+
+        return matching_crowd.MatchingCrowdDemo(args) if args.crowd is not None else motion_matching.MatchingGame(args)
+    return CrowdDemo(args) if args.crowd is not None else DemoGame(args)

@@ -150,19 +150,13 @@ class Player:
         self.records = scene_records(model.scene)
         """The palette records' layout (:class:`~engine.render.scene_renderer.SceneRecords`)."""
         skeleton = self.skeleton = self.records.skeleton
-        root = model.root if model.root_motion else None
+        root = self._root_motion_joint()
         self.posing = Posing(skeleton, 1, root_motion=root, morph=MorphTargets.from_scene(model.scene))
         """The engine's player: the one that samples, blends, composes and writes the palette."""
         self.notes: list[str] = []
         self.graph: GraphLocomotion | None = None
         """The locomotion graph, ``None`` for a model without clips (the rest pose glides)."""
-        try:
-            self.graph = load_locomotion(model, self.posing, self.records, graph)
-            self.notes += self.graph.notes
-        except AssetError:
-            self.notes += ["no clips: the rest pose glides", "no jump clip: Space does nothing"]
-        if self.graph is not None and not self.graph.strafes and not model.is_object:
-            self.notes.append("no strafe clips: Ctrl does nothing")
+        locomotion = self._start_locomotion(graph)
         roles = model.roles
         body = None if model.is_object else find_body(model.skeleton)
         self._waves = Animator(player=self.posing)
@@ -171,8 +165,7 @@ class Player:
             clip = self.records.clip(model.clips[roles.wave])
             mask = wave_mask(body, skeleton, {c.target for c in clip.channels})
             self.wave = self._waves.action(clip, mask=mask).set_loop(Loop.ONCE)
-            graph_layers = self.graph.runtime.layers if self.graph is not None else np.zeros(0, dtype=np.intp)
-            covered = range(int(graph_layers.min()), int(graph_layers.max()) + 1) if graph_layers.size else range(0)
+            covered = range(int(locomotion.min()), int(locomotion.max()) + 1) if locomotion.size else range(0)
             self._wave_override = self.posing.add_override(covered, mask)
         self._ending = False  # the wave is fading out
         self.legs = find_legs(body)
@@ -181,7 +174,7 @@ class Player:
             self.notes.append("an animated object (no skin): it plays its clips, without IK")
         elif body is None:
             self.notes.append("foot IK and look-at off: not a biped (engine.anim.humanoid finds no legs and head)")
-        self._to_character = affine_inverse(model.frame)
+        self._to_character = affine_inverse(self._model_frame())
         rest = model_from_pose(skeleton, skeleton.rest_pose)
         self._look_axes = self._head_axes(rest) if self.head else (FORWARD, UP)
 
@@ -209,6 +202,26 @@ class Player:
         self.clip_model = np.zeros((skeleton.num_joints, 4, 4))
         """Model-space node matrices ``(R, 4, 4)`` as the clips posed them, before fitting to the world."""
         self.update(0.0, np.zeros(3), run=False, jump=False)
+
+    def _root_motion_joint(self) -> int | None:
+        """The engine player's root-motion joint: the model's root when its gaits carry their travel."""
+        return self.model.root if self.model.root_motion else None
+
+    def _start_locomotion(self, graph: Path | None) -> np.ndarray:
+        """Set up the locomotion controller (the graph) on :attr:`posing`; returns the layers the wave covers."""
+        model = self.model
+        try:
+            self.graph = load_locomotion(model, self.posing, self.records, graph)
+            self.notes += self.graph.notes
+        except AssetError:
+            self.notes += ["no clips: the rest pose glides", "no jump clip: Space does nothing"]
+        if self.graph is not None and not self.graph.strafes and not model.is_object:
+            self.notes.append("no strafe clips: Ctrl does nothing")
+        return self.graph.runtime.layers if self.graph is not None else np.zeros(0, dtype=np.intp)
+
+    def _model_frame(self) -> FloatArray:
+        """``(4, 4)`` the engine player's model space (the scene's world) → the character frame."""
+        return self.model.frame
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -265,7 +278,7 @@ class Player:
 
     def world(self) -> FloatArray:
         """``(4, 4)`` scene world space → world: the placement lowered by :attr:`ground`, times the model's frame."""
-        return matrix_from_trs(self.position - self.ground * UP, self.facing, np.ones(3)) @ self.model.frame
+        return matrix_from_trs(self.position - self.ground * UP, self.facing, np.ones(3)) @ self._model_frame()
 
     # --- actions ------------------------------------------------------------------------------
 
@@ -323,6 +336,10 @@ class Player:
             self._carried = self.velocity.copy()
         if graph is not None:
             graph.control(quat_rotate(self.facing, self._wanted), self.facing, grounded=True, jump=take_off)
+        self._control_wave()
+
+    def _control_wave(self) -> None:
+        """The wave's layer: fading out as its clip ends, an override of the locomotion's layers."""
         if self.wave is None:
             return
         if self.wave.enabled[0] and not self._ending and self.wave.time[0] >= self.wave.duration - ONE_SHOT_FADE:

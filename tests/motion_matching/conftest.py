@@ -19,7 +19,30 @@ from engine.motion_matching.layout import make_layout
 from engine.procedural.mannequin import Mannequin, build_mannequin
 
 HERE = Path(__file__).resolve().parent
-CMU_TAGS = HERE / "cmu_locomotion.toml"
+CMU_TAGS = HERE.parents[1] / "game" / "demo" / "cmu_locomotion.toml"
+#: A BVH take of a two-bone chain: no humanoid, nothing to retarget onto a character.
+SNAKE_BVH = """HIERARCHY
+ROOT Base
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Segment
+  {
+    OFFSET 0 20 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 20 0
+    }
+  }
+}
+MOTION
+Frames: 3
+Frame Time: 0.0333333
+0 0 0 0 0 0 0 0 0
+1 0 0 0 5 0 10 0 0
+2 0 0 0 10 0 20 0 0
+"""
 #: Key rate of the synthetic walk (twice the database's 60 fps: every other key is a database frame).
 SOURCE_FPS = 120.0
 
@@ -84,7 +107,7 @@ def cmu_sources(shared_assets: Path) -> list[ClipSource]:
 
 @pytest.fixture(scope="session")
 def cmu_database(cmu_sources: list[ClipSource], mannequin: Mannequin) -> Database:
-    """The CMU locomotion set retargeted onto the mannequin (16_01 left out: its skeleton is not found a humanoid)."""
+    """The CMU locomotion set retargeted onto the mannequin (16_01 left out: a jump)."""
     usable = [s for s in cmu_sources if s.name != "16_01"]
     return build_database(usable, mannequin.skeleton)
 

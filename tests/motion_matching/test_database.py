@@ -30,6 +30,21 @@ def test_range_clips_play_the_stored_frames(turning_database) -> None:
     assert list(db.clips()) == list(db.range_names)
 
 
+def test_the_timeline_plays_every_frame_at_its_index_over_fps(turning_database) -> None:
+    db = turning_database
+    frames = np.arange(db.num_frames)
+    timeline = db.timeline()
+    assert timeline.duration == pytest.approx((db.num_frames - 1) / db.fps, abs=1e-12)
+    pose = sample(timeline, db.skeleton.rest_pose, frames / db.fps)
+    stored = db.poses(frames)
+    np.testing.assert_allclose(pose.translations, stored.translations, atol=1e-12)
+    assert_quat_allclose(pose.rotations, stored.rotations, atol=1e-12)
+    # half-way between two frames of a range: the LINEAR key interpolation of those two
+    middle = sample(timeline, db.skeleton.rest_pose, np.array([10.5 / db.fps])).translations[0]
+    np.testing.assert_allclose(middle, 0.5 * (db.translations[10] + db.translations[11]), atol=1e-12)
+    assert db.timeline() is timeline  # built once
+
+
 def test_frames_ranges_times_and_tags(turning_database) -> None:
     db = turning_database
     assert db.range_names == ("turning_walk", "turning_walk (mirrored)", "run", "run (mirrored)")

@@ -113,13 +113,37 @@ def test_extend_track_continues_a_circle_exactly() -> None:
     np.testing.assert_array_equal(still.positions, np.repeat(positions[:1], 4, axis=0))
 
 
+def _check_root_space(skeleton, pose, hips: int) -> None:
+    """World = root ∘ root space for every joint but the hips' ancestors, which stand at rest (at the root)."""
+    track = RootTrack(np.array([[1.0, 0.0, 2.0], [-3.0, 0.0, 0.5], [0.0, 0.0, 0.0]]), np.array([0.4, -2.0, 3.0]))
+    local = to_root_space(skeleton, pose, hips, track)
+    above = []
+    joint = int(skeleton.parents[hips])
+    while joint >= 0:
+        above.append(joint)
+        joint = int(skeleton.parents[joint])
+    body = np.setdiff1d(np.arange(skeleton.num_joints), above)
+    world = model_from_pose(skeleton, pose)[:, body][..., :3, 3]
+    seen = model_from_pose(skeleton, local)[:, body][..., :3, 3]
+    turn = Rotation.from_quat(yaw_quaternions(track.yaws))
+    for frame in range(3):
+        np.testing.assert_allclose(turn[frame].apply(seen[frame]) + track.positions[frame], world[frame], atol=1e-12)
+    for joint in above:
+        np.testing.assert_array_equal(local.translations[:, joint], np.tile(skeleton.rest_translations[joint], (3, 1)))
+        np.testing.assert_array_equal(local.rotations[:, joint], np.tile(skeleton.rest_rotations[joint], (3, 1)))
+
+
 def test_to_root_space_puts_the_root_at_the_origin_facing_plus_z(mannequin, turning_source) -> None:
+    """The mannequin's turning walk moves its ``root`` joint (above the hips): in root space it stands at rest."""
     skeleton = mannequin.skeleton
     pose = sample(turning_source.clip, skeleton.rest_pose, np.array([0.5, 1.7, 2.9]))
-    track = RootTrack(np.array([[1.0, 0.0, 2.0], [-3.0, 0.0, 0.5], [0.0, 0.0, 0.0]]), np.array([0.4, -2.0, 3.0]))
-    local = to_root_space(pose, skeleton.levels[0], track)
-    world = model_from_pose(skeleton, pose)[..., :3, 3]
-    seen = model_from_pose(skeleton, local)[..., :3, 3]
-    turn = Rotation.from_quat(yaw_quaternions(track.yaws))
-    for frame in range(3):  # world = root ∘ root space, joint by joint
-        np.testing.assert_allclose(turn[frame].apply(seen[frame]) + track.positions[frame], world[frame], atol=1e-12)
+    assert np.ptp(pose.translations[:, 0, 0]) > 0.1  # the source moves the joint above the hips
+    _check_root_space(skeleton, pose, find_humanoid(skeleton).roles["hips"])
+
+
+def test_to_root_space_of_a_skeleton_whose_top_joint_is_the_hips(cmu_sources) -> None:
+    source = next(s for s in cmu_sources if s.name == "02_01")
+    skeleton = source.skeleton
+    hips = find_humanoid(skeleton).roles["hips"]
+    assert skeleton.parents[hips] == -1
+    _check_root_space(skeleton, sample(source.clip, skeleton.rest_pose, np.array([0.2, 1.1, 2.4])), hips)
