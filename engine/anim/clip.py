@@ -158,6 +158,9 @@ class SampledClip(Protocol):
     def markers(self) -> dict[str, Any] | None:
         """Named event times, as :attr:`Clip.markers`, or ``None``."""
 
+    def root_track(self, joint: int) -> Clip | None:
+        """Joint ``joint``'s keys stored beside a clip played in place, as a one-joint clip, or ``None``."""
+
     def fill(self, rest: tuple[FloatArray, FloatArray, FloatArray], times: FloatArray, buffer: Any) -> None:
         """Write the pose at flat ``times`` ``(B,)`` into a ``PoseBuffer`` ``(k, J, B)``, ``rest`` where none plays."""
 

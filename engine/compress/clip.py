@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engine.anim.clip import Channel, Clip
 from engine.anim.layout import PoseBuffer
 from engine.anim.skeleton import Skeleton
 from engine.compress.quantize import (
@@ -46,6 +47,7 @@ from engine.compress.quantize import (
     segment_bounds,
     stored_components,
 )
+from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray
 
 #: The per-clip arrays, in file order, with their dtypes and trailing shapes.
@@ -107,6 +109,24 @@ class CompressedClip:
     def markers(self) -> None:
         """No markers: compression keeps the poses only (as :attr:`engine.anim.clip.Clip.markers`)."""
         return None
+
+    def root_track(self, joint: int) -> Clip | None:
+        """The root's own keys a build stored beside this in-place clip (``info["root_track"]``), or ``None``.
+
+        A one-joint clip of joint ``joint``'s source channels (``None`` when the track is of
+        another joint). Malformed keys raise :class:`~engine.errors.InvalidInputError`.
+        """
+        track = self.info.get("root_track")
+        if not isinstance(track, dict) or track.get("joint") != joint:
+            return None
+        try:
+            channels = tuple(
+                Channel(0, c["path"], c["interpolation"], np.asarray(c["times"], float), np.asarray(c["values"], float))
+                for c in track["channels"]
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise InvalidInputError(f"clip {self.name!r}: its stored root track is malformed: {error}") from None
+        return Clip(f"{self.name} (root)", channels, 1)
 
     @property
     def num_stored(self) -> int:

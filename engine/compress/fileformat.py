@@ -80,6 +80,10 @@ def _align(offset: int) -> int:
     return -(-offset // ALIGN) * ALIGN
 
 
+#: Passes that settle the array offsets against the JSON document's length (two or three in practice).
+LAYOUT_PASSES = 16
+
+
 def library_bytes(library: ClipLibrary) -> bytes:
     """The file of ``library``: the same library always gives the same bytes."""
     packed = library.packed
@@ -91,10 +95,12 @@ def library_bytes(library: ClipLibrary) -> bytes:
             for c, s in zip(library.clips, library.skeleton_index, strict=True)
         ],
     }
-    # offsets depend on the document's length, which depends on the offsets: two passes settle it
+    # offsets depend on the document's length, which depends on the offsets: from no offsets, each
+    # pass can only lengthen the text (more digits) and so move the offsets on, so the passes settle;
+    # the text written is the one whose offsets were used
     layout: dict[str, dict[str, Any]] = {}
     text = b""
-    for _ in range(3):
+    for _ in range(LAYOUT_PASSES):
         document["arrays"] = layout
         text = json.dumps(document, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
         offset = _align(HEADER.size + len(text))
@@ -106,6 +112,8 @@ def library_bytes(library: ClipLibrary) -> bytes:
         if fresh == layout:
             break
         layout = fresh
+    else:
+        raise AssertionError(f"the file layout did not settle in {LAYOUT_PASSES} passes")
     data_offset = layout["clip_table"]["offset"]
     size = _align(max(spec["offset"] + packed[name].nbytes for name, spec in layout.items()))
     blob = bytearray(size)

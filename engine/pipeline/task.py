@@ -35,9 +35,10 @@ from engine.compress.library import ClipLibrary
 from engine.errors import OssaError, OssaWarning
 from engine.io.character import Character, load_character
 from engine.io.clip_sources import character_up, gltf_unit, read_clip_sources
+from engine.pipeline.root_track import in_place, root_track_info
 
 #: Bumped whenever the compressor's choices change, so that cached clips are built again.
-PIPELINE_VERSION = 1
+PIPELINE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -181,9 +182,10 @@ def build_clip(task: ClipTask) -> ClipResult:
                 skeleton, meshes = character.skeleton, character.meshes
                 unit, _ = gltf_unit(character)
             effectors = {k: v for k, v in task.settings.effectors if k in skeleton.names}
+            root = int(skeleton.levels[0][0])
             compressed = compress_clip(
                 skeleton,
-                clip,
+                in_place(skeleton, clip, root),  # the root's travel goes beside it, keyed exactly
                 tolerance=task.settings.tolerance,
                 shell=task.settings.shell,
                 meshes=meshes if task.settings.mesh_shells else (),
@@ -203,6 +205,7 @@ def build_clip(task: ClipTask) -> ClipResult:
     info = compressed.info
     info["source"] = {"file": task.source.name, "clip": source.clip.name, "unit": source.unit, "sha256": row["sha256"]}
     info["root_motion"] = motion
+    info["root_track"] = root_track_info(clip, root)
     row |= {
         "error": None,
         "warnings": sorted(set(notes)),

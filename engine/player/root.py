@@ -57,9 +57,15 @@ class RootTrack:
     def of(cls, clip: Clip | SampledClip, rest: Pose, root: int, up: tuple[float, float, float] = UP) -> RootTrack:
         """The track of joint ``root`` in ``clip`` (rest pose ``rest`` ``(J,)``, ``up`` of the root's parent space).
 
-        A compressed clip's root is sampled at its sample times into LINEAR keys (:func:`root_keys`).
+        A compressed clip's root: the root's own keys stored beside it by ``ossa build``
+        (:meth:`~engine.anim.clip.SampledClip.root_track`), else its root sampled at its sample
+        times into LINEAR keys (:func:`root_keys`).
         """
-        compiled = compile_clip(restrict_clip(clip, [root]) if isinstance(clip, Clip) else root_keys(clip, rest, root))
+        if isinstance(clip, Clip):
+            keys = restrict_clip(clip, [root])
+        else:  # a compressed clip: the keys a build stored beside it, or its root sampled
+            keys = clip.root_track(root) or root_keys(clip, rest, root)
+        compiled = compile_clip(keys)
         root_rest = rest.joints([root])
         ends = sample(compiled, root_rest, np.array([0.0, clip.duration]))
         planar = planar_from_root(ends.translations[:, 0], ends.rotations[:, 0], up)
