@@ -1,7 +1,10 @@
 """Blend local poses: weighted layers with per-joint masks, and two-pose interpolation.
 
 Every function takes :class:`~engine.anim.pose.Pose` objects whose leading axes are batch axes
-(usually ``(C,)`` characters) and returns a new pose; nothing is stored between calls.
+(usually ``(C,)`` characters) and returns a new pose; nothing is stored between calls. The
+layers, weights and masks are checked in :mod:`engine.anim.blend_inputs`; the two-pose
+interpolation and the slerp chain live in :mod:`engine.anim.interpolation` and are re-exported
+here.
 
 Which blend to use
 ------------------
@@ -29,18 +32,35 @@ Conventions (quaternion layout, products) are in ``docs/conventions.md``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, overload
 
 import numpy as np
 
-from engine.anim.layout import POSE_WIDTHS, PoseBuffer, Workspace, components, workspace_or_fresh, writable_components
+from engine.anim.blend_inputs import (
+    PoseLayers,
+    _layer_components,
+    _layer_weights,
+    _masks,
+    _rest_arrays,
+    _rest_components,
+)
+from engine.anim.interpolation import interpolate_poses, slerp_chain
+from engine.anim.layout import POSE_WIDTHS, PoseBuffer, Workspace, workspace_or_fresh, writable_components
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
-from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.math._checks import FloatArray, as_array
-from engine.math.quat import quat_nlerp, quat_slerp
+from engine.errors import InvalidInputError
+from engine.math._checks import FloatArray
+
+__all__ = [
+    "REST_THRESHOLD",
+    "PoseLayers",
+    "blend",
+    "blend_joint_weights",
+    "interpolate_poses",
+    "slerp_chain",
+    "subtree_mask",
+]
 
 #: Default rest threshold of :func:`blend` and of the :class:`~engine.animator.Animator`: when
 #: the total weight ``W`` of a joint is below it, the rest pose joins the blend with weight
@@ -48,126 +68,6 @@ from engine.math.quat import quat_nlerp, quat_slerp
 #: 0.3 shows 30 % of its pose over the rest pose). The pose therefore moves continuously to the
 #: rest pose as every layer fades out, and a joint with no weight at all takes the rest pose.
 REST_THRESHOLD = 1.0
-
-PoseLayers = PoseBuffer | Pose | Sequence[Pose]
-
-
-def _stack_layers(poses: PoseLayers) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Layer arrays ``(N, ..., J, k)`` from a stacked :class:`Pose` (or buffer) or a sequence of poses."""
-    if isinstance(poses, PoseBuffer):
-        poses = poses.to_pose()
-    if isinstance(poses, Pose):
-        if poses.rotations.ndim < 3:
-            raise InvalidInputError(
-                "a stacked pose needs a leading layer axis, shape (N, ..., J, 4), "
-                f"got rotations {poses.rotations.shape}"
-            )
-        return poses.translations, poses.rotations, poses.scales
-    layers = list(poses)
-    if not layers:
-        raise InvalidInputError("poses must hold at least one pose, got an empty sequence")
-    for k, pose in enumerate(layers):
-        if not isinstance(pose, Pose):
-            raise InvalidInputError(f"poses[{k}] must be a Pose, got {type(pose).__name__}")
-        if pose.num_joints != layers[0].num_joints:
-            raise SkeletonMismatchError(
-                f"poses[{k}] has {pose.num_joints} joints but poses[0] has {layers[0].num_joints}: "
-                "poses from different skeletons cannot be blended"
-            )
-        if pose.shape != layers[0].shape:
-            raise InvalidInputError(
-                f"poses[{k}] has batch shape {pose.shape[:-1]} but poses[0] has {layers[0].shape[:-1]}"
-            )
-    return (
-        np.stack([p.translations for p in layers]),
-        np.stack([p.rotations for p in layers]),
-        np.stack([p.scales for p in layers]),
-    )
-
-
-def _layer_components(
-    poses: PoseLayers, workspace: Workspace
-) -> tuple[tuple[int, ...], int, tuple[FloatArray, FloatArray, FloatArray]]:
-    """Batch shape, joint count and the layers' components ``(N, k, J, B)`` for t, r, s.
-
-    A stacked :class:`~engine.anim.layout.PoseBuffer` is used as it is; a stacked pose gives
-    views; a sequence is copied into workspace memory in that layout.
-    """
-    if isinstance(poses, PoseBuffer):
-        if poses.num_layers is None:
-            raise InvalidInputError(f"a PoseBuffer of layers needs a leading layer axis (layers=N), got {poses!r}")
-        return poses.batch, poses.num_joints, poses.arrays()
-    if isinstance(poses, Pose):
-        t, r, s = _stack_layers(poses)
-        batch, joints = r.shape[1:-2], r.shape[-2]
-        views = [a.reshape(a.shape[0], -1, joints, a.shape[-1]).transpose(0, 3, 2, 1) for a in (t, r, s)]
-        return batch, joints, (views[0], views[1], views[2])
-    _stack_layers(poses)  # validates the sequence
-    layers = list(poses)
-    batch, joints = layers[0].shape[:-1], layers[0].num_joints
-    stacked = []
-    for index, width in enumerate(POSE_WIDTHS):
-        parts = workspace.empty((len(layers), width, joints, math.prod(batch)))
-        for n, pose in enumerate(layers):  # one copy per layer
-            parts[n] = components(pose.arrays()[index], joints, (width,))
-        stacked.append(parts)
-    return batch, joints, (stacked[0], stacked[1], stacked[2])
-
-
-def _rest_components(values: FloatArray, batch: tuple[int, ...], joints: int) -> FloatArray:
-    """Rest values broadcast to the batch, as components ``(k, J, B)`` (or ``(k, J, 1)``)."""
-    if values.ndim == 2:
-        return values.T[:, :, None]
-    full = np.broadcast_to(values, (*batch, joints, values.shape[-1]))
-    return full.reshape(-1, joints, values.shape[-1]).transpose(2, 1, 0)
-
-
-def _rest_arrays(rest: Pose, num_joints: int) -> tuple[FloatArray, FloatArray, FloatArray]:
-    if not isinstance(rest, Pose):
-        raise InvalidInputError(f"rest must be a Pose (e.g. skeleton.rest_pose), got {type(rest).__name__}")
-    if rest.num_joints != num_joints:
-        raise SkeletonMismatchError(
-            f"rest has {rest.num_joints} joints but the poses have {num_joints}: they come from different skeletons"
-        )
-    return rest.arrays()
-
-
-def _layer_weights(weights: Any, num_layers: int, batch: tuple[int, ...]) -> FloatArray:
-    """Validated layer weights broadcast to ``(N, *batch)``."""
-    w = as_array(weights, "weights")
-    if w.ndim == 0 or w.shape[0] != num_layers:
-        raise InvalidInputError(f"weights must have one entry per layer, shape ({num_layers}, ...), got {w.shape}")
-    if np.any(w < 0.0):
-        index = tuple(int(i) for i in np.argwhere(w < 0.0)[0])
-        raise InvalidInputError(f"weights must be non-negative, got {w[index]} at index {index}")
-    tail = w.shape[1:]
-    if tail != batch[len(batch) - len(tail) :] or len(tail) > len(batch):
-        raise InvalidInputError(
-            f"weights must have shape ({num_layers},) or ({num_layers}, *batch) with batch {batch}, got {w.shape}"
-        )
-    return w.reshape((num_layers,) + (1,) * (len(batch) - len(tail)) + tail)
-
-
-def _masks(mask: Any, num_layers: int, num_joints: int) -> FloatArray | None:
-    """Validated per-layer joint masks ``(N, J)``, or ``None`` for "all ones"."""
-    if mask is None:
-        return None
-    if isinstance(mask, (list, tuple)) and any(m is None for m in mask):
-        if len(mask) != num_layers:
-            raise InvalidInputError(f"mask must hold one mask (or None) per layer: {num_layers}, got {len(mask)}")
-        mask = [np.ones(num_joints) if m is None else m for m in mask]
-    masks = as_array(mask, "mask")
-    if masks.ndim != 2 or masks.shape[0] != num_layers:
-        raise InvalidInputError(f"mask must have shape ({num_layers}, J), got {masks.shape}")
-    if masks.shape[1] != num_joints:
-        raise SkeletonMismatchError(
-            f"mask has {masks.shape[1]} joints per layer but the poses have {num_joints}: "
-            "the mask was built for a different skeleton"
-        )
-    if np.any(masks < 0.0):
-        index = tuple(int(i) for i in np.argwhere(masks < 0.0)[0])
-        raise InvalidInputError(f"mask must be non-negative, got {masks[index]} at index {index}")
-    return masks
 
 
 @overload
@@ -447,77 +347,3 @@ def subtree_mask(
     for joint in exclude:
         inside[skeleton.subtree(joint)] = False
     return np.where(inside, float(weight), 0.0)
-
-
-def _pair_arrays(a: Pose, b: Pose, t: Any) -> FloatArray:
-    if a.num_joints != b.num_joints:
-        raise SkeletonMismatchError(
-            f"a has {a.num_joints} joints but b has {b.num_joints}: poses from different skeletons"
-        )
-    return as_array(t, "t")[..., None]  # batch shape (...) → (..., 1) over joints
-
-
-def interpolate_poses(a: Pose, b: Pose, t: Any, *, method: str = "slerp") -> Pose:
-    """Pose between ``a`` (``t = 0``) and ``b`` (``t = 1``): two-pose blend.
-
-    Rotations follow the shortest arc (``quat_slerp`` or ``quat_nlerp`` per joint),
-    translations and scales are lerped. ``t`` is a scalar or one value per character, shaped
-    like the batch axes; it is not clamped (values outside ``[0, 1]`` extrapolate). See the
-    module docstring for when slerp or nlerp is right.
-
-    Parameters
-    ----------
-    a, b
-        Poses ``(..., J)`` of the same skeleton (broadcastable batch axes).
-    t
-        Blend parameter, scalar or shaped like the batch axes ``(...)``.
-    method
-        ``"slerp"`` (constant angular speed) or ``"nlerp"`` (cheaper, faster in the middle).
-    """
-    if method not in {"slerp", "nlerp"}:
-        raise InvalidInputError(f"method must be 'slerp' or 'nlerp', got {method!r}")
-    tj = _pair_arrays(a, b, t)
-    rotate = quat_slerp if method == "slerp" else quat_nlerp
-    tk = tj[..., None]
-    return Pose(
-        a.translations + tk * (b.translations - a.translations),
-        rotate(a.rotations, b.rotations, tj),
-        a.scales + tk * (b.scales - a.scales),
-    )
-
-
-def slerp_chain(poses: Sequence[Pose], weights: Any) -> Pose:
-    """Fold ``N`` poses by successive slerps with ``t_k = w_k / (w_0 + … + w_k)``.
-
-    Translations and scales come out as the exact weighted averages (lerp chains are
-    associative); rotations are exact for two poses and order-dependent for more. Layers whose
-    running weight is still zero are skipped.
-
-    Parameters
-    ----------
-    poses
-        ``N`` poses ``(..., J)`` of one skeleton.
-    weights
-        ``(N,)`` or ``(N, *batch)``, non-negative, with a positive total for every character.
-
-    Raises
-    ------
-    InvalidInputError
-        Weights of the wrong length, negative, NaN, or summing to zero.
-    SkeletonMismatchError
-        Poses with different joint counts.
-    """
-    t, r, s = _stack_layers(poses)
-    num_layers, batch = r.shape[0], r.shape[1:-2]
-    w = _layer_weights(weights, num_layers, batch)
-    cumulative = np.cumsum(np.broadcast_to(w, (num_layers, *batch)), axis=0)
-    if np.any(cumulative[-1] <= 0.0):
-        raise InvalidInputError("weights must have a positive total for every character, got a zero total")
-    out_t, out_r, out_s = t[0], r[0], s[0]
-    for n in range(1, num_layers):  # one slerp per layer
-        step = np.divide(w[n], cumulative[n], out=np.zeros_like(cumulative[n]), where=cumulative[n] > 0.0)
-        step = step[..., None]
-        out_t = out_t + step[..., None] * (t[n] - out_t)
-        out_r = quat_slerp(out_r, r[n], step)
-        out_s = out_s + step[..., None] * (s[n] - out_s)
-    return Pose(out_t, out_r, out_s)

@@ -40,6 +40,8 @@ from engine.graph.definition import (
     State,
     Transition,
 )
+from engine.graph.fields import FieldReader, join
+from engine.graph.rules import check_instant_cycles, check_machine_nesting
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -96,72 +98,8 @@ def parse_graph(data: Any, source: str = "<graph>") -> GraphDefinition:
     return _Reader(source).graph(data)
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-class _Reader:
+class _Reader(FieldReader):
     """Walks the document, checking types and names, each error naming the path reached."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def fail(self, where: str, message: str) -> GraphDefinitionError:
-        return GraphDefinitionError(message, file=self.source, where=where or None)
-
-    # --- typed fields ---------------------------------------------------------------------------
-
-    def table(self, value: Any, where: str) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(where, f"expected a table (object), got {_kind(value)}")
-        return value
-
-    def keys(self, table: Mapping[str, Any], where: str, required: tuple[str, ...], optional: tuple[str, ...]) -> None:
-        for key in required:
-            if key not in table:
-                raise self.fail(_join(where, key), "missing (required)")
-        allowed = set(required) | set(optional)
-        for key in table:
-            if key not in allowed:
-                raise self.fail(_join(where, str(key)), f"unknown key; expected one of {sorted(allowed)}")
-
-    def name(self, value: Any, where: str) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(where, f"expected a non-empty string, got {_kind(value)}")
-        return value
-
-    def number(
-        self, value: Any, where: str, *, low: float | None = None, high: float | None = None, strict: bool = False
-    ) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(where, f"expected a number, got {_kind(value)}")
-        number = float(value)
-        if not math.isfinite(number):
-            raise self.fail(where, f"expected a finite number, got {value}")
-        if low is not None and (number <= low if strict else number < low):
-            raise self.fail(where, f"expected a number {'>' if strict else '>='} {low:g}, got {value}")
-        if high is not None and number > high:
-            raise self.fail(where, f"expected a number <= {high:g}, got {value}")
-        return number
-
-    def boolean(self, value: Any, where: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(where, f"expected true or false, got {_kind(value)}")
-        return value
-
-    def array(self, value: Any, where: str, *, empty: bool = True) -> list[Any]:
-        if not isinstance(value, list):
-            raise self.fail(where, f"expected an array, got {_kind(value)}")
-        if not empty and not value:
-            raise self.fail(where, "expected at least one entry, got an empty array")
-        return value
-
-    def choice(self, value: Any, where: str, options: tuple[str, ...]) -> str:
-        if value not in options:
-            raise self.fail(where, f"expected one of {list(options)}, got {value!r}")
-        return str(value)
-
-    # --- the document -------------------------------------------------------------------------------
 
     def graph(self, data: Any) -> GraphDefinition:
         document = self.table(data, "")
@@ -174,77 +112,77 @@ class _Reader:
         root = self.machine("root", document, "")
         machines = {}
         for key, value in machines_table.items():
-            where = _join("machines", str(key))
+            where = join("machines", str(key))
             table = self.table(value, where)
             self.keys(table, where, ("start", "states"), ("any_state",))
             machines[str(key)] = self.machine(str(key), table, where)
         definition = GraphDefinition(name, self.source, self.parameters, self.masks, root, machines)
-        self.check_machine_nesting(definition)
+        check_machine_nesting(definition, self.fail)
         return definition
 
     def read_parameters(self, value: Any) -> dict[str, Parameter]:
         parameters = {}
         for key, entry in self.table(value, "parameters").items():
-            where = _join("parameters", str(key))
+            where = join("parameters", str(key))
             table = self.table(entry, where)
             self.keys(table, where, ("type",), ("default",))
-            kind = self.choice(table["type"], _join(where, "type"), PARAMETER_TYPES)
+            kind = self.choice(table["type"], join(where, "type"), PARAMETER_TYPES)
             default = 0.0
             if "default" in table:
                 if kind == "trigger":
-                    raise self.fail(_join(where, "default"), "a trigger has no default (it starts unset)")
+                    raise self.fail(join(where, "default"), "a trigger has no default (it starts unset)")
                 if kind == "bool":
-                    default = float(self.boolean(table["default"], _join(where, "default")))
+                    default = float(self.boolean(table["default"], join(where, "default")))
                 else:
-                    default = self.number(table["default"], _join(where, "default"))
+                    default = self.number(table["default"], join(where, "default"))
             parameters[str(key)] = Parameter(str(key), kind, default)
         return parameters
 
     def read_masks(self, value: Any) -> dict[str, Mask]:
         masks = {}
         for key, entry in self.table(value, "masks").items():
-            where = _join("masks", str(key))
+            where = join("masks", str(key))
             table = self.table(entry, where)
             self.keys(table, where, ("joints",), ("exclude", "weight"))
             joints = tuple(
                 self.name(j, f"{where}.joints[{k}]")
-                for k, j in enumerate(self.array(table["joints"], _join(where, "joints"), empty=False))
+                for k, j in enumerate(self.array(table["joints"], join(where, "joints"), empty=False))
             )
             exclude = tuple(
                 self.name(j, f"{where}.exclude[{k}]")
-                for k, j in enumerate(self.array(table.get("exclude", []), _join(where, "exclude")))
+                for k, j in enumerate(self.array(table.get("exclude", []), join(where, "exclude")))
             )
-            weight = self.number(table.get("weight", 1.0), _join(where, "weight"), low=0.0)
+            weight = self.number(table.get("weight", 1.0), join(where, "weight"), low=0.0)
             masks[str(key)] = Mask(str(key), joints, exclude, weight, where)
         return masks
 
     def machine(self, name: str, table: Mapping[str, Any], where: str) -> Machine:
-        states_table = self.table(table["states"], _join(where, "states"))
+        states_table = self.table(table["states"], join(where, "states"))
         if not states_table:
-            raise self.fail(_join(where, "states"), "expected at least one state, got none")
+            raise self.fail(join(where, "states"), "expected at least one state, got none")
         names = [str(key) for key in states_table]
-        start = self.name(table["start"], _join(where, "start"))
+        start = self.name(table["start"], join(where, "start"))
         if start not in names:
-            raise self.fail(_join(where, "start"), f"unknown state {start!r}; the states are {names}")
+            raise self.fail(join(where, "start"), f"unknown state {start!r}; the states are {names}")
         states = {}
         for key, entry in states_table.items():
-            state_where = _join(_join(where, "states"), str(key))
+            state_where = join(join(where, "states"), str(key))
             state = self.table(entry, state_where)
             self.keys(state, state_where, ("motion",), ("speed", "transitions"))
-            motion = self.motion(state["motion"], _join(state_where, "motion"))
-            speed = self.number(state.get("speed", 1.0), _join(state_where, "speed"), low=0.0)
+            motion = self.motion(state["motion"], join(state_where, "motion"))
+            speed = self.number(state.get("speed", 1.0), join(state_where, "speed"), low=0.0)
             transitions = tuple(
                 self.transition(t, f"{state_where}.transitions[{k}]", str(key), names, motion)
-                for k, t in enumerate(self.array(state.get("transitions", []), _join(state_where, "transitions")))
+                for k, t in enumerate(self.array(state.get("transitions", []), join(state_where, "transitions")))
             )
             states[str(key)] = State(str(key), motion, speed, transitions, state_where)
-        any_where = _join(where, "any_state")
+        any_where = join(where, "any_state")
         any_state = tuple(
             self.transition(t, f"{any_where}[{k}]", None, names, None)
             for k, t in enumerate(self.array(table.get("any_state", []), any_where))
         )
         machine = Machine(name, start, states, any_state, where)
-        self.check_instant_cycles(machine)
+        check_instant_cycles(machine, self.fail)
         return machine
 
     def motion(self, value: Any, where: str, extra: tuple[str, ...] = ()) -> Motion:
@@ -257,27 +195,27 @@ class _Reader:
         if kind == "clip":
             self.keys(table, where, ("clip",), ("speed", "loop", "sync", *extra))
             return ClipMotion(
-                self.name(table["clip"], _join(where, "clip")),
-                self.number(table.get("speed", 1.0), _join(where, "speed"), low=0.0),
-                self.boolean(table.get("loop", True), _join(where, "loop")),
-                self.boolean(table.get("sync", True), _join(where, "sync")),
+                self.name(table["clip"], join(where, "clip")),
+                self.number(table.get("speed", 1.0), join(where, "speed"), low=0.0),
+                self.boolean(table.get("loop", True), join(where, "loop")),
+                self.boolean(table.get("sync", True), join(where, "sync")),
                 where,
             )
         if kind == "blend1d":
             self.keys(table, where, ("blend1d", "points"), extra)
-            parameter = self.float_parameter(table["blend1d"], _join(where, "blend1d"))
-            points = self.array(table["points"], _join(where, "points"), empty=False)
+            parameter = self.float_parameter(table["blend1d"], join(where, "blend1d"))
+            points = self.array(table["points"], join(where, "points"), empty=False)
             positions: list[float] = []
             children = []
             for k, point in enumerate(points):
                 point_where = f"{where}.points[{k}]"
                 point_table = self.table(point, point_where)
                 if "at" not in point_table:
-                    raise self.fail(_join(point_where, "at"), "missing (required)")
-                position = self.number(point_table["at"], _join(point_where, "at"))
+                    raise self.fail(join(point_where, "at"), "missing (required)")
+                position = self.number(point_table["at"], join(point_where, "at"))
                 if positions and position <= positions[-1]:
                     raise self.fail(
-                        _join(point_where, "at"),
+                        join(point_where, "at"),
                         f"positions must increase strictly, got {position:g} after {positions[-1]:g}",
                     )
                 positions.append(position)
@@ -285,55 +223,55 @@ class _Reader:
             return Blend1DMotion(parameter, tuple(positions), tuple(children), where)
         if kind == "blend2d":
             self.keys(table, where, ("blend2d", "points"), ("mode", *extra))
-            axes = self.array(table["blend2d"], _join(where, "blend2d"))
+            axes = self.array(table["blend2d"], join(where, "blend2d"))
             if len(axes) != 2:
-                raise self.fail(_join(where, "blend2d"), f"expected two float parameters [x, y], got {len(axes)}")
+                raise self.fail(join(where, "blend2d"), f"expected two float parameters [x, y], got {len(axes)}")
             parameters = (
                 self.float_parameter(axes[0], f"{where}.blend2d[0]"),
                 self.float_parameter(axes[1], f"{where}.blend2d[1]"),
             )
-            mode = self.choice(table.get("mode", "directional"), _join(where, "mode"), BLEND2D_MODES)
-            points = self.array(table["points"], _join(where, "points"), empty=False)
+            mode = self.choice(table.get("mode", "directional"), join(where, "mode"), BLEND2D_MODES)
+            points = self.array(table["points"], join(where, "points"), empty=False)
             positions2: list[tuple[float, float]] = []
             children = []
             for k, point in enumerate(points):
                 point_where = f"{where}.points[{k}]"
                 point_table = self.table(point, point_where)
                 if "at" not in point_table:
-                    raise self.fail(_join(point_where, "at"), "missing (required)")
-                at = self.array(point_table["at"], _join(point_where, "at"))
+                    raise self.fail(join(point_where, "at"), "missing (required)")
+                at = self.array(point_table["at"], join(point_where, "at"))
                 if len(at) != 2:
-                    raise self.fail(_join(point_where, "at"), f"expected [x, y], got {len(at)} numbers")
+                    raise self.fail(join(point_where, "at"), f"expected [x, y], got {len(at)} numbers")
                 xy = (self.number(at[0], f"{point_where}.at[0]"), self.number(at[1], f"{point_where}.at[1]"))
                 if xy in positions2:
-                    raise self.fail(_join(point_where, "at"), f"position {list(xy)} is used twice")
+                    raise self.fail(join(point_where, "at"), f"position {list(xy)} is used twice")
                 positions2.append(xy)
                 children.append(self.motion(point_table, point_where, ("at",)))
             return Blend2DMotion(parameters, mode, tuple(positions2), tuple(children), where)
         if kind == "additive":
             self.keys(table, where, ("additive", "base"), ("weight", "mask", "reference", *extra))
             return AdditiveMotion(
-                self.motion(table["base"], _join(where, "base")),
-                self.motion(table["additive"], _join(where, "additive")),
-                self.weight(table.get("weight", 1.0), _join(where, "weight")),
-                self.mask(table["mask"], _join(where, "mask")) if "mask" in table else None,
-                self.choice(table.get("reference", "first_frame"), _join(where, "reference"), REFERENCES),
+                self.motion(table["base"], join(where, "base")),
+                self.motion(table["additive"], join(where, "additive")),
+                self.weight(table.get("weight", 1.0), join(where, "weight")),
+                self.mask(table["mask"], join(where, "mask")) if "mask" in table else None,
+                self.choice(table.get("reference", "first_frame"), join(where, "reference"), REFERENCES),
                 where,
             )
         if kind == "layer":
             self.keys(table, where, ("layer", "base", "mask"), ("weight", *extra))
             return LayerMotion(
-                self.motion(table["base"], _join(where, "base")),
-                self.motion(table["layer"], _join(where, "layer")),
-                self.mask(table["mask"], _join(where, "mask")),
-                self.weight(table.get("weight", 1.0), _join(where, "weight")),
+                self.motion(table["base"], join(where, "base")),
+                self.motion(table["layer"], join(where, "layer")),
+                self.mask(table["mask"], join(where, "mask")),
+                self.weight(table.get("weight", 1.0), join(where, "weight")),
                 where,
             )
         self.keys(table, where, ("machine",), extra)
-        machine = self.name(table["machine"], _join(where, "machine"))
+        machine = self.name(table["machine"], join(where, "machine"))
         if machine not in self.machine_names:
             raise self.fail(
-                _join(where, "machine"), f"unknown machine {machine!r}; the machines are {sorted(self.machine_names)}"
+                join(where, "machine"), f"unknown machine {machine!r}; the machines are {sorted(self.machine_names)}"
             )
         return MachineMotion(machine, where)
 
@@ -363,54 +301,52 @@ class _Reader:
         table = self.table(value, where)
         optional = ("kind", "duration", "half_life", "exit_time", "conditions", "interruptible", "offset")
         self.keys(table, where, ("to",), optional)
-        target = self.name(table["to"], _join(where, "to"))
+        target = self.name(table["to"], join(where, "to"))
         if target not in states:
-            raise self.fail(_join(where, "to"), f"unknown state {target!r}; the states are {states}")
-        kind = self.choice(table.get("kind", "crossfade"), _join(where, "kind"), KINDS)
+            raise self.fail(join(where, "to"), f"unknown state {target!r}; the states are {states}")
+        kind = self.choice(table.get("kind", "crossfade"), join(where, "kind"), KINDS)
         if kind == "spring":
             if "duration" in table:
-                raise self.fail(_join(where, "duration"), "a spring transition has no duration; set its half_life")
+                raise self.fail(join(where, "duration"), "a spring transition has no duration; set its half_life")
             half_life = self.number(
-                table.get("half_life", DEFAULT_SPRING_HALF_LIFE), _join(where, "half_life"), low=0.0, strict=True
+                table.get("half_life", DEFAULT_SPRING_HALF_LIFE), join(where, "half_life"), low=0.0, strict=True
             )
             duration = math.inf
         else:
-            duration = self.number(table.get("duration", DEFAULT_DURATION), _join(where, "duration"), low=0.0)
+            duration = self.number(table.get("duration", DEFAULT_DURATION), join(where, "duration"), low=0.0)
             if kind == "dead_blend":
                 half_life = self.number(
                     table.get("half_life", duration if duration > 0 else DEFAULT_DURATION),
-                    _join(where, "half_life"),
+                    join(where, "half_life"),
                     low=0.0,
                     strict=True,
                 )
             elif "half_life" in table:
                 raise self.fail(
-                    _join(where, "half_life"), f"only spring and dead_blend transitions take a half_life, not {kind}"
+                    join(where, "half_life"), f"only spring and dead_blend transitions take a half_life, not {kind}"
                 )
             else:
                 half_life = 0.0
         exit_time = None
         if "exit_time" in table:
-            exit_time = self.number(table["exit_time"], _join(where, "exit_time"), low=0.0, high=1.0)
+            exit_time = self.number(table["exit_time"], join(where, "exit_time"), low=0.0, high=1.0)
             if source is None:
-                raise self.fail(
-                    _join(where, "exit_time"), "an any-state transition has no exit time (no state to time)"
-                )
+                raise self.fail(join(where, "exit_time"), "an any-state transition has no exit time (no state to time)")
             if isinstance(motion, MachineMotion):
                 raise self.fail(
-                    _join(where, "exit_time"), "a state playing a sub-machine has no normalised time for an exit time"
+                    join(where, "exit_time"), "a state playing a sub-machine has no normalised time for an exit time"
                 )
         conditions = tuple(
             self.condition(c, f"{where}.conditions[{k}]")
-            for k, c in enumerate(self.array(table.get("conditions", []), _join(where, "conditions")))
+            for k, c in enumerate(self.array(table.get("conditions", []), join(where, "conditions")))
         )
         if source is None and not conditions:
             raise self.fail(where, "an any-state transition needs conditions (it would fire in every state)")
-        interruptible = self.boolean(table.get("interruptible", True), _join(where, "interruptible"))
-        offset = self.number(table.get("offset", 0.0), _join(where, "offset"), low=0.0, high=1.0)
+        interruptible = self.boolean(table.get("interruptible", True), join(where, "interruptible"))
+        offset = self.number(table.get("offset", 0.0), join(where, "offset"), low=0.0, high=1.0)
         if kind == "synced" and "offset" in table:
             raise self.fail(
-                _join(where, "offset"), "a synced transition starts the target at the source's phase, not at an offset"
+                join(where, "offset"), "a synced transition starts the target at the source's phase, not at an offset"
             )
         return Transition(
             source, target, kind, duration, half_life, exit_time, conditions, interruptible, offset, where
@@ -419,109 +355,23 @@ class _Reader:
     def condition(self, value: Any, where: str) -> Condition:
         table = self.table(value, where)
         self.keys(table, where, ("parameter",), ("op", "value"))
-        name = self.name(table["parameter"], _join(where, "parameter"))
+        name = self.name(table["parameter"], join(where, "parameter"))
         parameter = self.parameters.get(name)
         if parameter is None:
             raise self.fail(
-                _join(where, "parameter"), f"unknown parameter {name!r}; the parameters are {sorted(self.parameters)}"
+                join(where, "parameter"), f"unknown parameter {name!r}; the parameters are {sorted(self.parameters)}"
             )
         if parameter.type == "trigger":
             for key in ("op", "value"):
                 if key in table:
                     raise self.fail(
-                        _join(where, key), f"{name!r} is a trigger: its condition is just being set, no {key}"
+                        join(where, key), f"{name!r} is a trigger: its condition is just being set, no {key}"
                     )
             return Condition(name, "set", 1.0, where)
         if parameter.type == "bool":
-            op = self.choice(table.get("op", "=="), _join(where, "op"), BOOL_OPS)
-            return Condition(name, op, float(self.boolean(table.get("value", True), _join(where, "value"))), where)
-        op = self.choice(table.get("op"), _join(where, "op"), FLOAT_OPS)
+            op = self.choice(table.get("op", "=="), join(where, "op"), BOOL_OPS)
+            return Condition(name, op, float(self.boolean(table.get("value", True), join(where, "value"))), where)
+        op = self.choice(table.get("op"), join(where, "op"), FLOAT_OPS)
         if "value" not in table:
-            raise self.fail(_join(where, "value"), f"missing (required): {name!r} is a float")
-        return Condition(name, op, self.number(table["value"], _join(where, "value")), where)
-
-    # --- whole-graph rules ---------------------------------------------------------------------
-
-    def check_instant_cycles(self, machine: Machine) -> None:
-        """Zero-duration transitions without exit time must not lead back to where they started."""
-        edges: dict[str, list[Transition]] = {name: [] for name in machine.states}
-        for state in machine.states.values():
-            edges[state.name] += [t for t in state.transitions if _instant(t)]
-            edges[state.name] += [t for t in machine.any_state if _instant(t) and t.target != state.name]
-        visiting: list[str] = []
-        done: set[str] = set()
-        via: list[Transition] = []
-
-        def visit(name: str) -> None:
-            visiting.append(name)
-            for transition in edges[name]:
-                if transition.target in visiting:
-                    loop = [*visiting[visiting.index(transition.target) :], transition.target]
-                    first = (
-                        via[visiting.index(transition.target)]
-                        if visiting.index(transition.target) < len(via)
-                        else transition
-                    )
-                    raise self.fail(
-                        first.path,
-                        f"zero-duration transitions form a cycle {' -> '.join(loop)} (it would never settle)",
-                    )
-                if transition.target not in done:
-                    via.append(transition)
-                    visit(transition.target)
-                    via.pop()
-            visiting.pop()
-            done.add(name)
-
-        for name in machine.states:
-            if name not in done:
-                visit(name)
-
-    def check_machine_nesting(self, definition: GraphDefinition) -> None:
-        """A machine may not contain itself through the machines its states play."""
-
-        def used(machine: Machine) -> list[tuple[str, str]]:
-            found: list[tuple[str, str]] = []
-            for state in machine.states.values():
-                found += _machines_in(state.motion)
-            return found
-
-        def visit(machine: Machine, chain: list[str]) -> None:
-            for name, where in used(machine):
-                if name in chain:
-                    raise self.fail(where, f"machine {name!r} contains itself: {' -> '.join([*chain, name])}")
-                visit(definition.machines[name], [*chain, name])
-
-        visit(definition.root, ["root"])
-        for name, machine in definition.machines.items():
-            visit(machine, [name])
-
-
-def _instant(transition: Transition) -> bool:
-    return transition.duration == 0.0 and transition.exit_time is None
-
-
-def _machines_in(motion: Motion) -> list[tuple[str, str]]:
-    if isinstance(motion, MachineMotion):
-        return [(motion.machine, _join(motion.path, "machine"))]
-    if isinstance(motion, (Blend1DMotion, Blend2DMotion)):
-        return [found for child in motion.children for found in _machines_in(child)]
-    if isinstance(motion, AdditiveMotion):
-        return _machines_in(motion.base) + _machines_in(motion.additive)
-    if isinstance(motion, LayerMotion):
-        return _machines_in(motion.base) + _machines_in(motion.layer)
-    return []
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, (int, float)):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({value!r})"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "a table"
-    return type(value).__name__
+            raise self.fail(join(where, "value"), f"missing (required): {name!r} is a float")
+        return Condition(name, op, self.number(table["value"], join(where, "value")), where)

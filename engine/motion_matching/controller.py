@@ -40,7 +40,7 @@ the root (:attr:`~MatchingController.positions`, :attr:`~MatchingController.yaws
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -48,6 +48,7 @@ import numpy as np
 from engine.anim.events import Loop
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray, as_array, trusted
+from engine.motion_matching.controller_types import POSE_SOURCES, SWITCH_KINDS, ControllerOptions, SearchRecord
 from engine.motion_matching.database import Database
 from engine.motion_matching.features import feature_vectors, pose_features, trajectory_features
 from engine.motion_matching.motion import (
@@ -57,10 +58,8 @@ from engine.motion_matching.motion import (
     track_travel,
     track_velocity,
 )
-from engine.motion_matching.search import METHODS, search
+from engine.motion_matching.search import search
 from engine.motion_matching.trajectory import (
-    FACING_HALF_LIFE,
-    VELOCITY_HALF_LIFE,
     Trajectory,
     advance_trajectory,
     horizon_times,
@@ -69,109 +68,10 @@ from engine.motion_matching.trajectory import (
 )
 from engine.player import Capture, Player
 
-#: Transition kinds a switch may use (the player's stage kinds that inertialize the current output).
-SWITCH_KINDS = ("spring", "inertialize")
-#: Where the query's pose part comes from.
-POSE_SOURCES = ("player", "database")
+__all__ = ["POSE_SOURCES", "SWITCH_KINDS", "TIMER_TOLERANCE", "ControllerOptions", "MatchingController", "SearchRecord"]
+
 #: A search timer within this many seconds of 0 is due (``k`` steps of ``interval / k`` add up to it in rounding).
 TIMER_TOLERANCE = 1e-9
-
-
-@dataclass(frozen=True)
-class ControllerOptions:
-    """How a :class:`MatchingController` searches, switches and moves (lengths in the database's units).
-
-    Attributes
-    ----------
-    interval
-        Seconds between a character's scheduled searches (staggered over the characters).
-    sharp_speed, sharp_turn
-        A request whose velocity moved by more than ``sharp_speed`` (units/s), or whose facing
-        turned by more than ``sharp_turn`` (radians), since the character's last search is
-        searched at once.
-    bias
-        Cost every frame but the continuing one pays (:func:`~engine.motion_matching.search.search`).
-    include, exclude
-        Tag filters of every search (tag names).
-    method
-        The search method (:data:`~engine.motion_matching.search.METHODS`).
-    kind, half_life, duration
-        The switch's transition (:data:`SWITCH_KINDS`): a spring of ``half_life`` seconds or
-        the quintic over ``duration`` seconds.
-    pose_from
-        ``"player"`` (the player's output and its velocity) or ``"database"`` (the features of
-        the frame playing).
-    velocity_half_life, facing_half_life
-        The simulation's springs (:mod:`engine.motion_matching.trajectory`).
-    adjust_half_life, adjust_yaw_half_life, adjust_ratio
-        The pull of the root toward the simulation (:func:`~engine.motion_matching.motion.adjust_roots`);
-        ``adjust_ratio`` 0 turns it off.
-    clamp_distance, clamp_angle
-        How far the simulation may lead the character (units, radians).
-    """
-
-    interval: float = 0.1
-    sharp_speed: float = 0.5
-    sharp_turn: float = 0.5
-    bias: float = 0.01
-    include: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] | None = None
-    method: str = "boxes"
-    kind: str = "spring"
-    half_life: float = 0.1
-    duration: float = 0.3
-    pose_from: str = "player"
-    velocity_half_life: float = VELOCITY_HALF_LIFE
-    facing_half_life: float = FACING_HALF_LIFE
-    adjust_half_life: float = 0.1
-    adjust_yaw_half_life: float = 0.2
-    adjust_ratio: float = 0.5
-    clamp_distance: float = 0.15
-    clamp_angle: float = 0.5 * np.pi
-
-    def __post_init__(self) -> None:
-        positive = ("interval", "half_life", "velocity_half_life", "facing_half_life", "adjust_half_life")
-        for name in (*positive, "adjust_yaw_half_life", "clamp_distance", "clamp_angle"):
-            value = getattr(self, name)
-            if not (np.isfinite(value) and value > 0.0):
-                raise InvalidInputError(f"{name} must be a positive number, got {value!r}")
-        for name in ("sharp_speed", "sharp_turn", "bias", "duration", "adjust_ratio"):
-            value = getattr(self, name)
-            if not (np.isfinite(value) and value >= 0.0):
-                raise InvalidInputError(f"{name} must be a number >= 0, got {value!r}")
-        for name, value, allowed in (
-            ("kind", self.kind, SWITCH_KINDS),
-            ("method", self.method, METHODS),
-            ("pose_from", self.pose_from, POSE_SOURCES),
-        ):
-            if value not in allowed:
-                raise InvalidInputError(f"{name} must be one of {allowed}, got {value!r}")
-
-
-@dataclass
-class SearchRecord:
-    """The last frame's searches: who searched, with what, and what was found (for tests and overlays).
-
-    Attributes
-    ----------
-    characters
-        ``(K,)`` the characters that searched.
-    queries
-        ``(K, D)`` their normalised queries.
-    current
-        ``(K,)`` their continuing frames.
-    frames, costs
-        ``(K,)`` the search's answers (:class:`~engine.motion_matching.search.SearchResult`).
-    switched
-        ``(K,)`` whether each switched.
-    """
-
-    characters: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
-    queries: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
-    current: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
-    frames: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
-    costs: FloatArray = field(default_factory=lambda: np.zeros(0))
-    switched: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 class MatchingController:

@@ -19,7 +19,8 @@ from engine.render.debug_draw import DebugDraw, frustum_corners
 from engine.render.scene_renderer import SceneRenderer
 from engine.render.screenshot import OffscreenTarget, load_png, read_framebuffer, save_png, save_screenshot
 from engine.render.shaders import load_program, shader_path, shader_source
-from engine.render.skinned_mesh import MorphWeightBuffer, PaletteBuffer, SkinnedMesh, pack_palette, vertex_normals
+from engine.render.skinned_mesh import SkinnedMesh, vertex_normals
+from engine.render.storage_buffers import MorphWeightBuffer, PaletteBuffer, pack_palette
 
 __all__ = [
     "DebugDraw",

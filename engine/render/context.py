@@ -1,7 +1,7 @@
 """The one place an OpenGL context is created or adopted.
 
 Ossa's shaders need OpenGL **4.3 core**: the skinning palette lives in a shader storage buffer
-read by the vertex stage (see :mod:`engine.render.skinned_mesh` for why not a uniform block).
+read by the vertex stage (see :mod:`engine.render.storage_buffers` for why not a uniform block).
 Two ways in:
 
 - a window's context (pygame with ``pygame.OPENGL``): create the window first, then call

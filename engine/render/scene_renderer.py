@@ -5,7 +5,7 @@ The uploads are one palette (every character's records) and one block of morph w
 Record layout
 -------------
 A character's palette records (:class:`SceneRecords`, one
-:class:`~engine.render.skinned_mesh.PaletteBuffer` for the whole scene) are the scene's node
+:class:`~engine.render.storage_buffers.PaletteBuffer` for the whole scene) are the scene's node
 hierarchy — record ``n`` is node ``n``'s world matrix times the inverse bind matrix of the skin
 joint at that node (identity elsewhere) — then extra records only where a skin's joints are not a
 contiguous run of nodes, two skins bind a node differently, or a rigid mesh sits on a bound
@@ -20,7 +20,7 @@ makes them from a :class:`~engine.anim.scene.SceneFrame` the same way. The demo'
 same layout.
 
 Morph weights are laid out likewise: each character's block holds every morphed instance's
-``T`` weights (:class:`~engine.render.skinned_mesh.MorphWeightBuffer`,
+``T`` weights (:class:`~engine.render.storage_buffers.MorphWeightBuffer`,
 :class:`engine.player.MorphTargets`).
 
 World space is the scene's (:class:`~engine.anim.scene.SceneFrame`); ``instance_transforms``
@@ -41,7 +41,8 @@ from engine.anim.scene import Scene, SceneFrame
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray
-from engine.render.skinned_mesh import MorphWeightBuffer, PaletteBuffer, SkinnedMesh, SkinningMethod
+from engine.render.skinned_mesh import SkinnedMesh
+from engine.render.storage_buffers import MorphWeightBuffer, PaletteBuffer, SkinningMethod
 
 
 @dataclass(frozen=True, eq=False)
