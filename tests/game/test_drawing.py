@@ -17,7 +17,7 @@ import moderngl
 import numpy as np
 import pytest
 
-from engine.errors import GLContextError
+from engine.errors import GLContextError, InvalidInputError
 from engine.render import create_context, release_context
 from game.app import Controls, parse_args
 from game.blend_testbed.testbed import BlendTestbed
@@ -81,12 +81,16 @@ def test_every_program_draws_every_mesh_node_of_the_file(
     ctx, target = gl
     nodes, primitives = expected_counts(character)
     argv = ["--model", str(character)]
+    clipless = not cached_model(character).clips  # the VALID human: the testbed refuses it in one line
     with cached_models():
         demo = DemoGame(parse_args(demo_parser(), argv))
-        bed = BlendTestbed(parse_args(bed_parser(), argv))
+        if clipless:
+            with pytest.raises(InvalidInputError, match="the model has no animation clips"):
+                BlendTestbed(parse_args(bed_parser(), argv))
+        bed = None if clipless else BlendTestbed(parse_args(bed_parser(), argv))
         lab = CameraLab(parse_args(lab_parser(), argv))
     drawn = []
-    for program in (demo, bed, lab):
+    for program in (demo, lab) if bed is None else (demo, bed, lab):
         render_once(program, ctx, target)
         drawn.append((type(program).__name__, program.character.drawn_mesh_nodes, program.character.drawn_primitives))
     sheet = Renderer(ctx, SIZE)
@@ -94,7 +98,7 @@ def test_every_program_draws_every_mesh_node_of_the_file(
     drawn.append(("contact sheet", sheet.drawn_mesh_nodes, None))
     assert drawn == [
         ("DemoGame", nodes, primitives),
-        ("BlendTestbed", nodes, primitives),
+        *([] if clipless else [("BlendTestbed", nodes, primitives)]),
         ("CameraLab", nodes, primitives),
         ("contact sheet", nodes, None),
     ]

@@ -531,6 +531,10 @@ def test_the_testbed_stands_each_clip_on_the_floor_and_frames_it(character: Path
     height and width (as fractions of the frame's): the assimp Blender cube is 11 times wider than
     tall, so its width, not its height, limits it.
     """
+    if not cached_model(character).clips:  # the VALID human has none: the testbed refuses it in one line
+        with pytest.raises(InvalidInputError, match="the model has no animation clips"):
+            make_bed(character)
+        return
     bed = make_bed(character)
     clips = [k for k, name in enumerate(bed.names) if "(additive)" not in name]
     for row in clips:
@@ -558,6 +562,10 @@ def test_the_testbed_stands_each_clip_on_the_floor_and_frames_it(character: Path
 
 
 def test_the_testbed_side_by_side_keeps_all_three_in_frame(character: Path | None) -> None:
+    if not cached_model(character).clips:  # the VALID human has none: the testbed refuses it in one line
+        with pytest.raises(InvalidInputError, match="the model has no animation clips"):
+            make_bed(character)
+        return
     bed = make_bed(character, "--compare")
     for _ in range(30):
         bed.update(STEP, Controls())
