@@ -25,6 +25,7 @@ the delta of the blend.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -117,9 +118,10 @@ class Machines(Protocol):
         ...
 
 
-class Tree:
+class Tree(ABC):
     """Base of the flat trees (module docstring)."""
 
+    @abstractmethod
     def weigh(
         self,
         parameters: Parameters,
@@ -130,11 +132,10 @@ class Tree:
         out: Weights,
     ) -> None:
         """Add each leaf's weight times ``factor`` ``(K,)`` (and the product's rate) for characters ``rows``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def timing(self, parameters: Parameters, rows: IntArray, synced_only: bool) -> list[tuple[Leaf, FloatArray]]:
         """The leaves timing the state (the bases only), each with its weight ``(K,)``."""
-        raise NotImplementedError
 
 
 class TreeClip(Tree):
