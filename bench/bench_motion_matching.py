@@ -149,6 +149,13 @@ def playing_poses(db, frames: np.ndarray) -> tuple:
 
 def queries(db, frames: np.ndarray, changed: bool, rng: np.random.Generator, played: tuple | None = None) -> np.ndarray:
     """The normalised queries of characters playing ``frames`` (the pose part theirs, the trajectory predicted)."""
+    return make_queries(db, frames, playing_request(db, frames, changed, rng, played))
+
+
+def playing_request(
+    db, frames: np.ndarray, changed: bool, rng: np.random.Generator, played: tuple | None = None
+) -> tuple:
+    """What a controller holds when it searches: the pose, simulation and request of characters at ``frames``."""
     pose, velocity = playing_poses(db, frames) if played is None else played
     state = Trajectory(
         db.root_positions[frames],
@@ -157,7 +164,12 @@ def queries(db, frames: np.ndarray, changed: bool, rng: np.random.Generator, pla
         db.root_yaws[frames],
         db.root_yaw_rates[frames],
     )
-    desired, yaw = requests(db, frames, changed, rng)
+    return pose, velocity, state, *requests(db, frames, changed, rng)
+
+
+def make_queries(db, frames: np.ndarray, held: tuple) -> np.ndarray:
+    """The searching work a controller does per query: the predicted trajectory and the query's features."""
+    pose, velocity, state, desired, yaw = held
     future, future_yaws = predict_trajectory(state, desired, yaw, horizon_times(db))
     return query_features(
         db,
@@ -227,16 +239,16 @@ def main() -> None:
 
     per_frame = 1000 // 6 + 1
     searching = playing[:per_frame]
-    played = playing_poses(db, searching)
-    made = queries(db, searching, True, rng, played)
+    holding = playing_request(db, searching, True, rng)
+    made = make_queries(db, searching, holding)
     query_ms, search_ms = median_ms(
         [
-            lambda: queries(db, searching, True, rng, played),
+            lambda: make_queries(db, searching, holding),
             lambda: search(db, made, current=searching, bias=BIAS, method="boxes", threads=1),
         ],
         args.repeat,
     )
-    query_cpu = cpu_ms(lambda: queries(db, searching, True, rng, played), args.repeat)
+    query_cpu = cpu_ms(lambda: make_queries(db, searching, holding), args.repeat)
     search_cpu = cpu_ms(lambda: search(db, made, current=searching, bias=BIAS, method="boxes", threads=1), args.repeat)
     print(f"\n1000 characters searching at 10 Hz at 60 fps: {per_frame} searches a frame ('changed' requests)")
     print(f"  {'ms a frame':<12}{'query':>8}{'search':>8}   % of one core: searching, with the queries")

@@ -1,4 +1,4 @@
-"""Compiled search kernels (numba): the only module of :mod:`engine.motion_matching` that imports numba.
+"""Compiled search and query kernels (numba): the only module of :mod:`engine.motion_matching` that imports numba.
 
 One character at a time, the nearest allowed frame to its query whose squared distance is below
 the character's threshold (the continuing frame's cost minus the bias, or infinity). Frames are
@@ -22,6 +22,9 @@ block none of whose frames it allows. Frames are always compared in the original
 the same arithmetic in every method (each distance summed column by column, in the index's
 column order), so every method returns the same frame; a bound prunes only when it exceeds the
 best by more than a relative :data:`SLACK` (rounding of the rotation).
+
+The queries' pose part has a kernel too: :func:`model_velocities`, the forward kinematics of a
+pose and its velocity (:mod:`engine.motion_matching.kinematics`, character by character).
 
 Everything compiled lives in this one module (numba's cache follows one file); every kernel is
 ``nogil`` and cached on disk.
@@ -70,7 +73,7 @@ def _bound(q: Any, lo: Any, hi: Any, best: Any) -> Any:
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _block(block: Any, tags: Any, rows: Any, q: Any, include: Any, exclude: Any, acc: Any, state: Any) -> None:
-    """One block ``(D, B)`` against ``q``; ``state`` = (best cost, best row) updated in place."""
+    """One block ``(D, B)`` against ``q``; ``state`` = (best cost, best row, skipped rows' start, stop), updated."""
     width = SMALL_BLOCK  # a constant: the loops over the block's frames compile to SIMD
     for i in range(width):
         acc[i] = 0.0
@@ -88,7 +91,8 @@ def _block(block: Any, tags: Any, rows: Any, q: Any, include: Any, exclude: Any,
             if smallest >= state[0]:
                 return
     for i in range(width):
-        if acc[i] < state[0] and _open(tags[i], tags[i], include, exclude):
+        outside = rows[i] < state[2] or rows[i] >= state[3]
+        if acc[i] < state[0] and outside and _open(tags[i], tags[i], include, exclude):
             state[0] = acc[i]
             state[1] = rows[i]
 
@@ -174,7 +178,10 @@ def _search_tree(tree: Any, query: Any, rotated: Any, include: Any, exclude: Any
 def _search_one(
     method: Any, blocks: Any, boxes: Any, tree: Any, query: Any, rotated: Any, include: Any, exclude: Any, state: Any
 ) -> None:
-    """One character's search; ``state`` enters as (threshold, -1) and leaves as (cost, row or -1)."""
+    """One character's search; ``state`` enters as (threshold, -1, skip start, stop), leaves as (cost, row or -1, ...).
+
+    Rows in ``[skip start, skip stop)`` are never a result (the continuing frame's neighbours).
+    """
     acc = np.empty(SMALL_BLOCK)
     if method == BOXES:
         _search_boxes(blocks, boxes, query, include, exclude, acc, state)
@@ -191,7 +198,7 @@ def _search_one(
 def search_serial(
     method: Any, blocks: Any, boxes: Any, tree: Any, queries: Any, rotated: Any, masks: Any, state: Any
 ) -> None:
-    """:func:`_search_one` for every character; ``masks`` ``(C, 2)`` uint64 include/exclude, ``state`` ``(C, 2)``."""
+    """:func:`_search_one` for every character; ``masks`` ``(C, 2)`` uint64 include/exclude, ``state`` ``(C, 4)``."""
     for c in range(queries.shape[0]):
         _search_one(method, blocks, boxes, tree, queries[c], rotated[c], masks[c, 0], masks[c, 1], state[c])
 
@@ -216,3 +223,53 @@ def run(
     if get_num_threads() != threads:
         set_num_threads(threads)
     search_parallel(method, blocks, boxes, tree, queries, rotated, masks, state)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def model_velocities(parents: Any, pose: Any, velocity: Any, positions: Any, rates: Any) -> None:
+    """Model-space positions and velocities ``(K, n, 3)`` of local poses moving at their velocities.
+
+    ``parents`` ``(n,)`` (each before its children); ``pose`` = rotations ``(K, n, 4)``,
+    translations, scales ``(K, n, 3)``; ``velocity`` = linear, angular, scaling ``(K, n, 3)``.
+    The recursion of :mod:`engine.motion_matching.kinematics`: ``A_j = A_p R_j S_j``,
+    ``Ȧ_j = Ȧ_p R_j S_j + A_p ([ω_j]× R_j S_j + R_j diag(ṡ_j))``, ``p_j = p_p + A_p t_j``,
+    ``ṗ_j = ṗ_p + Ȧ_p t_j + A_p ṫ_j``.
+    """
+    rotations, translations, scales = pose
+    linear, angular, scaling = velocity
+    joints = parents.size
+    frame, frame_rate = np.empty((joints, 3, 3)), np.empty((joints, 3, 3))
+    turn, local, local_rate = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    for c in range(rotations.shape[0]):
+        for j in range(joints):
+            x, y, z, w = rotations[c, j, 0], rotations[c, j, 1], rotations[c, j, 2], rotations[c, j, 3]
+            turn[0, 0], turn[1, 1] = 1.0 - 2.0 * (y * y + z * z), 1.0 - 2.0 * (x * x + z * z)
+            turn[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+            turn[0, 1], turn[1, 0] = 2.0 * (x * y - z * w), 2.0 * (x * y + z * w)
+            turn[0, 2], turn[2, 0] = 2.0 * (x * z + y * w), 2.0 * (x * z - y * w)
+            turn[1, 2], turn[2, 1] = 2.0 * (y * z - x * w), 2.0 * (y * z + x * w)
+            wx, wy, wz = angular[c, j, 0], angular[c, j, 1], angular[c, j, 2]
+            for k in range(3):
+                for i in range(3):
+                    local[i, k] = turn[i, k] * scales[c, j, k]
+                l0, l1, l2 = local[0, k], local[1, k], local[2, k]
+                local_rate[0, k] = (wy * l2 - wz * l1) + turn[0, k] * scaling[c, j, k]
+                local_rate[1, k] = (wz * l0 - wx * l2) + turn[1, k] * scaling[c, j, k]
+                local_rate[2, k] = (wx * l1 - wy * l0) + turn[2, k] * scaling[c, j, k]
+            p = parents[j]
+            if p < 0:
+                frame[j], frame_rate[j] = local, local_rate
+                positions[c, j], rates[c, j] = translations[c, j], linear[c, j]
+                continue
+            for i in range(3):
+                position, rate = positions[c, p, i], rates[c, p, i]
+                for k in range(3):
+                    a, da = frame[p, i, k], frame_rate[p, i, k]
+                    position += a * translations[c, j, k]
+                    rate += da * translations[c, j, k] + a * linear[c, j, k]
+                    total, total_rate = 0.0, 0.0
+                    for m in range(3):
+                        total += frame[p, i, m] * local[m, k]
+                        total_rate += frame_rate[p, i, m] * local[m, k] + frame[p, i, m] * local_rate[m, k]
+                    frame[j, i, k], frame_rate[j, i, k] = total, total_rate
+                positions[c, j, i], rates[c, j, i] = position, rate

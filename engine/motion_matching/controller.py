@@ -19,7 +19,8 @@ weight 1), somewhere in one range. Each frame (:meth:`~MatchingController.contro
 4. **the search**, for the characters that are due: every ``interval`` seconds (staggered over
    the crowd), at once when the request moved by more than ``sharp_speed`` or ``sharp_turn``
    since the character's last search, and when its frame is no longer searchable (near a
-   range's end, or filtered out). The query is the current pose and velocity — the player's
+   range's end) and the range would end before its next scheduled search. The query is the
+   current pose and velocity — the player's
    output (:meth:`~engine.player.Player.capture`, transition included) or, with
    ``pose_from="database"``, the features of the frame playing (Holden's shortcut) — and the
    trajectory the springs predict, seen from the character's root
@@ -320,7 +321,8 @@ class MatchingController:
         speed = np.linalg.norm(self.request_velocity - self._searched_velocity, axis=-1) > options.sharp_speed
         turn = np.abs(wrapped_angle(self.request_yaw - self._searched_yaw)) > options.sharp_turn
         frames = self.frames
-        stuck = ~db.searchable[frames]
+        left = (db.range_stops[self.ranges] - 1 - frames) / db.fps  # seconds of motion before the range ends
+        stuck = ~db.searchable[frames] & (left < self._timers)  # it would run out before its next search
         return np.flatnonzero(scheduled | speed | turn | stuck)  # a forced search keeps the schedule's phase
 
     def _search(self, due: IntArray) -> None:
@@ -349,6 +351,7 @@ class MatchingController:
             exclude=list(options.exclude) if options.exclude else None,
             method=options.method,
             threads=self.threads,
+            near=round(options.min_jump * db.fps),
         )
         self.searches[due] += 1
         self._searched_velocity[due] = self.request_velocity[due]

@@ -23,6 +23,7 @@ from engine.anim.local_to_model import model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity
+from engine.backend.select import compiled_module, resolve
 from engine.errors import SkeletonMismatchError
 from engine.math import matrix_from_quat, quat_multiply, trusted
 from engine.math._checks import FloatArray, IntArray
@@ -70,7 +71,12 @@ def _chains(skeleton: Skeleton, joints: tuple[int, ...]) -> _Chains:
 
 
 def model_velocities(
-    skeleton: Skeleton, pose: Pose, velocity: PoseVelocity, joints: Sequence[int] | None = None
+    skeleton: Skeleton,
+    pose: Pose,
+    velocity: PoseVelocity,
+    joints: Sequence[int] | None = None,
+    *,
+    backend: str | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Model-space positions and linear velocities of joints of ``pose`` moving at ``velocity``.
 
@@ -84,6 +90,10 @@ def model_velocities(
         Its time derivative ``(..., J)`` (as :func:`~engine.anim.clip_velocity.sample_velocity` gives).
     joints
         The joints wanted (``K`` indices), default all; only they and their ancestors are composed.
+    backend
+        ``"numba"`` (the compiled :func:`engine.motion_matching._kernels.model_velocities`) or
+        ``"numpy"`` (this module's recursion, one numpy operation per depth level); default the
+        active one (:mod:`engine.backend.select`). They agree to rounding.
 
     Returns
     -------
@@ -96,9 +106,7 @@ def model_velocities(
             f"pose {pose.shape} and velocity {velocity.linear.shape[:-1]} must both have the skeleton's "
             f"{count} joints and one shape"
         )
-    if joints is None:
-        return _velocities(skeleton, pose, velocity)
-    chosen = tuple(int(j) for j in joints)
+    chosen = tuple(range(count)) if joints is None else tuple(int(j) for j in joints)
     if any(not 0 <= j < count for j in chosen):
         raise SkeletonMismatchError(f"joints {list(chosen)} must be indices below {count}")
     chains = _chains(skeleton, chosen)
@@ -107,8 +115,30 @@ def model_velocities(
         part = PoseVelocity(
             velocity.linear[..., kept, :], velocity.angular[..., kept, :], velocity.scaling[..., kept, :]
         )
-    positions, rates = _velocities(chains.skeleton, pose.joints(kept), part)
+    if resolve(backend) == "numba":
+        positions, rates = _compiled(chains.skeleton.parents, pose.joints(kept), part)
+    else:
+        positions, rates = _velocities(chains.skeleton, pose.joints(kept), part)
     return positions[..., chains.wanted, :], rates[..., chains.wanted, :]
+
+
+def _compiled(parents: IntArray, pose: Pose, velocity: PoseVelocity) -> tuple[FloatArray, FloatArray]:
+    """:func:`model_velocities` of every joint of ``pose`` on the compiled kernel."""
+    batch, joints = pose.shape[:-1], pose.num_joints
+
+    def rows(values: FloatArray) -> FloatArray:
+        return np.ascontiguousarray(values.reshape(-1, joints, values.shape[-1]), dtype=np.float64)
+
+    positions = np.empty((int(np.prod(batch, dtype=np.int64)), joints, 3))
+    rates = np.empty_like(positions)
+    compiled_module("engine.motion_matching._kernels").model_velocities(
+        np.ascontiguousarray(parents, dtype=np.int64),
+        (rows(pose.rotations), rows(pose.translations), rows(pose.scales)),
+        (rows(velocity.linear), rows(velocity.angular), rows(velocity.scaling)),
+        positions,
+        rates,
+    )
+    return positions.reshape((*batch, joints, 3)), rates.reshape((*batch, joints, 3))
 
 
 def _velocities(skeleton: Skeleton, pose: Pose, velocity: PoseVelocity) -> tuple[FloatArray, FloatArray]:

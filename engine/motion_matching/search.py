@@ -3,7 +3,10 @@
 The cost of frame ``i`` for a character with normalised query ``q`` is ``‖x_i − q‖²`` (``x`` the
 database's :attr:`~engine.motion_matching.database.Database.normalized` rows), plus ``bias`` for
 every frame but the character's *continuing* frame (the one it would play next without a
-switch), which therefore wins unless another beats it by more than ``bias``. Only searchable
+switch), which therefore wins unless another beats it by more than ``bias``. With ``near`` ``n``
+frames, the continuing frame's neighbours in its range (``n`` frames either side) are no result
+either: a switch jumps at least that far (Unreal's pose jump threshold), so a character does not
+keep jumping back a few frames to replay the same bit of motion. Only searchable
 frames compete (not the last ``end_margin`` of a range), and of those only the ones the tag
 filters let through: ``include`` (a frame needs at least one of these tags) and ``exclude``
 (a frame may have none of these). The continuing frame obeys the same rules.
@@ -158,6 +161,7 @@ def search(
     method: str = "boxes",
     backend: str | None = None,
     threads: int | None = None,
+    near: Any = 0,
 ) -> SearchResult:
     """The best frame for each normalised query (module docstring).
 
@@ -179,6 +183,9 @@ def search(
         ``"numba"`` or ``"numpy"``; default the active one (:mod:`engine.backend.select`).
     threads
         Threads of the compiled search (default ``OSSA_THREADS``, else every CPU).
+    near
+        Frames ``>= 0``, scalar or ``(...)``: the continuing frame's neighbours within this many
+        frames in its range are never a result (module docstring); 0 (default): none left out.
     """
     if method not in METHODS:
         raise InvalidInputError(f"method must be one of {METHODS}, got {method!r}")
@@ -194,6 +201,9 @@ def search(
     bias_values = _per_character(bias, batch, "bias", integer=False, default=0.0)
     if np.any(bias_values < 0):
         raise InvalidInputError(f"bias must be >= 0, got {float(bias_values.min())}")
+    window = _per_character(near, batch, "near", integer=True, default=0)
+    if np.any(window < 0):
+        raise InvalidInputError(f"near must be a whole number of frames >= 0, got {int(window.min())}")
     include_bits = _masks(database, include, count, "include")
     exclude_bits = _masks(database, exclude, count, "exclude")
     has = continuing >= 0
@@ -202,17 +212,19 @@ def search(
     diff = database.normalized[frames_now] - q
     threshold = np.where(valid, np.einsum("cd,cd->c", diff, diff) - bias_values, np.inf)
     index = search_index(database)
+    skipped = _neighbours(database, np.where(has, continuing, -1), window)
     if resolve(backend) == "numpy":
         costs = _costs(database.normalized[index.frames], q)
         allowed = _allowed(database, index.frames[None, :], include_bits[:, None], exclude_bits[:, None])
-        costs = np.where(allowed, costs, np.inf)
+        inside = (index.frames[None, :] >= skipped[:, :1]) & (index.frames[None, :] < skipped[:, 1:])
+        costs = np.where(allowed & ~inside, costs, np.inf)
         best = np.argmin(costs, axis=1)
         better = costs[np.arange(count), best] < threshold
         chosen = np.where(better, index.frames[best], np.where(valid, continuing, -1))
     else:
-        chosen = _compiled(
-            index, np.ascontiguousarray(q[:, index.columns]), threshold, include_bits, exclude_bits, method, threads
-        )
+        rows = np.searchsorted(index.frames, skipped).astype(np.float64)  # the skipped frames as index rows
+        limits, masks = (threshold, rows), (include_bits, exclude_bits)
+        chosen = _compiled(index, np.ascontiguousarray(q[:, index.columns]), limits, masks, method, threads)
         chosen = np.where(chosen >= 0, chosen, np.where(valid, continuing, -1))
     picked = np.maximum(chosen, 0)
     diff = database.normalized[picked] - q
@@ -220,19 +232,35 @@ def search(
     return SearchResult(chosen.reshape(batch), costs.reshape(batch))
 
 
+def _neighbours(database: Database, continuing: IntArray, window: IntArray) -> IntArray:
+    """``(C, 2)`` the frames ``[start, stop)`` left out: ``window`` frames about ``continuing``, in its range."""
+    out = np.zeros((continuing.size, 2), dtype=np.intp)
+    some = (continuing >= 0) & (window > 0)
+    if some.any():
+        frames, reach = continuing[some], window[some]
+        ranges = database.frame_range(frames)
+        out[some, 0] = np.maximum(frames - reach, database.range_starts[ranges])
+        out[some, 1] = np.minimum(frames + reach + 1, database.range_stops[ranges])
+    return out
+
+
 def _compiled(
     index: SearchIndex,
     queries: FloatArray,
-    threshold: FloatArray,
-    include: np.ndarray,
-    exclude: np.ndarray,
+    limits: tuple[FloatArray, FloatArray],
+    masks: tuple[np.ndarray, np.ndarray],
     method: str,
     threads: int | None,
 ) -> IntArray:
-    """The kernels' answer as database frames (``-1``: nothing beat the threshold); ``queries`` in index columns."""
+    """The kernels' answer as database frames (``-1``: nothing beat the threshold); ``queries`` in index columns.
+
+    ``limits`` = each character's threshold ``(C,)`` and the index rows ``[start, stop)`` it skips ``(C, 2)``;
+    ``masks`` = its include and exclude tag bits ``(C,)`` each.
+    """
     k = kernels_module()
-    state = np.stack((threshold, np.full(threshold.shape, -1.0)), axis=-1)
-    masks = np.ascontiguousarray(np.stack((include, exclude), axis=-1))
+    threshold, skipped = limits
+    state = np.concatenate((threshold[:, None], np.full((threshold.size, 1), -1.0), skipped), axis=-1)
+    masks_array = np.ascontiguousarray(np.stack(masks, axis=-1))
     b, g = index.blocks, index.groups
     blocks = (b.points, b.tags, b.rows, b.bits)
     groups = (g.lo, g.hi, g.bits, g.block_lo, g.block_hi)
@@ -256,9 +284,8 @@ def _compiled(
         )
         rotated = queries
         kind = k.BOXES if method == "boxes" else k.BRUTE
-    k.run(
-        kind, blocks, groups, nodes, queries, rotated, masks, state, default_threads() if threads is None else threads
-    )
+    threads = default_threads() if threads is None else threads
+    k.run(kind, blocks, groups, nodes, queries, rotated, masks_array, state, threads)
     found = state[:, 1].astype(np.intp)
     return np.where(found >= 0, index.frames[np.maximum(found, 0)], -1)
 

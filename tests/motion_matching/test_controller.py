@@ -16,7 +16,7 @@ import pytest
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.sampling import sample
 from engine.errors import InvalidInputError, SkeletonMismatchError
-from engine.motion_matching import Database
+from engine.motion_matching import Database, build_database
 from engine.motion_matching.controller import ControllerOptions, MatchingController
 from engine.player import Player
 
@@ -187,6 +187,40 @@ def test_a_character_near_its_ranges_end_searches(cmu_database: Database) -> Non
         assert controller.frames[0] < db.range_stops[controller.ranges[0]] - 1  # never held at a range's last frame
     assert controller.searches[0] >= 2
     assert np.linalg.norm(controller.positions[0]) > 8.0  # walked on for 10 s
+
+
+def test_a_character_in_the_end_margin_waits_for_its_scheduled_search(cmu_sources, mannequin) -> None:
+    """Standing still, a character plays into a range's end margin and searches on schedule: 10 searches a second.
+
+    With 16_01 (standing before and after a jump), as the demo builds it: its best standing frames
+    end its range.
+    """
+    db = build_database(cmu_sources, mannequin.skeleton)
+    controller = MatchingController(db, options=ControllerOptions(exclude=("jump",)))
+    margin_frames = 0
+    for _ in range(600):
+        controller.update(1 / 60, np.zeros(3), 0.0)
+        margin_frames += not db.searchable[controller.frames[0]]
+        assert controller.frames[0] < db.range_stops[controller.ranges[0]] - 1
+    assert margin_frames > 0  # the standing frames are near the ranges' ends
+    assert controller.searches[0] <= 101  # 10 s at one search every 0.1 s: none forced (19 a second before)
+
+
+def test_min_jump_keeps_switches_within_a_range_that_far_apart(cmu_database: Database) -> None:
+    db = cmu_database
+    options = ControllerOptions(min_jump=0.2)
+    controller = MatchingController(db, 8, options=options)
+    request = wander(8, 2)
+    jumps = []
+    for k in range(240):
+        controller.update(1 / 60, *request(k / 60))
+        last = controller.last
+        moved = last.switched & (db.frame_range(last.frames) == db.frame_range(last.current))
+        jumps.extend(np.abs(last.frames - last.current)[moved].tolist())
+    assert jumps
+    assert min(jumps) > round(0.2 * db.fps)
+    with pytest.raises(InvalidInputError, match="min_jump must be a number >= 0"):
+        ControllerOptions(min_jump=-0.1)
 
 
 def test_the_numpy_and_compiled_players_drive_the_same_motion(cmu_database: Database) -> None:

@@ -96,3 +96,19 @@ def test_a_subset_of_joints_equals_the_whole_skeletons_rows(rng: np.random.Gener
     np.testing.assert_allclose(some_rates, rates[:, chosen], atol=1e-12)
     with pytest.raises(SkeletonMismatchError, match="must be indices below 12"):
         model_velocities(skeleton, pose, velocity, [12])
+
+
+@settings(derandomize=True, max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12))
+def test_the_compiled_model_velocities_equal_the_numpy_recursion(seed: int, joints: int) -> None:
+    rng = np.random.default_rng(seed)
+    skeleton = _chain_skeleton(rng, joints)
+    pose, velocity = _random_motion(rng, (3, 2), joints)
+    chosen = sorted(rng.choice(joints, int(rng.integers(1, joints + 1)), replace=False).tolist())
+    for wanted in (None, chosen):
+        positions, rates = model_velocities(skeleton, pose, velocity, wanted, backend="numpy")
+        fast_positions, fast_rates = model_velocities(skeleton, pose, velocity, wanted, backend="numba")
+        assert fast_positions.shape == positions.shape == (3, 2, joints if wanted is None else len(chosen), 3)
+        scale = 1.0 + np.abs(positions).max() + np.abs(rates).max()
+        np.testing.assert_allclose(fast_positions, positions, rtol=0, atol=1e-13 * scale)
+        np.testing.assert_allclose(fast_rates, rates, rtol=0, atol=1e-13 * scale)

@@ -17,9 +17,21 @@ METHODS = ("brute", "boxes", "kdtree")
 RUNS = [("numpy", "brute", 1)] + [("numba", m, t) for m in METHODS for t in (1, 2)]
 
 
-def oracle(db, queries, current=None, bias=0.0, include=0, exclude=0) -> tuple[np.ndarray, np.ndarray]:
-    """Every frame's cost ``(C, N)`` (inf where not allowed) the plain way, and its argmin (-1 if all inf)."""
+def oracle(db, queries, current=None, bias=0.0, include=0, exclude=0, near=0) -> tuple[np.ndarray, np.ndarray]:
+    """Every frame's cost ``(C, N)`` (inf where not allowed) the plain way, and its argmin (-1 if all inf).
+
+    ``near``: frames of the continuing frame's range (a frame-by-frame lookup) within that many
+    frames of it, itself aside, are not allowed.
+    """
     costs = ((db.normalized[None, :, :] - queries[:, None, :]) ** 2).sum(axis=-1)
+    if current is not None:
+        owner = np.array([next(r for r in range(db.num_ranges) if f < db.range_stops[r]) for f in range(db.num_frames)])
+        for c, f in enumerate(current):
+            reach = int(np.broadcast_to(near, len(current))[c])
+            if f >= 0 and reach > 0:
+                same = owner == owner[f]
+                offset = np.abs(np.arange(db.num_frames) - f)
+                costs[c, same & (offset <= reach) & (offset > 0)] = np.inf
     if current is not None:
         costs = costs + np.asarray(bias).reshape(-1, 1) * (np.arange(db.num_frames)[None, :] != current[:, None])
     tags = db.frame_tags[None, :]
@@ -84,6 +96,26 @@ def test_continuing_frame_bias_and_tag_filters_equal_brute_force(seed, frames, b
     )
     costs, expected = oracle(db, queries, current, np.full(count, bias), include, exclude)
     assert_same(result, costs, expected, queries, db)
+
+
+@settings(derandomize=True, max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 40), st.sampled_from(RUNS))
+def test_the_continuing_frames_neighbours_are_left_out_as_brute_force_says(seed, near, run) -> None:
+    backend, method, threads = run
+    rng = np.random.default_rng(seed)
+    db = random_database(rng, 400, ranges=4, end_margin=int(rng.integers(0, 4)))
+    count = 24
+    current = rng.integers(-1, db.num_frames, count)
+    queries = db.normalized[np.clip(current + rng.integers(-3, 4, count), 0, db.num_frames - 1)]
+    reach = np.where(rng.random(count) < 0.5, near, rng.integers(0, 60, count))
+    result = search(
+        db, queries, current=current, bias=0.01, near=reach, method=method, backend=backend, threads=threads
+    )
+    costs, expected = oracle(db, queries, current, np.full(count, 0.01), near=reach)
+    assert_same(result, costs, expected, queries, db)
+    moved = (result.frames >= 0) & (result.frames != current) & (current >= 0)
+    same = db.frame_range(np.maximum(result.frames, 0)) == db.frame_range(np.maximum(current, 0))
+    assert np.all(np.abs(result.frames - current)[moved & same] > reach[moved & same])
 
 
 @pytest.mark.assets
@@ -220,6 +252,8 @@ def test_bad_searches_are_refused(rng) -> None:
         ({"include": ["sprint"]}, "no tag 'sprint'"),
         ({"include": "t0"}, "include must be a list of tag names"),
         ({"exclude": np.array([1, 2])}, "exclude bit sets must be uint64"),
+        ({"near": -1}, "near must be a whole number of frames >= 0"),
+        ({"near": 0.5}, "near must be integer frames"),
     ]
     for changes, message in cases:
         arguments = {"queries": q, **changes}
