@@ -5,6 +5,7 @@ state machine) and the motion-matching one (:class:`game.demo.motion_matching.Ma
 
 - **scripted tours**: the demo's own key scripts played through :class:`game.demo.game.DemoGame`
   (camera-relative keys; no camera input, so both get the same world directions);
+- **standing still**: no key for 10 s (after a second to settle);
 - **random paths**: a new random waypoint when one is reached, walked or run, fed to the
   characters' ``update`` as world directions.
 
@@ -170,10 +171,24 @@ def random_path(player: Player, seconds: float, seed: int) -> Recording:
     return recorder.recording()
 
 
+def standing(player: Player, seconds: float) -> Recording:
+    """``player`` asked to stand still for ``seconds``, after a second to settle."""
+    for _ in range(round(1.0 / FIXED_DT)):
+        player.update(FIXED_DT, np.zeros(3), False, False)
+    recorder = Recorder(player)
+    before = int(player.matcher.switches[0]) if isinstance(player, MatchingPlayer) else 0
+    for _ in range(round(seconds / FIXED_DT)):
+        player.update(FIXED_DT, np.zeros(3), False, False)
+    recorded = recorder.recording()
+    recorded.switches -= before
+    return recorded
+
+
 TOUR = Path(__file__).resolve().parents[1] / "game" / "demo" / "scripts" / "motion_matching.txt"
 TOUR_FRAMES = 1020
 """The tour's 17 s at 60 Hz (its last key is released at frame 840; then it stands)."""
 RANDOM_SECONDS = 20.0
+STANDING_SECONDS = 10.0
 SEEDS = (1, 2, 3)
 
 
@@ -194,6 +209,8 @@ def quality_table() -> str:
             *(float(np.mean([getattr(q, f) for q in randoms])) for f in ("sliding", "trajectory", "switches"))
         )
         rows.append((f"random paths ({len(SEEDS)} × {RANDOM_SECONDS:.0f} s)", mean))
+        still = measure(standing(game_class(game_args(*options)).player, STANDING_SECONDS))
+        rows.append((f"standing still ({STANDING_SECONDS:.0f} s)", still))
         for paths, q in rows:
             lines.append(f"  {paths:<28}{label:<18}{q.sliding:>13.1f}{q.trajectory:>14.1f}{q.switches:>11.2f}")
     return "\n".join(lines)
