@@ -45,8 +45,7 @@ class Animator:
         :data:`~engine.anim.blending.REST_THRESHOLD` = 1, the same as ``blend``'s.
     backend
         The player's backend (:class:`~engine.player.Player`): ``"numba"``, ``"numpy"`` or
-        ``None`` (``OSSA_BACKEND``, else numba from
-        :data:`~engine.player.FUSED_MIN_CHARACTERS` characters up). Both agree to 1e-12.
+        ``None`` (``OSSA_BACKEND``, else numba where it is installed). Both agree to 1e-12.
     player
         Play on this existing player instead (its skeleton, characters, root motion, threshold
         and backend; leave the other arguments out): several controllers sharing one player

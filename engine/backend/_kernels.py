@@ -137,7 +137,7 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
 
     ``work`` is this block's scratch ``(SCRATCH_ROWS, J)``. With ``blend`` every weighted layer
     is sampled and blended; without it the local pose is read from ``local``. With ``compose``
-    the model matrices and the palette (and ``model_out`` when it has rows) are written; without
+    the model matrices and the palette (each when its array has rows) are written; without
     it the local pose is written to ``local``. Returns 1 (nothing written) when a time is not
     finite, a weight negative or not finite, or an override weight outside ``[0, 1]``, else 0.
 
@@ -415,7 +415,9 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
         model[o + _8], model[o + _9], model[o + _10], model[o + _11] = m20, m21, m22, m23
         b = np.uint64(16 * j)  # inverse_bind[j] in the flat inverse binds: row i at b + 4 i
         uc, uj = np.uint64(c), np.uint64(j)  # palette[c, j, k] is column k of the matrix (column-major)
-        if affine:  # inverse binds with last row 0 0 0 1 (the usual case): 36 products, not 48
+        if not palette.shape[0]:  # no palette asked for (the model matrices only)
+            pass
+        elif affine:  # inverse binds with last row 0 0 0 1 (the usual case): 36 products, not 48
             for k in range(3):
                 uk, bk = np.uint64(k), b + np.uint64(k)
                 b0, b1, b2 = inverse_bind[bk], inverse_bind[bk + _4], inverse_bind[bk + _8]

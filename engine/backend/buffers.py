@@ -119,13 +119,20 @@ class BufferFrame:
         return self.pose
 
     def finalize(
-        self, *, records: np.ndarray | None = None, characters: Any = None, backend: str | None = None
+        self,
+        *,
+        records: np.ndarray | None = None,
+        characters: Any = None,
+        backend: str | None = None,
+        palette: bool = True,
     ) -> MatrixBuffer:
         """Model matrices into :attr:`model` and the palette from :attr:`pose`; returns :attr:`palette`.
 
         With ``records`` (a writable ``(C, J, 4, 4)`` float32 or float64 array) the palette goes
         there instead, each matrix column-major (the upload layout of
         :func:`~engine.backend.frame.evaluate_frame`), and :attr:`palette` is left as it was.
+        Without ``palette`` the kernels write the model matrices only (a stage edits the pose
+        before the palette is made; the numpy reference writes both).
         """
         state = self.state
         chosen = state.select(characters)
@@ -142,7 +149,7 @@ class BufferFrame:
             else:
                 self._numpy_subset(chosen, records)
             return self.palette
-        palette = self._palette_view if records is None else records
+        out = self._palette_view if records is None else records
         empty = state.no_layers
         run(
             state,
@@ -152,7 +159,7 @@ class BufferFrame:
             state.no_overrides,
             1.0,
             self._local_views,
-            palette,
+            out if palette else state.no_palette,
             self._model_view,
             False,
             True,

@@ -33,10 +33,9 @@ with its velocity), :mod:`~engine.player.transitions` (the transition stage),
 """
 
 from engine.anim.events import Loop
-from engine.player.compose import FUSED_MIN_CHARACTERS
 from engine.player.morph import MorphTargets
 from engine.player.player import Player
 from engine.player.root import RootMotion
 from engine.player.transitions import Capture
 
-__all__ = ["FUSED_MIN_CHARACTERS", "Capture", "Loop", "MorphTargets", "Player", "RootMotion"]
+__all__ = ["Capture", "Loop", "MorphTargets", "Player", "RootMotion"]

@@ -21,25 +21,12 @@ from engine.anim.local_to_model import model_from_pose
 from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skinning_palette
-from engine.backend import BufferFrame, ClipBank, FrameState, active_backend, default_threads
-from engine.backend.select import forced
+from engine.backend import BufferFrame, ClipBank, FrameState, default_threads
 from engine.backend.stage import CaptureFrame
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray
 from engine.player.capture import VelocityTables
 from engine.player.layers import LayerTable
-
-#: Fewest characters for which a player picks the compiled kernels by itself (``backend=None``
-#: with numba available and ``OSSA_BACKEND`` unset); ``OSSA_BACKEND=numba`` compiles at any count.
-FUSED_MIN_CHARACTERS = 16
-
-
-def default_backend(count: int) -> str:
-    """The backend for ``backend=None``: ``OSSA_BACKEND``'s, else numba from :data:`FUSED_MIN_CHARACTERS` up."""
-    name = active_backend()
-    if name == "numba" and not forced() and count < FUSED_MIN_CHARACTERS:
-        return "numpy"
-    return name
 
 
 def player_threads(threads: int | None) -> int:
@@ -203,10 +190,10 @@ class Composer:
         self._palette_stale = True
 
     def update_model(self, compiled: BufferFrame | None, backend: str | None) -> MatrixBuffer:
-        """Model matrices up to date: the whole skeleton once (compiled: with the palette), then stale subtrees."""
-        if self._stale is None and compiled is not None:
-            compiled.finalize(characters=self._characters, backend=backend)  # every joint, and the palette with them
-            self._palette_stale = False
+        """Model matrices up to date: the whole skeleton once (no palette: stages may edit), then stale subtrees."""
+        if self._stale is None and compiled is not None:  # every joint; the palette waits for the stages' edits
+            compiled.finalize(characters=self._characters, backend=backend, palette=False)
+            self._palette_stale = True
         elif self._stale is None:
             model_from_pose(self.skeleton, self.pose_buffer, out=self.model_buffer, workspace=self.workspace)
         elif self._stale:
@@ -221,9 +208,9 @@ class Composer:
         """Model matrices and the palette, once; the palette also into ``records`` (column-major) when given."""
         if records is not None:
             _check_records(records, self.pose_buffer.shape)
-        if records is not None and self._stale is None and compiled is not None:
+        if self._stale is None and compiled is not None:  # nothing composed since the pose: one pass for both
             compiled.finalize(records=records, characters=self._characters, backend=backend)
-            self._stale, self._palette_stale = set(), True  # the palette went to the records only
+            self._stale, self._palette_stale = set(), records is not None  # with records, the palette went there only
             return self.palette_buffer
         self.update_model(compiled, backend)
         if self._palette_stale:

@@ -16,12 +16,12 @@ from engine.anim.pose import Pose
 from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity
-from engine.backend import BACKENDS, BufferFrame
+from engine.backend import BACKENDS, BufferFrame, active_backend
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array, trusted
 from engine.player import evaluate
 from engine.player.capture import VelocityTables, capture
-from engine.player.compose import CompiledLayers, Composer, default_backend, joint_index, player_threads
+from engine.player.compose import CompiledLayers, Composer, joint_index, player_threads
 from engine.player.controls import LayerControls, read_only
 from engine.player.layers import Layer
 from engine.player.morph import MorphTargets
@@ -46,7 +46,7 @@ class Player(LayerControls):
     backend
         ``"numba"`` (the compiled kernels of :mod:`engine.backend`), ``"numpy"`` (the batched
         jobs of :mod:`engine.anim`) or ``None``: ``OSSA_BACKEND`` when set, else numba when it is
-        installed and ``num_characters >=`` :data:`FUSED_MIN_CHARACTERS`. Both agree to 1e-12.
+        installed, whatever the number of characters. Both agree to 1e-12.
         The compiled calls run on one thread unless ``OSSA_THREADS`` is set (or ``threads``).
     morph
         The morph targets whose weights the layers' clips animate (:class:`MorphTargets`), or ``None``.
@@ -95,7 +95,7 @@ class Player(LayerControls):
         root = None if root_motion is None else joint_index(skeleton, root_motion, "root_motion")
         super().__init__(skeleton, count, root)
         self.rest_threshold = float(rest_threshold)
-        self.backend = backend or default_backend(count)
+        self.backend = backend or active_backend()
         self._requested = backend  # None: the active backend (its fallback applies)
         self._threads = threads
         self.morph = morph

@@ -26,7 +26,6 @@ from engine.animator import Animator, Loop
 from engine.backend import buffers, select
 from engine.errors import InvalidInputError
 from engine.io import load_character
-from engine.player import FUSED_MIN_CHARACTERS
 from engine.procedural.mannequin import build_mannequin
 
 FPS_STEPS = {"30fps": 1 / 30, "60fps": 1 / 60, "144fps": 1 / 144, "random-dt": None}
@@ -194,13 +193,11 @@ def test_root_motion_of_a_masked_root(mannequin: Rig) -> None:
 
 
 def test_backend_rule(mannequin: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
-    skeleton, few, many = mannequin.skeleton, FUSED_MIN_CHARACTERS - 1, 1000
+    skeleton, many = mannequin.skeleton, 1000
     monkeypatch.setitem(select._state, "name", "numba")
     monkeypatch.setitem(select._state, "forced", False)
-    assert Animator(skeleton, few).backend == "numpy"
-    assert Animator(skeleton, FUSED_MIN_CHARACTERS).backend == "numba"
-    monkeypatch.setitem(select._state, "forced", True)  # OSSA_BACKEND=numba: fused at any count
-    assert Animator(skeleton, 1).backend == "numba"
+    assert Animator(skeleton, 1).backend == "numba"  # numba installed: fused from one character up
+    assert Animator(skeleton, many).backend == "numba"
     monkeypatch.setitem(select._state, "name", "numpy")  # OSSA_BACKEND=numpy: today's path
     assert Animator(skeleton, many).backend == "numpy"
     assert Animator(skeleton, many, backend="numba").backend == "numba"

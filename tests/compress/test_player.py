@@ -1,6 +1,6 @@
 """Compressed clips in the player: the Animator and the graph play them from their bits, fused or numpy.
 
-The fused kernels (above ``FUSED_MIN_CHARACTERS``) equal the numpy jobs, which sample the
+The fused kernels equal the numpy jobs, which sample the
 compressed clips through ``sample`` (the reference decoder), to 1e-12 at 30/60/144 FPS and random
 dt, crossfades and root motion included; the same scenario on the raw clips moves every joint
 within the compression tolerance (0.01 cm at 3 cm shells: joint positions within 0.02 cm), and
@@ -19,10 +19,9 @@ from engine.anim import Clip
 from engine.animator import Animator
 from engine.errors import InvalidInputError
 from engine.graph import GraphRuntime, bind_graph, parse_graph
-from engine.player import FUSED_MIN_CHARACTERS
 from tests.compress.conftest import Walk
 
-COUNT = FUSED_MIN_CHARACTERS + 4
+COUNT = 20
 FRAMES = 30
 STEPS = {"30fps": 1 / 30, "60fps": 1 / 60, "144fps": 1 / 144, "random-dt": None}
 POSITION = 2e-4  # metres: twice the default tolerance (it bounds points 3 cm from each joint)

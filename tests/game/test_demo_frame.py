@@ -4,9 +4,11 @@ The player's controllers (the locomotion graph, the wave) write their layers, th
 poses, the IK stage edits that pose in place (hips drop, two-bone feet, neck/head aim), and one
 finalize writes the model matrices and the palette records the renderer uploads as they are.
 Counted per step: every local→model composition goes through ``engine.anim.local_to_model._compose``
-(whole skeleton, ``skeleton.plan``, or a subtree); every palette goes through
-``engine.anim.skinning.skinning_palette``; the scene's own frame (``Scene.frame``, per-skin palettes
-again) and pose copies into another animator (``Animator.advance(base=)``, gone) never run.
+(whole skeleton, ``skeleton.plan``, or a subtree) or, on the compiled backend, the kernels'
+``BufferFrame.finalize`` (the whole skeleton, with the palette unless ``palette=False``); every
+other palette goes through ``engine.anim.skinning.skinning_palette``; the scene's own frame
+(``Scene.frame``, per-skin palettes again) and pose copies into another animator
+(``Animator.advance(base=)``, gone) never run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 
 from engine.anim import model_from_pose
 from engine.anim.scene import Scene
+from engine.backend import BufferFrame
 from game.demo.player import Player
 from game.demo.world import Terrain
 from game.model import load_model
@@ -41,10 +44,17 @@ def test_one_composition_and_one_palette_per_step(model, monkeypatch: pytest.Mon
     palettes: list[int] = []
     compose = local_to_model_module._compose
     palette = compose_module.skinning_palette
+    kernels = BufferFrame.finalize
 
     def counting(m, plan, affine, workspace):
         plans.append(plan)
         compose(m, plan, affine, workspace)
+
+    def counted_kernels(frame, **kwargs):
+        plans.append(skeleton.plan)
+        if kwargs.get("palette", True):
+            palettes.append(1)
+        return kernels(frame, **kwargs)
 
     def counted_palette(*args, **kwargs):
         palettes.append(1)
@@ -55,6 +65,7 @@ def test_one_composition_and_one_palette_per_step(model, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(local_to_model_module, "_compose", counting)
     monkeypatch.setattr(compose_module, "skinning_palette", counted_palette)
+    monkeypatch.setattr(BufferFrame, "finalize", counted_kernels)
     monkeypatch.setattr(Scene, "frame", no_scene_frame)
     look = np.array([3.0, 1.5, 0.0])
     for step in range(90):
