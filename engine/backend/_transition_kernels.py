@@ -8,6 +8,8 @@ arrays:
   :func:`~engine.anim.inertialization.quintic_offset`) and spring transitions
   (:func:`~engine.anim.inertialization.spring_offset`) added to the blended pose in place:
   ``t + x``, ``exp(x) · q``, ``s + x``;
+- :func:`offset_captures`: the same offsets, and their rates, on captured poses and velocities
+  (:meth:`engine.player.transitions.TransitionStage.apply_captured`);
 - :func:`apply_blends`: frozen (a snapshot nlerped into the pose, ``α = e / T``) and dead-blend
   transitions (the snapshot extrapolated with its velocity decaying, nlerped in with
   ``smoothstep(e / T)``, :func:`~engine.anim.inertialization.dead_blend`);
@@ -27,6 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 from numba import njit
 
 #: Stage kinds (:mod:`engine.backend.stage`, where they are defined for every caller).
@@ -317,3 +320,104 @@ def capture_velocity(samples: Any, layers: Any, tables: Any, blend: Any, out: An
         planar_out[k, 0] = planar_x / norm_root
         planar_out[k, 1] = planar_z / norm_root
         planar_out[k, 2] = yaw_rate_sum / norm_root
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def offset_captures(rows: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, captured: Any) -> None:
+    """The offsets of inertialized and spring transitions, and their rates, added to captures in place.
+
+    Row ``rows[k, 0]`` of the capture belongs to character ``rows[k, 1]`` (the decays' row),
+    ``elapsed`` seconds into a transition of kind ``kinds[k]``. ``decays`` = (quintic ``(C, n,
+    Fq)``, its fields' columns ``(12,)`` in :data:`engine.backend.stage.QUINTIC_LAYOUT` order;
+    spring ``(C, n, Fs)``, its fields' columns ``(3,)``); ``columns`` as :func:`apply_offsets`;
+    ``captured`` = translations, rotations, scales, then linear, angular, scaling velocities, each
+    ``(K', J, width)``. As :func:`~engine.anim.inertialization.offset_pose` and
+    :func:`~engine.anim.inertialization.offset_velocity` with the offsets of
+    :func:`~engine.anim.inertialization.quintic_offset` / ``quintic_rates`` and
+    ``spring_offset`` / ``spring_rates``: ``t + x``, ``exp(x) q``, ``s + x``; ``v + ẋ``,
+    ``J_l(x) ẋ + R(x) ω``, ``ṡ + ẋ``.
+    """
+    quintic, quintic_fields, spring, spring_fields = decays
+    axis, position, speed, acceleration, end, drift = quintic_fields[:6]
+    duration, inverse_end, first, second, inverse_duration, sweep = quintic_fields[6:]
+    offset, velocity, rate = spring_fields
+    joints, paths = columns
+    translations, rotations, scales, linear, angular, scaling = captured
+    x, v = np.empty(3), np.empty(3)
+    for k in range(rows.shape[0]):
+        r, c, t, kind = rows[k, 0], rows[k, 1], elapsed[k], kinds[k]
+        for i in range(joints.size):
+            if kind == INERTIALIZE:
+                d = quintic[c, i]
+                s = 1.0 if t >= d[end] else t * d[inverse_end]
+                rest = 1.0 - s
+                along = d[first] + s * d[second]
+                along *= s
+                along += d[position]
+                along *= rest * rest * rest
+                s2 = 1.0 if t >= d[duration] else t * d[inverse_duration]
+                rest2 = 1.0 - s2
+                bump = s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+                # the rates (quintic_rates): d/ds of (1-s)³ g(s) over t1, and of the bump over T
+                total_end, total = d[end], d[duration]
+                u = min(max(t / total_end, 0.0), 1.0) if total_end > 0.0 else 1.0
+                u2 = min(max(t / total, 0.0), 1.0) if total > 0.0 else 1.0
+                x0, v0, a0 = d[position], d[speed] * total_end, d[acceleration] * total_end * total_end
+                g = x0 * (1.0 + u * (3.0 + 6.0 * u)) + u * (v0 * (1.0 + 3.0 * u) + 0.5 * a0 * u)
+                g1 = x0 * (3.0 + 12.0 * u) + v0 * (1.0 + 6.0 * u) + a0 * u
+                w = 1.0 - u
+                slope = w * w * (w * g1 - 3.0 * g) * (1.0 / total_end if total_end > 0.0 else 0.0)
+                w2 = 1.0 - u2
+                bump_slope = w2 * w2 * (w2 * (1.0 + 6.0 * u2) - 3.0 * (u2 + 3.0 * u2 * u2))
+                for e in range(3):
+                    x[e] = along * d[axis + e] + bump * d[sweep + e]
+                    v[e] = slope * d[axis + e] + bump_slope * d[drift + e]
+            else:
+                d = spring[c, i]
+                y = d[rate]
+                envelope = math.exp(-y * t)
+                for e in range(3):
+                    push = d[velocity + e] + y * d[offset + e]
+                    x[e] = envelope * (d[offset + e] + push * t)
+                    v[e] = envelope * (d[velocity + e] - y * push * t)
+            j, path = joints[i], paths[i]
+            if path == 0:
+                for e in range(3):
+                    translations[r, j, e] += x[e]
+                    linear[r, j, e] += v[e]
+            elif path == 2:
+                for e in range(3):
+                    scales[r, j, e] += x[e]
+                    scaling[r, j, e] += v[e]
+            else:
+                _turn_captured(x, v, rotations[r, j], angular[r, j])
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _turn_captured(x: Any, v: Any, q: Any, omega: Any) -> None:
+    """``q ← exp(x) q`` and ``ω ← J_l(x) ẋ + R(exp(x)) ω`` in place (quat_from_rotvec, angular_from_rotvec_rate)."""
+    x0, x1, x2 = x[0], x[1], x[2]
+    theta_sq = x0 * x0 + x1 * x1 + x2 * x2
+    theta = math.sqrt(theta_sq)
+    half = 0.5 * theta
+    scale = 1.0 - half * half / 6.0 if half < _SMALL_TURN else math.sin(half) / half
+    ex, ey, ez, ew = 0.5 * x0 * scale, 0.5 * x1 * scale, 0.5 * x2 * scale, math.cos(half)
+    qx, qy, qz, qw = q[0], q[1], q[2], q[3]
+    q[0] = ew * qx + ex * qw + ey * qz - ez * qy
+    q[1] = ew * qy - ex * qz + ey * qw + ez * qx
+    q[2] = ew * qz + ex * qy - ey * qx + ez * qw
+    q[3] = ew * qw - ex * qx - ey * qy - ez * qz
+    if theta < _SMALL_TURN:
+        first, second = 0.5 - theta_sq / 24.0, 1.0 / 6.0 - theta_sq / 120.0
+    else:
+        first = (1.0 - math.cos(theta)) / theta_sq
+        second = (theta - math.sin(theta)) / (theta_sq * theta)
+    v0, v1, v2 = v[0], v[1], v[2]
+    c0, c1, c2 = x1 * v2 - x2 * v1, x2 * v0 - x0 * v2, x0 * v1 - x1 * v0  # x × ẋ
+    d0, d1, d2 = x1 * c2 - x2 * c1, x2 * c0 - x0 * c2, x0 * c1 - x1 * c0  # x × (x × ẋ)
+    w0, w1, w2 = omega[0], omega[1], omega[2]
+    t0, t1, t2 = ey * w2 - ez * w1, ez * w0 - ex * w2, ex * w1 - ey * w0  # u × ω, u = exp(x).xyz
+    r0, r1, r2 = ey * t2 - ez * t1, ez * t0 - ex * t2, ex * t1 - ey * t0  # u × (u × ω)
+    omega[0] = v0 + first * c0 + second * d0 + (w0 + 2.0 * (ew * t0 + r0))
+    omega[1] = v1 + first * c1 + second * d1 + (w1 + 2.0 * (ew * t1 + r1))
+    omega[2] = v2 + first * c2 + second * d2 + (w2 + 2.0 * (ew * t2 + r2))

@@ -99,6 +99,24 @@ def _read_columns(layout: tuple[tuple[str, int], ...], names: tuple[str, ...]) -
 
 
 _QUINTIC_COLUMNS = _read_columns(QUINTIC_LAYOUT, _QUINTIC_READ)
+#: The quintic fields the captures' kernel reads (the rates too), in its order.
+_QUINTIC_CAPTURE_COLUMNS = _read_columns(
+    QUINTIC_LAYOUT,
+    (
+        "axis",
+        "position",
+        "velocity",
+        "acceleration",
+        "end",
+        "drift",
+        "duration",
+        "inverse_end",
+        "first",
+        "second",
+        "inverse_duration",
+        "sweep",
+    ),
+)
 _SPRING_COLUMNS = _read_columns(SPRING_LAYOUT, _SPRING_READ)
 #: The up a capture splits the root about (+Y, as :mod:`engine.player.capture` does on numpy).
 Y_UP = np.array(UP)
@@ -139,6 +157,34 @@ def apply_offsets(
         (quintic, _QUINTIC_COLUMNS, spring, _SPRING_COLUMNS),
         (np.ascontiguousarray(joints, dtype=np.int64), np.ascontiguousarray(paths, dtype=np.int64)),
         character_views(pose),
+    )
+
+
+def offset_captures(
+    rows: IntArray,
+    characters: IntArray,
+    elapsed: FloatArray,
+    kinds: IntArray,
+    decays: tuple[FloatArray, FloatArray],
+    columns: tuple[IntArray, IntArray],
+    captured: tuple[Pose, PoseVelocity],
+) -> None:
+    """:func:`apply_offsets` on captures: rows ``rows`` ``(K,)`` of ``captured`` (pose and velocity, in place).
+
+    Row ``rows[k]`` is character ``characters[k]`` at ``elapsed[k]`` seconds into a transition of
+    ``kinds[k]`` (inertialize or spring); ``decays`` and ``columns`` (joints, paths) as
+    :func:`apply_offsets`. The rates go into the velocity (the offsets' time derivatives).
+    """
+    quintic, spring = decays
+    joints, paths = columns
+    pose, velocity = captured
+    transition_kernels().offset_captures(
+        np.ascontiguousarray(np.stack((rows, characters), axis=-1), dtype=np.int64),
+        np.ascontiguousarray(elapsed, dtype=np.float64),
+        np.ascontiguousarray(kinds, dtype=np.int64),
+        (quintic, _QUINTIC_CAPTURE_COLUMNS, spring, _SPRING_COLUMNS),
+        (np.ascontiguousarray(joints, dtype=np.int64), np.ascontiguousarray(paths, dtype=np.int64)),
+        (*pose.arrays(), velocity.linear, velocity.angular, velocity.scaling),
     )
 
 

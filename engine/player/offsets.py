@@ -27,7 +27,19 @@ from engine.anim.inertialization import (
     spring_rates,
 )
 from engine.anim.layout import PoseBuffer
-from engine.backend.stage import INERTIALIZE, QUINTIC_LAYOUT, SPRING, SPRING_LAYOUT, apply_offsets, pack, unpack, width
+from engine.anim.pose import Pose
+from engine.anim.velocity import PoseVelocity
+from engine.backend.stage import (
+    INERTIALIZE,
+    QUINTIC_LAYOUT,
+    SPRING,
+    SPRING_LAYOUT,
+    apply_offsets,
+    offset_captures,
+    pack,
+    unpack,
+    width,
+)
 from engine.math._checks import FloatArray, IntArray
 
 #: The pose paths, in the order of the offsets' second-to-last axis (:func:`~engine.anim.inertialization.pose_offsets`).
@@ -159,8 +171,25 @@ class Offsets:
             else:
                 components[where] += vectors
 
+    def _packed_pair(self) -> tuple[FloatArray, FloatArray]:
+        empty = np.zeros((0, self.joints.size, 1))
+        return self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty)
+
     def apply_compiled(self, members: IntArray, kinds: IntArray, pose: PoseBuffer, elapsed: FloatArray) -> None:
         """:meth:`apply` for inertialized and spring ``members`` at once, on the kernels (a character-major pose)."""
-        empty = np.zeros((0, self.joints.size, 1))
-        decays = (self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty))
-        apply_offsets(members, elapsed, kinds, decays, self.joints, self.paths, pose)
+        apply_offsets(members, elapsed, kinds, self._packed_pair(), self.joints, self.paths, pose)
+
+    def apply_captured(
+        self,
+        rows: IntArray,
+        members: IntArray,
+        kinds: IntArray,
+        elapsed: FloatArray,
+        captured: tuple[Pose, PoseVelocity],
+    ) -> None:
+        """The offsets and their rates of inertialized and spring ``members`` on rows ``rows`` of a capture (kernels).
+
+        What :meth:`full` then :func:`~engine.anim.inertialization.offset_pose` and
+        :func:`~engine.anim.inertialization.offset_velocity` compute, in place.
+        """
+        offset_captures(rows, members, elapsed, kinds, self._packed_pair(), (self.joints, self.paths), captured)

@@ -230,8 +230,19 @@ class TransitionStage:
         if not busy.size:
             return
         members, spent = characters[busy], elapsed[busy]
+        weight = decay_weight(kinds[busy], spent, self.duration[members], self.half_life[members])
+        capture.root[busy] += self.root_offset[members] * weight[:, None]
+        codes: tuple[int, ...] = (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND)
+        if self.compiled:  # the offsets' kinds on the kernels, in place; the blends below
+            offsets = (kinds[busy] == INERTIALIZE) | (kinds[busy] == SPRING)
+            picked = np.flatnonzero(offsets)
+            if picked.size:
+                captured = (capture.pose, capture.velocity)
+                codes_picked = kinds[busy][picked]
+                self._offsets.apply_captured(busy[picked], members[picked], codes_picked, spent[picked], captured)
+            codes = (FROZEN, DEAD_BLEND)
         pose, velocity = capture.pose[busy], capture.velocity[busy]
-        for code in (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND):
+        for code in codes:
             picked = np.flatnonzero(kinds[busy] == code)
             if not picked.size:
                 continue
@@ -247,8 +258,6 @@ class TransitionStage:
                 getattr(capture.pose, field.name)[busy[picked]] = getattr(done, field.name)
             for field in fields(PoseVelocity):
                 getattr(capture.velocity, field.name)[busy[picked]] = getattr(done_velocity, field.name)
-        weight = decay_weight(kinds[busy], spent, self.duration[members], self.half_life[members])
-        capture.root[busy] += self.root_offset[members] * weight[:, None]
 
     def _blend(
         self, code: int, members: IntArray, live: Pose, live_velocity: PoseVelocity | None, elapsed: FloatArray

@@ -7,6 +7,8 @@ inertialization jobs, and the numpy backend for the compiled one (1e-12).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -284,3 +286,28 @@ def test_component_rotation_kernel_matches_the_quaternion_functions() -> None:
     got = np.moveaxis(q, -1, 0).copy()
     turn_components(got, np.moveaxis(rotvecs, -1, 0))
     np.testing.assert_allclose(np.moveaxis(got, 0, -1), expected, atol=1e-15)
+
+
+def test_a_capture_during_transitions_on_the_kernels_equals_numpy(mannequin) -> None:
+    """The transition stage on a capture (offsets and their rates; frozen and dead blends beside) on both paths."""
+    kinds = ["inertialize", "spring", "inertialize", "frozen", "dead_blend", "spring"]
+    captures = []
+    for compiled in (False, True):
+        player, rows = rig(mannequin, "numba", count=8)
+        play(player, rows, 4, 1 / 60)
+        for k, kind in enumerate(kinds):  # each its own switch, from the output now to the run alone
+            change = functools.partial(player.set_weights, rows["run"], 1.0, [k])
+            player.switch(np.array([k]), kind, 0.4, change, half_life=0.07)
+        play(player, rows, 5, 0.013)
+        player.transitions.compiled = compiled
+        rates = np.random.default_rng(3).uniform(0.5, 1.5, (player.num_layers, 8))
+        captures.append(player.capture(np.arange(8), rates=rates))
+    numpy_capture, kernel_capture = captures
+    assert player.transitions.active().size == len(kinds)
+    for a, b in zip(numpy_capture.pose.arrays(), kernel_capture.pose.arrays(), strict=True):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-12)
+    for name in ("linear", "angular", "scaling"):
+        np.testing.assert_allclose(
+            getattr(kernel_capture.velocity, name), getattr(numpy_capture.velocity, name), atol=1e-11
+        )
+    np.testing.assert_allclose(kernel_capture.root, numpy_capture.root, atol=1e-12)
