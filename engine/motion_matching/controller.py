@@ -320,9 +320,7 @@ class MatchingController:
         np.maximum(self._timers, 0.0, out=self._timers)  # a frame longer than the interval searches once
         speed = np.linalg.norm(self.request_velocity - self._searched_velocity, axis=-1) > options.sharp_speed
         turn = np.abs(wrapped_angle(self.request_yaw - self._searched_yaw)) > options.sharp_turn
-        frames = self.frames
-        left = (db.range_stops[self.ranges] - 1 - frames) / db.fps  # seconds of motion before the range ends
-        stuck = ~db.searchable[frames] & (left < self._timers)  # it would run out before its next search
+        stuck = ~db.searchable[self.frames] & (self._runway() < self._timers)  # it would run out before its next search
         return np.flatnonzero(scheduled | speed | turn | stuck)  # a forced search keeps the schedule's phase
 
     def _search(self, due: IntArray) -> None:
@@ -342,6 +340,7 @@ class MatchingController:
         future, future_yaws = self.desired_trajectory(due)
         trajectory_part = trajectory_features(db.layout, self.positions[due], self.yaws[due], future, future_yaws)
         queries = db.normalize(feature_vectors(pose_part, trajectory_part))
+        play_on = self._runway(due) > self._timers[due]  # may play on into the end margin until its next search
         found = search(
             db,
             queries,
@@ -352,6 +351,7 @@ class MatchingController:
             method=options.method,
             threads=self.threads,
             near=round(options.min_jump * db.fps),
+            play_on=play_on,
         )
         self.searches[due] += 1
         self._searched_velocity[due] = self.request_velocity[due]
@@ -359,7 +359,7 @@ class MatchingController:
         ok = found.frames >= 0
         self.costs[due[ok]] = found.costs[ok]
         switched = ok & (found.frames != current)
-        self.last = SearchRecord(due, queries, current, found.frames, found.costs, switched)
+        self.last = SearchRecord(due, queries, current, found.frames, found.costs, switched, play_on)
         if switched.any():
             self._switch(due[switched], found.frames[switched], None if source is None else source.take(switched))
 
@@ -377,6 +377,11 @@ class MatchingController:
         target.root = self._root_velocity(characters, leaving=True)
         player.start_transition(characters, options.kind, options.duration, source, target, half_life=options.half_life)
         self.switches[characters] += 1
+
+    def _runway(self, characters: Any = slice(None)) -> FloatArray:
+        """Seconds of motion ``characters`` have before their ranges end."""
+        db = self.database
+        return (db.range_stops[self.ranges[characters]] - 1 - self.frames[characters]) / db.fps
 
     def _root_velocity(self, characters: IntArray, *, leaving: bool) -> FloatArray:
         """``(K, 3)`` the track's planar velocity where ``characters`` are, arriving or leaving."""

@@ -120,6 +120,8 @@ class SearchRecord:
         ``(K,)`` the search's answers (:class:`~engine.motion_matching.search.SearchResult`).
     switched
         ``(K,)`` whether each switched.
+    play_on
+        ``(K,)`` whether each could play on into its range's end margin (the search's ``play_on``).
     """
 
     characters: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
@@ -128,3 +130,4 @@ class SearchRecord:
     frames: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     costs: FloatArray = field(default_factory=lambda: np.zeros(0))
     switched: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    play_on: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))

@@ -135,9 +135,13 @@ def _per_character(value: Any, batch: tuple[int, ...], name: str, *, integer: bo
     return np.broadcast_to(given, batch).reshape(-1)
 
 
-def _allowed(database: Database, frames: IntArray, include: np.ndarray, exclude: np.ndarray) -> np.ndarray:
+def _tagged(database: Database, frames: IntArray, include: np.ndarray, exclude: np.ndarray) -> np.ndarray:
     bits = database.frame_tags[frames]
-    return database.searchable[frames] & ((include == 0) | ((bits & include) != 0)) & ((bits & exclude) == 0)
+    return ((include == 0) | ((bits & include) != 0)) & ((bits & exclude) == 0)
+
+
+def _allowed(database: Database, frames: IntArray, include: np.ndarray, exclude: np.ndarray) -> np.ndarray:
+    return database.searchable[frames] & _tagged(database, frames, include, exclude)
 
 
 def _costs(points: FloatArray, queries: FloatArray) -> FloatArray:
@@ -162,6 +166,7 @@ def search(
     backend: str | None = None,
     threads: int | None = None,
     near: Any = 0,
+    play_on: Any = False,
 ) -> SearchResult:
     """The best frame for each normalised query (module docstring).
 
@@ -186,6 +191,10 @@ def search(
     near
         Frames ``>= 0``, scalar or ``(...)``: the continuing frame's neighbours within this many
         frames in its range are never a result (module docstring); 0 (default): none left out.
+    play_on
+        Bool, scalar or ``(...)``: the continuing frame competes even inside its range's end
+        margin (the character can play on there until its next search); it is never a result
+        for another character. Default ``False``: a continuing frame in the margin must be left.
     """
     if method not in METHODS:
         raise InvalidInputError(f"method must be one of {METHODS}, got {method!r}")
@@ -208,7 +217,11 @@ def search(
     exclude_bits = _masks(database, exclude, count, "exclude")
     has = continuing >= 0
     frames_now = np.where(has, continuing, 0)
-    valid = has & _allowed(database, frames_now, include_bits, exclude_bits)
+    on = np.asarray(play_on)
+    if on.dtype != np.bool_ or on.shape not in ((), batch):
+        raise InvalidInputError(f"play_on must be booleans, one or shaped {batch}, got {on.dtype} {on.shape}")
+    on = np.broadcast_to(on, batch).reshape(-1)
+    valid = has & _tagged(database, frames_now, include_bits, exclude_bits) & (database.searchable[frames_now] | on)
     diff = database.normalized[frames_now] - q
     threshold = np.where(valid, np.einsum("cd,cd->c", diff, diff) - bias_values, np.inf)
     index = search_index(database)

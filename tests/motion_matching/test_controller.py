@@ -100,12 +100,19 @@ def test_a_switch_never_jumps(cmu_database: Database, fps: float | str) -> None:
         assert np.all(moved.max(axis=0) <= clips_largest_step(cmu_database, 1.0 / float(fps)))
 
 
-def oracle(db: Database, queries: np.ndarray, current: np.ndarray, bias: float, exclude: list[str]) -> np.ndarray:
-    """The best frame of every query by plain numpy: every allowed frame's cost, the continuing one without bias."""
+def oracle(
+    db: Database, queries: np.ndarray, current: np.ndarray, bias: float, exclude: list[str], play_on: np.ndarray
+) -> np.ndarray:
+    """The best frame of every query by plain numpy: every allowed frame's cost, the continuing one without bias.
+
+    A continuing frame in the end margin competes where ``play_on`` says so.
+    """
     costs = ((db.normalized[None, :, :] - queries[:, None, :]) ** 2).sum(axis=-1)
-    costs = costs + bias * (np.arange(db.num_frames)[None, :] != current[:, None])
-    allowed = db.searchable & ((db.frame_tags & db.tag_mask(exclude)) == 0)
-    return np.argmin(np.where(allowed[None, :], costs, np.inf), axis=1)
+    continuing = np.arange(db.num_frames)[None, :] == current[:, None]
+    costs = costs + bias * ~continuing
+    tagged = (db.frame_tags & db.tag_mask(exclude)) == 0
+    allowed = tagged[None, :] & (db.searchable[None, :] | (continuing & play_on[:, None]))
+    return np.argmin(np.where(allowed, costs, np.inf), axis=1)
 
 
 def wander(count: int, seed: int) -> Request:
@@ -133,7 +140,7 @@ def test_the_controllers_searches_equal_the_oracle(cmu_database: Database, pose_
         controller.update(1 / 60, *request(k / 60))
         last = controller.last
         if last.characters.size:
-            expected = oracle(cmu_database, last.queries, last.current, options.bias, ["stylised"])
+            expected = oracle(cmu_database, last.queries, last.current, options.bias, ["stylised"], last.play_on)
             np.testing.assert_array_equal(last.frames, expected)
             searched += last.characters.size
     assert searched >= 12 * 12  # every 0.1 s, and more when the requests change sharply

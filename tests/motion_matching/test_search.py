@@ -138,6 +138,20 @@ def test_real_queries_on_the_cmu_database_equal_brute_force(cmu_database, rng, b
     assert np.all(db.frame_tags[result.frames] & walk)
 
 
+def test_a_continuing_frame_in_the_end_margin_plays_on_only_when_asked(rng) -> None:
+    db = random_database(rng, 90, ranges=3, end_margin=5)
+    margin = np.flatnonzero(~db.searchable)[:6]  # frames inside end margins
+    queries = db.normalized[margin]  # each frame's own features: it costs 0
+    for backend, method, threads in RUNS:
+        kw = {"method": method, "backend": backend, "threads": threads, "bias": 0.5}
+        played = search(db, queries, current=margin, play_on=True, **kw)
+        np.testing.assert_array_equal(played.frames, margin)
+        np.testing.assert_array_equal(played.costs, np.zeros(margin.size))
+        left = search(db, queries, current=margin, play_on=np.arange(margin.size) % 2 == 0, **kw)
+        np.testing.assert_array_equal(left.frames[::2], margin[::2])
+        assert np.all(db.searchable[left.frames[1::2]])  # a continuing frame in the margin must be left
+
+
 def test_the_bias_boundary_to_the_last_bit() -> None:
     """Another frame wins only when its cost plus the bias is below the continuing frame's: checked at nextafter."""
     rng = np.random.default_rng(1)
@@ -254,6 +268,8 @@ def test_bad_searches_are_refused(rng) -> None:
         ({"exclude": np.array([1, 2])}, "exclude bit sets must be uint64"),
         ({"near": -1}, "near must be a whole number of frames >= 0"),
         ({"near": 0.5}, "near must be integer frames"),
+        ({"play_on": 1}, "play_on must be booleans"),
+        ({"play_on": np.ones(3, dtype=bool)}, "play_on must be booleans"),
     ]
     for changes, message in cases:
         arguments = {"queries": q, **changes}
