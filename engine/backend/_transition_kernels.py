@@ -39,6 +39,25 @@ _SMALL_TURN = 1e-4
 _LN2 = math.log(2.0)
 
 
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _quintic(d: Any, t: Any, fields: Any) -> Any:
+    """Bollo's quintic along its axis and the drift's bump at ``t`` (quintic_offset); ``fields``: their columns.
+
+    ``fields`` = the columns of axis, position, end, inverse end, first, second, duration, inverse
+    duration (and more, unread) in ``d``, a packed decay.
+    """
+    position, end, inverse_end, first, second, duration, inverse_duration = fields[1:8]
+    s = 1.0 if t >= d[end] else t * d[inverse_end]
+    rest = 1.0 - s
+    along = d[first] + s * d[second]
+    along *= s
+    along += d[position]
+    along *= rest * rest * rest
+    s2 = 1.0 if t >= d[duration] else t * d[inverse_duration]
+    rest2 = 1.0 - s2
+    return along, s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+
+
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
     """The offsets of inertialized and spring transitions added to ``pose`` in place.
@@ -52,8 +71,7 @@ def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, column
     4)``, scales ``(C, J, 3)``.
     """
     quintic, quintic_fields, spring, spring_fields = decays
-    axis, position, end, inverse_end, first, second = quintic_fields[:6]
-    duration, inverse_duration, sweep = quintic_fields[6:]
+    axis, sweep = quintic_fields[0], quintic_fields[8]
     offset, velocity, rate = spring_fields
     joints, paths = columns
     translations, rotations, scales = pose
@@ -62,15 +80,7 @@ def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, column
         for i in range(joints.size):
             if kind == INERTIALIZE:
                 d = quintic[c, i]
-                s = 1.0 if t >= d[end] else t * d[inverse_end]
-                rest = 1.0 - s
-                along = d[first] + s * d[second]
-                along *= s
-                along += d[position]
-                along *= rest * rest * rest
-                s2 = 1.0 if t >= d[duration] else t * d[inverse_duration]
-                rest2 = 1.0 - s2
-                bump = s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+                along, bump = _quintic(d, t, quintic_fields)
                 x0 = along * d[axis] + bump * d[sweep]
                 x1 = along * d[axis + 1] + bump * d[sweep + 1]
                 x2 = along * d[axis + 2] + bump * d[sweep + 2]
@@ -328,7 +338,8 @@ def offset_captures(rows: Any, elapsed: Any, kinds: Any, decays: Any, columns: A
 
     Row ``rows[k, 0]`` of the capture belongs to character ``rows[k, 1]`` (the decays' row),
     ``elapsed`` seconds into a transition of kind ``kinds[k]``. ``decays`` = (quintic ``(C, n,
-    Fq)``, its fields' columns ``(12,)`` in :data:`engine.backend.stage.QUINTIC_LAYOUT` order;
+    Fq)``, its fields' columns ``(12,)``: those :func:`apply_offsets` reads, then velocity,
+    acceleration, drift;
     spring ``(C, n, Fs)``, its fields' columns ``(3,)``); ``columns`` as :func:`apply_offsets`;
     ``captured`` = translations, rotations, scales, then linear, angular, scaling velocities, each
     ``(K', J, width)``. As :func:`~engine.anim.inertialization.offset_pose` and
@@ -338,8 +349,9 @@ def offset_captures(rows: Any, elapsed: Any, kinds: Any, decays: Any, columns: A
     ``J_l(x) ẋ + R(x) ω``, ``ṡ + ẋ``.
     """
     quintic, quintic_fields, spring, spring_fields = decays
-    axis, position, speed, acceleration, end, drift = quintic_fields[:6]
-    duration, inverse_end, first, second, inverse_duration, sweep = quintic_fields[6:]
+    axis, position, end = quintic_fields[0], quintic_fields[1], quintic_fields[2]
+    duration, sweep = quintic_fields[6], quintic_fields[8]
+    speed, acceleration, drift = quintic_fields[9], quintic_fields[10], quintic_fields[11]
     offset, velocity, rate = spring_fields
     joints, paths = columns
     translations, rotations, scales, linear, angular, scaling = captured
@@ -349,15 +361,7 @@ def offset_captures(rows: Any, elapsed: Any, kinds: Any, decays: Any, columns: A
         for i in range(joints.size):
             if kind == INERTIALIZE:
                 d = quintic[c, i]
-                s = 1.0 if t >= d[end] else t * d[inverse_end]
-                rest = 1.0 - s
-                along = d[first] + s * d[second]
-                along *= s
-                along += d[position]
-                along *= rest * rest * rest
-                s2 = 1.0 if t >= d[duration] else t * d[inverse_duration]
-                rest2 = 1.0 - s2
-                bump = s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+                along, bump = _quintic(d, t, quintic_fields)
                 # the rates (quintic_rates): d/ds of (1-s)³ g(s) over t1, and of the bump over T
                 total_end, total = d[end], d[duration]
                 u = min(max(t / total_end, 0.0), 1.0) if total_end > 0.0 else 1.0

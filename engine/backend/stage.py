@@ -99,24 +99,8 @@ def _read_columns(layout: tuple[tuple[str, int], ...], names: tuple[str, ...]) -
 
 
 _QUINTIC_COLUMNS = _read_columns(QUINTIC_LAYOUT, _QUINTIC_READ)
-#: The quintic fields the captures' kernel reads (the rates too), in its order.
-_QUINTIC_CAPTURE_COLUMNS = _read_columns(
-    QUINTIC_LAYOUT,
-    (
-        "axis",
-        "position",
-        "velocity",
-        "acceleration",
-        "end",
-        "drift",
-        "duration",
-        "inverse_end",
-        "first",
-        "second",
-        "inverse_duration",
-        "sweep",
-    ),
-)
+#: The quintic fields the captures' kernel reads (the offset's, then the rates'), in its order.
+_QUINTIC_CAPTURE_COLUMNS = _read_columns(QUINTIC_LAYOUT, (*_QUINTIC_READ, "velocity", "acceleration", "drift"))
 _SPRING_COLUMNS = _read_columns(SPRING_LAYOUT, _SPRING_READ)
 #: The up a capture splits the root about (+Y, as :mod:`engine.player.capture` does on numpy).
 Y_UP = np.array(UP)
