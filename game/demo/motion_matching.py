@@ -31,6 +31,7 @@ import moderngl
 import numpy as np
 
 from engine.anim.clip import Clip
+from engine.anim.ik import FootLock
 from engine.math import matrix_from_trs, quat_from_axis_angle
 from engine.math._checks import FloatArray
 from engine.motion_matching import Database
@@ -105,6 +106,10 @@ class MatchingPlayer(Player):
 
     def _root_motion_joint(self) -> int | None:
         return None  # the controller places the root
+
+    def _foot_lock(self) -> FootLock | None:
+        """Motion matching's contact cleanup: the switches and the root's pull toward the simulation slide the feet."""
+        return FootLock((2,))
 
     def _start_locomotion(self, graph: Path | None) -> np.ndarray:  # noqa: ARG002 (no graph: the controller)
         db = self.database

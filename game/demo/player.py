@@ -38,7 +38,7 @@ import numpy as np
 from engine.anim.blending import subtree_mask
 from engine.anim.events import Loop
 from engine.anim.humanoid import Humanoid, find_humanoid
-from engine.anim.ik import aim_ik, two_bone_ik
+from engine.anim.ik import FootLock, aim_ik, two_bone_ik
 from engine.anim.local_to_model import model_from_pose
 from engine.anim.scene import SceneFrame
 from engine.anim.skeleton import Skeleton
@@ -190,6 +190,8 @@ class Player:
         self._airborne = 0.0  # eased weight of the jump's momentum (1 in the jump state)
         self._wanted = np.zeros(3)  # eased velocity asked for, in the character's frame
         self._foot_offsets = np.zeros(2)
+        self.foot_lock: FootLock | None = self._foot_lock()
+        """The feet's locks (:class:`~engine.anim.ik.FootLock`), or ``None``: the ankles go where the clips put them."""
         self._look = np.zeros(3)  # eased head yaw, pitch and weight
         self.foot_targets = np.zeros((0, 3))
         """World positions ``(2, 3)`` the ankles were solved to last step (empty without foot IK)."""
@@ -202,6 +204,10 @@ class Player:
         self.clip_model = np.zeros((skeleton.num_joints, 4, 4))
         """Model-space node matrices ``(R, 4, 4)`` as the clips posed them, before fitting to the world."""
         self.update(0.0, np.zeros(3), run=False, jump=False)
+
+    def _foot_lock(self) -> FootLock | None:
+        """The feet's locks: none here (the graph's gaits carry their own root motion, feet planted)."""
+        return None
 
     def _root_motion_joint(self) -> int | None:
         """The engine player's root-motion joint: the model's root when its gaits carry their travel."""
@@ -393,7 +399,11 @@ class Player:
             self._look_at(dt, world, to_skeleton, look_at)
 
     def _plant_feet(self, dt: float, world: FloatArray, to_skeleton: FloatArray, weight: float) -> None:
-        """Lower (or raise) the hips to the lower foot's ground, then put each ankle on its ground."""
+        """Lower (or raise) the hips to the lower foot's ground, then put each ankle on its ground.
+
+        With :attr:`foot_lock`, a standing ankle (within the lock's height of the lower one, slow)
+        is held where it was put down; the two-bone IK reaches for it.
+        """
         assert self.legs is not None
         legs, posing, model = self.legs, self.posing, self.clip_model
         ankles = transform_points(world, model[[leg.end for leg in legs], :3, 3])
@@ -407,6 +417,9 @@ class Player:
         posing.pose_buffer.translations[:, hips, 0] += drop
         posing.pose_changed(hips)
         placed = posing.update_model()  # the hips' subtree only
+        if self.foot_lock is not None:
+            lows = ankles[:, 1] - ankles[:, 1].min() if weight > 0.5 else np.full(2, np.inf)  # no contact in the air
+            ankles = self.foot_lock.update(dt, ankles, lows)
         self.foot_targets = ankles + self._foot_offsets[:, None] * UP
         targets = transform_points(to_skeleton, self.foot_targets)
         forward = transform_vectors(to_skeleton, self.forward)

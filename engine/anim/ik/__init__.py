@@ -1,4 +1,4 @@
-"""Inverse kinematics on batched model-space poses: two-bone, aim/look-at, CCD and FABRIK.
+"""Inverse kinematics on batched model-space poses: two-bone, aim/look-at, CCD and FABRIK; foot locking.
 
 Every solver reads the **model-space** matrices of the current pose (an array ``(..., J, 4, 4)``
 or a :class:`~engine.anim.layout.MatrixBuffer`), takes targets in model space, and returns an
@@ -27,6 +27,7 @@ from_joint=hip)`` after ``apply_corrections(pose, result, out=pose)``.
 from engine.anim.ik._core import IKResult, apply_corrections
 from engine.anim.ik.aim import aim_ik
 from engine.anim.ik.chain import ccd_ik, fabrik_ik
+from engine.anim.ik.foot_lock import FootLock
 from engine.anim.ik.two_bone import two_bone_ik
 
-__all__ = ["IKResult", "aim_ik", "apply_corrections", "ccd_ik", "fabrik_ik", "two_bone_ik"]
+__all__ = ["FootLock", "IKResult", "aim_ik", "apply_corrections", "ccd_ik", "fabrik_ik", "two_bone_ik"]
