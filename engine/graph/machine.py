@@ -152,21 +152,30 @@ class Machine:
         self.loops = np.array([s.loops for s in self.bound.states])
         self.speeds = np.array([s.speed for s in self.bound.states])
         self.plain = np.array([s.machine is None for s in self.bound.states])
+        self._rates = np.zeros((len(self.bound.states), count))  # own phase rates per state and character
+        self._rate_stamps = np.full((len(self.bound.states), count), -1, dtype=np.int64)  # their parameter stamps
 
     # --- clocks --------------------------------------------------------------------------------------
 
     def rates(self, states: IntArray, characters: IntArray) -> FloatArray:
-        """Phase rate ``(K,)`` of each character's state ``states[k]`` on its own, with the current parameters."""
-        rates = np.zeros(characters.size)
-        for s in np.unique(states):  # loop over states
-            rows = np.flatnonzero(states == s)
-            state = self.bound.states[s]
-            leaves = state.tree.timing(self.parameters, characters[rows], state.synced)
-            if leaves:
-                weights = np.stack([w for _, w in leaves])
-                cycles = np.array([leaf.cycle_rate(state.speed) for leaf, _ in leaves])[:, None]
-                rates[rows] = synced_rate(weights, cycles)
-        return rates
+        """Phase rate ``(K,)`` of each character's state ``states[k]`` on its own, with the current parameters.
+
+        A rate depends on the state and the character's float parameters only: it is kept per
+        (state, character) and computed again where the character's :attr:`Parameters.stamps` changed.
+        """
+        stamps = self.parameters.stamps[characters]
+        stale = self._rate_stamps[states, characters] != stamps
+        if stale.any():
+            for s in np.unique(states[stale]):  # loop over states
+                rows = characters[stale & (states == s)]
+                state = self.bound.states[s]
+                leaves = state.tree.timing(self.parameters, rows, state.synced)
+                if leaves:
+                    weights = np.stack([w for _, w in leaves])
+                    cycles = np.array([leaf.cycle_rate(state.speed) for leaf, _ in leaves])[:, None]
+                    self._rates[s, rows] = synced_rate(weights, cycles)
+                self._rate_stamps[s, rows] = self.parameters.stamps[rows]
+        return self._rates[states, characters]
 
     def _rates_pair(self, rows: IntArray) -> tuple[FloatArray, FloatArray, BoolArray]:
         """Own rates of the current and source states of ``rows``, and which are in a live synced transition."""
