@@ -31,8 +31,9 @@ from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity
 from engine.errors import InvalidInputError
 from engine.graph.binding import BoundGraph
+from engine.graph.clocks import LeafClocks
 from engine.graph.flat import Weights
-from engine.graph.machine import Machine, Slot
+from engine.graph.machine import Machine
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import NONE
 from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
@@ -174,6 +175,7 @@ class GraphRuntime:
         )
         """The player override of each of the graph's (:attr:`BoundGraph.overrides`)."""
         self._weights = Weights(len(graph.leaves), len(graph.overrides), count)
+        self._clocks = [(machine, LeafClocks.of(graph, name)) for name, machine in self.machines.items()]
         self._capture_weights = Weights(len(graph.leaves), len(graph.overrides), count)
         player.begin_frame(0.0)  # the start states' pose, no transition chosen yet, no marker counted yet
         with trusted():
@@ -224,47 +226,30 @@ class GraphRuntime:
         if self.overrides.size:
             player.set_override_weights(self.overrides, out.overrides)
         start = player.raw_times[self.layers]
-        end, exact = start.copy(), start.copy()
-        running = np.zeros(start.shape, dtype=bool)
-        jumps: list[tuple[int, IntArray, FloatArray]] = []
-        for name, machine in self.machines.items():  # loop over machines, states and their leaves
-            for s, state in enumerate(machine.bound.states):
-                for rows, phase, elapsed, slot in self._played(machine, s):
-                    for k in state.leaves:
-                        leaf = self.graph.leaves[k]
-                        entry = leaf.raw(slot.entry[rows], np.zeros(rows.size), state.speed)
-                        entered = slot.entered[rows]
-                        begin = np.where(entered, entry, start[k, rows])
-                        travel = (
-                            slot.phase[rows] * leaf.duration
-                            if leaf.sync
-                            else slot.elapsed[rows] * leaf.speed * state.speed
-                        )
-                        end[k, rows] = begin + travel
-                        running[k, rows] = True
-                        exact[k, rows] = leaf.times(phase, elapsed, np.zeros(rows.size), state.speed)[0]
-                        if entered.any():
-                            jumps.append((k, rows[entered], entry[entered]))
-            del name
-        for k, rows, entry in jumps:
-            player.set_time(int(self.layers[k]), entry, rows)
+        end, exact, jump = start.copy(), start.copy(), start.copy()
+        running, jumped = np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool)
+        for machine, leaves in self._clocks:  # loop over machines, as current and as live source
+            k = leaves.index
+            busy = machine.kind != NONE
+            for played, phase, elapsed, slot in (
+                (leaves.played(machine.state), machine.phase, machine.elapsed, machine.current),
+                (leaves.played(machine.source, busy), machine.source_phase, machine.source_elapsed, machine.previous),
+            ):
+                if not played.any():
+                    continue
+                entry = leaves.raw(slot.entry, np.zeros(self.num_characters))
+                begin = np.where(slot.entered, entry, start[k])
+                end[k] = np.where(played, begin + leaves.travel(slot.phase, slot.elapsed), end[k])
+                exact[k] = np.where(played, leaves.times(phase, elapsed, np.zeros(self.num_characters))[0], exact[k])
+                running[k] |= played
+                entered = played & slot.entered
+                jump[k] = np.where(entered, entry, jump[k])
+                jumped[k] |= entered
+        if jumped.any():
+            player.set_time(self.layers, jump, where=jumped)
         if advance:
             player.advance_layers(self.layers, end, running)
-        played = np.flatnonzero(running.any(axis=1))
-        for k in played.tolist():
-            rows = np.flatnonzero(running[k])
-            player.set_time(int(self.layers[k]), exact[k, rows], rows, fresh=False)
-
-    def _played(self, machine: Machine, state: int) -> list[tuple[IntArray, FloatArray, FloatArray, Slot]]:
-        """The characters playing ``state`` of ``machine`` as current and as live source, with its clock and slot."""
-        found = []
-        current = np.flatnonzero(machine.state == state)
-        if current.size:
-            found.append((current, machine.phase[current], machine.elapsed[current], machine.current))
-        source = np.flatnonzero((machine.source == state) & (machine.kind != NONE))
-        if source.size:
-            found.append((source, machine.source_phase[source], machine.source_elapsed[source], machine.previous))
-        return found
+        player.set_time(self.layers, exact, where=running, fresh=False)
 
     def weigh_machine(self, name: str, rows: IntArray, factor: FloatArray, rate: FloatArray, out: Weights) -> None:
         """Add the weights of machine ``name``'s current (and live source) states for ``rows``, times ``factor``."""
@@ -348,23 +333,23 @@ class GraphRuntime:
         times = np.zeros((len(self.graph.leaves), rows.size))
         rates = np.zeros_like(times)
         entered = np.zeros(times.shape, dtype=bool)
-        for machine in self.machines.values():  # loop over machines and the states played
-            for states, phases, elapsed, is_source in (
-                (machine.state[rows], machine.phase[rows], machine.elapsed[rows], False),
-                (machine.source[rows], machine.source_phase[rows], machine.source_elapsed[rows], True),
+        for machine, leaves in self._clocks:  # loop over machines, as current and as live source
+            k = leaves.index
+            for played, phases, elapsed, is_source in (
+                (leaves.played(machine.state[rows]), machine.phase[rows], machine.elapsed[rows], False),
+                (
+                    leaves.played(machine.source[rows], machine.kind[rows] != NONE),
+                    machine.source_phase[rows],
+                    machine.source_elapsed[rows],
+                    True,
+                ),
             ):
-                for s in np.unique(states[states >= 0]):
-                    picked = np.flatnonzero((states == s) & ((machine.kind[rows] != NONE) | ~is_source))
-                    if not picked.size:
-                        continue
-                    state = machine.bound.states[s]
-                    phase_rate = machine.phase_rate(rows[picked], source=is_source)
-                    for k in state.leaves:
-                        leaf_time, leaf_rate = self.graph.leaves[k].times(
-                            phases[picked], elapsed[picked], phase_rate, state.speed
-                        )
-                        times[k, picked], rates[k, picked] = leaf_time, leaf_rate
-                        entered[k, picked] = elapsed[picked] == 0.0
+                if not played.any():
+                    continue
+                leaf_times, leaf_rates = leaves.times(phases, elapsed, machine.phase_rate(rows, source=is_source))
+                times[k] = np.where(played, leaf_times, times[k])
+                rates[k] = np.where(played, leaf_rates, rates[k])
+                entered[k] = np.where(played, elapsed == 0.0, entered[k])
         return times, rates, entered
 
     def start_stage(

@@ -1,0 +1,94 @@
+"""The leaves of one machine as arrays: every leaf clip's time from its state's clock, all leaves at once.
+
+A machine's states play their leaves (:class:`~engine.graph.flat.Leaf`) at times that follow the
+state's clock: a synced leaf at ``phase · duration``, any other at ``elapsed · speed · state
+speed`` (looped or held at its end). :class:`LeafClocks` holds those constants for every leaf of
+one machine as ``(n, 1)`` columns, so a whole ``(n, K)`` block of leaf times is a few array
+operations instead of a loop over the machine's states and their leaves. Each entry is computed
+with the same operations, in the same order, as :meth:`Leaf.times <engine.graph.flat.Leaf.times>`
+(the numbers are identical).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.graph.binding import BoundGraph
+from engine.math._checks import BoolArray, FloatArray, IntArray
+
+
+@dataclass(frozen=True)
+class LeafClocks:
+    """The leaves of one machine (module docstring).
+
+    Attributes
+    ----------
+    index
+        ``(n,)`` the leaves' indices among the graph's leaves (their player layers' order).
+    state
+        ``(n, 1)`` the state of the machine each leaf plays in.
+    duration, speed, state_speed
+        ``(n, 1)`` the clip's duration, the leaf's speed and its state's speed.
+    rate
+        ``(n, 1)`` clip seconds per second of a leaf that does not follow the phase (speed · state speed).
+    sync, loop
+        ``(n, 1)`` whether the leaf follows its state's phase, whether it loops.
+    """
+
+    index: IntArray
+    state: IntArray
+    duration: FloatArray
+    speed: FloatArray
+    state_speed: FloatArray
+    rate: FloatArray
+    sync: BoolArray
+    loop: BoolArray
+
+    @classmethod
+    def of(cls, graph: BoundGraph, machine: str) -> LeafClocks:
+        """The leaves of ``graph``'s machine ``machine``."""
+        states = graph.machines[machine].states
+        leaves = [leaf for leaf in graph.leaves if leaf.machine == machine]
+
+        def column(values: list, dtype: type) -> np.ndarray:
+            return np.array(values, dtype=dtype).reshape(-1, 1)
+
+        return cls(
+            np.array([leaf.index for leaf in leaves], dtype=np.intp),
+            column([leaf.state for leaf in leaves], np.intp),
+            column([leaf.duration for leaf in leaves], np.float64),
+            column([leaf.speed for leaf in leaves], np.float64),
+            column([states[leaf.state].speed for leaf in leaves], np.float64),
+            column([leaf.speed * states[leaf.state].speed for leaf in leaves], np.float64),
+            column([leaf.sync for leaf in leaves], bool),
+            column([leaf.loop for leaf in leaves], bool),
+        )
+
+    def played(self, states: IntArray, playing: BoolArray | None = None) -> BoolArray:
+        """``(n, K)`` whether each leaf's state is ``states`` ``(K,)`` (and ``playing`` ``(K,)``)."""
+        found = self.state == states
+        return found if playing is None else found & playing
+
+    def raw(self, phase: FloatArray, elapsed: FloatArray) -> FloatArray:
+        """Unwrapped clip times ``(n, K)`` at the states' ``phase`` and ``elapsed`` seconds ``(K,)``."""
+        return np.where(self.sync, phase * self.duration, elapsed * self.rate)
+
+    def travel(self, phase: FloatArray, elapsed: FloatArray) -> FloatArray:
+        """Clip seconds ``(n, K)`` travelled while the states' phase moved by ``phase`` in ``elapsed`` seconds."""
+        return np.where(self.sync, phase * self.duration, elapsed * self.speed * self.state_speed)
+
+    def times(self, phase: FloatArray, elapsed: FloatArray, rate: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Clip times ``(n, K)`` (looped or held) and their rates per second at the states' clocks ``(K,)``.
+
+        ``rate``: the states' phase rates ``(K,)`` (what a synced leaf's time moves by).
+        """
+        raw = elapsed * self.rate
+        empty = self.duration <= 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            wrapped = np.where(self.loop, np.mod(raw, self.duration), np.minimum(raw, self.duration))
+        moving = np.where(self.loop | (raw < self.duration), self.rate, 0.0)
+        times = np.where(self.sync, phase * self.duration, np.where(empty, 0.0, wrapped))
+        rates = np.where(self.sync, rate * self.duration, np.where(empty, 0.0, moving))
+        return times, rates
