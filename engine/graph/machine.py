@@ -154,6 +154,9 @@ class Machine:
         self.plain = np.array([s.machine is None for s in self.bound.states])
         self._rates = np.zeros((len(self.bound.states), count))  # own phase rates per state and character
         self._rate_stamps = np.full((len(self.bound.states), count), -1, dtype=np.int64)  # their parameter stamps
+        self._consumes = np.zeros((len(self.table.triggers), parameters.triggers.shape[0]), dtype=bool)
+        for transition, rows in enumerate(self.table.triggers):  # the triggers each transition consumes
+            self._consumes[transition, list(rows)] = True
 
     # --- clocks --------------------------------------------------------------------------------------
 
@@ -402,40 +405,33 @@ class Machine:
         stage = np.where(kinds <= SYNCED, FROZEN, kinds)  # a crossfade that is not live: from a frozen snapshot
         delay = self._spent[rows]
         before = self.hooks.layer_state(rows[staged], delay[staged]) if staged.any() else None
-        for index in np.unique(chosen):  # loop over the transitions taken
+        self.parameters.triggers[:, rows] &= ~self._consumes[chosen].T
+        old_state, old_phase, old_elapsed = self.state[rows], self.phase[rows], self.elapsed[rows]
+        phase = table.offset[chosen]
+        for index in np.unique(chosen[kinds == SYNCED]):  # loop over the synced transitions taken
             picked = np.flatnonzero(chosen == index)
-            members = rows[picked]
-            for trigger in table.triggers[index]:
-                self.parameters.triggers[trigger, members] = False
-            old_state, old_phase, old_elapsed = (
-                self.state[members].copy(),
-                self.phase[members].copy(),
-                self.elapsed[members].copy(),
+            phase[picked] = self._synced_phase(
+                old_state[picked], old_phase[picked], int(targets[picked[0]]), rows[picked]
             )
-            target = int(table.target[index])
-            phase = np.full(members.size, float(table.offset[index]))
-            if table.kind[index] == SYNCED:
-                phase = self._synced_phase(old_state, old_phase, target, members)
-            keep = live[picked] & (table.kind[index] <= SYNCED) & ~instant[picked]
-            self.previous.copy_from(self.current, members[keep])  # the live source plays on
-            self.state[members], self.phase[members], self.elapsed[members] = target, phase, 0.0
-            self.current.entered[members], self.current.entry[members] = True, phase
-            self.current.phase[members], self.current.elapsed[members] = 0.0, 0.0
-            target_state = self.bound.states[target]
-            if target_state.machine is not None:
-                self.machines[target_state.machine].reset(members)
-            if instant[picked[0]]:
-                self._clear(members)
-                self.hooks.stop_stage(self.name, members)
-                continue
-            self.kind[members] = table.kind[index]
-            self.transition[members] = index
-            self.progress[members] = 0.0
-            self.duration[members] = table.duration[index]
-            self.half_life[members] = table.half_life[index]
-            self.locked[members] = not table.interruptible[index]
-            self.source[members] = np.where(keep, old_state, -1)
-            self.source_phase[members], self.source_elapsed[members] = old_phase, old_elapsed
+        keep = live & (kinds <= SYNCED) & ~instant
+        self.previous.copy_from(self.current, rows[keep])  # the live source plays on
+        self.state[rows], self.phase[rows], self.elapsed[rows] = targets, phase, 0.0
+        self.current.entered[rows], self.current.entry[rows] = True, phase
+        self.current.phase[rows], self.current.elapsed[rows] = 0.0, 0.0
+        for target in np.unique(targets[~self.plain[targets]]):  # sub-machines start over
+            self.machines[self.bound.states[target].machine].reset(rows[targets == target])
+        if instant.any():
+            self._clear(rows[instant])
+            self.hooks.stop_stage(self.name, rows[instant])
+        going, members = ~instant, rows[~instant]
+        self.kind[members] = kinds[going]
+        self.transition[members] = chosen[going]
+        self.progress[members] = 0.0
+        self.duration[members] = lengths[going]
+        self.half_life[members] = table.half_life[chosen[going]]
+        self.locked[members] = ~table.interruptible[chosen[going]]
+        self.source[members] = np.where(keep[going], old_state[going], -1)
+        self.source_phase[members], self.source_elapsed[members] = old_phase[going], old_elapsed[going]
         if before is None:
             return
         source, target_capture = self.hooks.capture_switch(rows[staged], delay[staged], before)

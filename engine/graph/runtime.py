@@ -274,8 +274,12 @@ class GraphRuntime:
         layers come from its machines; other controllers' layers as they are in the player.
         """
         player = self.player
-        times, rates = player.times[:, rows], player.rates[:, rows]
-        weights, weight_rates = player.weights[:, rows].copy(), np.zeros((player.num_layers, rows.size))
+        shape = (player.num_layers, rows.size)
+        times, rates, weight_rates = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        others = np.setdiff1d(np.arange(player.num_layers), self.layers)
+        if others.size:  # other controllers' layers (the graph's own come from its machines below)
+            times[others], rates[others] = player.times[others][:, rows], player.rates[others][:, rows]
+        weights = player.weights[:, rows]
         out = self._capture_weights
         out.weights[:, rows], out.rates[:, rows], out.overrides[:, rows] = 0.0, 0.0, 0.0
         self.weigh_machine("root", rows, np.ones(rows.size), np.zeros(rows.size), out)
