@@ -11,6 +11,7 @@ with the same operations, in the same order, as :meth:`Leaf.times <engine.graph.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,8 @@ class LeafClocks:
     Attributes
     ----------
     index
-        ``(n,)`` the leaves' indices among the graph's leaves (their player layers' order).
+        The leaves' indices among the graph's leaves (their player layers' order): a slice where
+        they are contiguous, else ``(n,)``.
     state
         ``(n, 1)`` the state of the machine each leaf plays in.
     duration, speed, state_speed
@@ -37,7 +39,7 @@ class LeafClocks:
         ``(n, 1)`` whether the leaf follows its state's phase, whether it loops.
     """
 
-    index: IntArray
+    index: slice | IntArray
     state: IntArray
     duration: FloatArray
     speed: FloatArray
@@ -51,12 +53,14 @@ class LeafClocks:
         """The leaves of ``graph``'s machine ``machine``."""
         states = graph.machines[machine].states
         leaves = [leaf for leaf in graph.leaves if leaf.machine == machine]
+        index = np.array([leaf.index for leaf in leaves], dtype=np.intp)
+        contiguous = index.size > 0 and bool(np.all(np.diff(index) == 1))
 
         def column(values: list, dtype: type) -> np.ndarray:
             return np.array(values, dtype=dtype).reshape(-1, 1)
 
         return cls(
-            np.array([leaf.index for leaf in leaves], dtype=np.intp),
+            slice(int(index[0]), int(index[-1]) + 1) if contiguous else index,
             column([leaf.state for leaf in leaves], np.intp),
             column([leaf.duration for leaf in leaves], np.float64),
             column([leaf.speed for leaf in leaves], np.float64),
@@ -66,29 +70,42 @@ class LeafClocks:
             column([leaf.loop for leaf in leaves], bool),
         )
 
-    def played(self, states: IntArray, playing: BoolArray | None = None) -> BoolArray:
-        """``(n, K)`` whether each leaf's state is ``states`` ``(K,)`` (and ``playing`` ``(K,)``)."""
-        found = self.state == states
-        return found if playing is None else found & playing
+    def played(self, states: IntArray) -> BoolArray:
+        """``(n, K)`` whether each leaf's state is ``states`` ``(K,)``."""
+        return self.state == states
+
+    def _either(self, synced: Callable[[], FloatArray], other: Callable[[], FloatArray]) -> FloatArray:
+        """``synced()`` for the synced leaves, ``other()`` for the rest (only the one needed when all are alike)."""
+        if self.sync.all():
+            return synced()
+        if not self.sync.any():
+            return other()
+        return np.where(self.sync, synced(), other())
 
     def raw(self, phase: FloatArray, elapsed: FloatArray) -> FloatArray:
         """Unwrapped clip times ``(n, K)`` at the states' ``phase`` and ``elapsed`` seconds ``(K,)``."""
-        return np.where(self.sync, phase * self.duration, elapsed * self.rate)
+        return self._either(lambda: phase * self.duration, lambda: elapsed * self.rate)
 
     def travel(self, phase: FloatArray, elapsed: FloatArray) -> FloatArray:
         """Clip seconds ``(n, K)`` travelled while the states' phase moved by ``phase`` in ``elapsed`` seconds."""
-        return np.where(self.sync, phase * self.duration, elapsed * self.speed * self.state_speed)
+        return self._either(lambda: phase * self.duration, lambda: elapsed * self.speed * self.state_speed)
 
-    def times(self, phase: FloatArray, elapsed: FloatArray, rate: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Clip times ``(n, K)`` (looped or held) and their rates per second at the states' clocks ``(K,)``.
+    def times(self, phase: FloatArray, elapsed: FloatArray) -> FloatArray:
+        """Clip times ``(n, K)`` (looped or held) at the states' clocks ``(K,)``."""
 
-        ``rate``: the states' phase rates ``(K,)`` (what a synced leaf's time moves by).
-        """
-        raw = elapsed * self.rate
-        empty = self.duration <= 0.0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            wrapped = np.where(self.loop, np.mod(raw, self.duration), np.minimum(raw, self.duration))
-        moving = np.where(self.loop | (raw < self.duration), self.rate, 0.0)
-        times = np.where(self.sync, phase * self.duration, np.where(empty, 0.0, wrapped))
-        rates = np.where(self.sync, rate * self.duration, np.where(empty, 0.0, moving))
-        return times, rates
+        def other() -> FloatArray:
+            raw = elapsed * self.rate
+            with np.errstate(divide="ignore", invalid="ignore"):
+                wrapped = np.where(self.loop, np.mod(raw, self.duration), np.minimum(raw, self.duration))
+            return np.where(self.duration <= 0.0, 0.0, wrapped)
+
+        return self._either(lambda: phase * self.duration, other)
+
+    def rates(self, elapsed: FloatArray, rate: FloatArray) -> FloatArray:
+        """Clip seconds per second ``(n, K)`` of the leaves at the states' clocks, their phases moving at ``rate``."""
+
+        def other() -> FloatArray:
+            moving = np.where(self.loop | (elapsed * self.rate < self.duration), self.rate, 0.0)
+            return np.where(self.duration <= 0.0, 0.0, moving)
+
+        return self._either(lambda: rate * self.duration, other)

@@ -169,6 +169,7 @@ class GraphRuntime:
         )
         """The player layer of each leaf of the graph (:attr:`BoundGraph.leaves`)."""
         first = int(self.layers[0]) if self.layers.size else 0
+        self._span = slice(first, first + self.layers.size)  # the graph's layers, added one after the other
         self.overrides = np.array(
             [player.add_override(range(first + c.start, first + c.stop), c.mask) for c in graph.overrides],
             dtype=np.intp,
@@ -225,31 +226,41 @@ class GraphRuntime:
         player.set_weights(self.layers, out.weights)
         if self.overrides.size:
             player.set_override_weights(self.overrides, out.overrides)
-        start = player.raw_times[self.layers]
+        start = player.raw_times[self._span].copy()
         end, exact, jump = start.copy(), start.copy(), start.copy()
         running, jumped = np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool)
         for machine, leaves in self._clocks:  # loop over machines, as current and as live source
-            k = leaves.index
-            busy = machine.kind != NONE
-            for played, phase, elapsed, slot in (
-                (leaves.played(machine.state), machine.phase, machine.elapsed, machine.current),
-                (leaves.played(machine.source, busy), machine.source_phase, machine.source_elapsed, machine.previous),
+            busy = np.flatnonzero((machine.source >= 0) & (machine.kind != NONE))
+            for characters, states, phase, elapsed, slot in (
+                (slice(None), machine.state, machine.phase, machine.elapsed, machine.current),
+                (
+                    busy,
+                    machine.source[busy],
+                    machine.source_phase[busy],
+                    machine.source_elapsed[busy],
+                    machine.previous,
+                ),
             ):
+                played = leaves.played(states)
                 if not played.any():
                     continue
-                entry = leaves.raw(slot.entry, np.zeros(self.num_characters))
-                begin = np.where(slot.entered, entry, start[k])
-                end[k] = np.where(played, begin + leaves.travel(slot.phase, slot.elapsed), end[k])
-                exact[k] = np.where(played, leaves.times(phase, elapsed, np.zeros(self.num_characters))[0], exact[k])
-                running[k] |= played
-                entered = played & slot.entered
-                jump[k] = np.where(entered, entry, jump[k])
-                jumped[k] |= entered
+                block = _block(leaves.index, characters)
+                begin, entered = start[block], slot.entered[characters]
+                if entered.any():  # states entered this frame: their layers jump to the entry time
+                    entry = leaves.raw(slot.entry[characters], np.zeros(entered.size))
+                    begin = np.where(entered, entry, begin)
+                    jumping = played & entered
+                    jump[block] = np.where(jumping, entry, jump[block])
+                    jumped[block] |= jumping
+                travel = leaves.travel(slot.phase[characters], slot.elapsed[characters])
+                end[block] = np.where(played, begin + travel, end[block])
+                exact[block] = np.where(played, leaves.times(phase, elapsed), exact[block])
+                running[block] |= played
         if jumped.any():
-            player.set_time(self.layers, jump, where=jumped)
+            player.set_time(self._span, jump, where=jumped)
         if advance:
-            player.advance_layers(self.layers, end, running)
-        player.set_time(self.layers, exact, where=running, fresh=False)
+            player.advance_layers(self._span, end, running)
+        player.set_time(self._span, exact, where=running, fresh=False)
 
     def weigh_machine(self, name: str, rows: IntArray, factor: FloatArray, rate: FloatArray, out: Weights) -> None:
         """Add the weights of machine ``name``'s current (and live source) states for ``rows``, times ``factor``."""
@@ -338,11 +349,11 @@ class GraphRuntime:
         rates = np.zeros_like(times)
         entered = np.zeros(times.shape, dtype=bool)
         for machine, leaves in self._clocks:  # loop over machines, as current and as live source
-            k = leaves.index
+            busy = machine.kind[rows] != NONE
             for played, phases, elapsed, is_source in (
                 (leaves.played(machine.state[rows]), machine.phase[rows], machine.elapsed[rows], False),
                 (
-                    leaves.played(machine.source[rows], machine.kind[rows] != NONE),
+                    leaves.played(machine.source[rows]) & busy,
                     machine.source_phase[rows],
                     machine.source_elapsed[rows],
                     True,
@@ -350,8 +361,9 @@ class GraphRuntime:
             ):
                 if not played.any():
                     continue
-                leaf_times, leaf_rates = leaves.times(phases, elapsed, machine.phase_rate(rows, source=is_source))
-                times[k] = np.where(played, leaf_times, times[k])
+                k = leaves.index
+                leaf_rates = leaves.rates(elapsed, machine.phase_rate(rows, source=is_source))
+                times[k] = np.where(played, leaves.times(phases, elapsed), times[k])
                 rates[k] = np.where(played, leaf_rates, rates[k])
                 entered[k] = np.where(played, elapsed == 0.0, entered[k])
         return times, rates, entered
@@ -454,6 +466,13 @@ class GraphRuntime:
             self.player.on_marker(layer, name, _deliver(callback, leaf.machine, state, leaf.clip.name))
         if not found:
             raise InvalidInputError(f"no clip of the graph has a marker {name!r}")
+
+
+def _block(leaves: slice | IntArray, characters: slice | IntArray) -> Any:
+    """The index of the block ``leaves`` × ``characters`` of an ``(N, C)`` array."""
+    if isinstance(leaves, slice) or isinstance(characters, slice):
+        return leaves, characters
+    return np.ix_(leaves, characters)
 
 
 def _deliver(callback: Callable[[GraphMarkerEvent], Any], machine: str, state: str, clip: str) -> Any:

@@ -159,6 +159,11 @@ class LayerControls:
                 self._table.fresh[entries] = True
             return
         chosen = np.broadcast_to(np.asarray(where, dtype=bool), values.shape)
+        if characters is None and isinstance(rows, slice):  # a block of whole rows: write in place
+            np.copyto(self._table.raw[rows], values, where=chosen)
+            if fresh:
+                self._table.fresh[rows] |= chosen
+            return
         self._table.raw[entries] = np.where(chosen, values, self._table.raw[entries])
         if fresh:
             self._table.fresh[entries] |= chosen
