@@ -98,6 +98,11 @@ class Slot:
             getattr(self, name)[rows] = getattr(other, name)[rows]
 
 
+def present(indices: IntArray, count: int) -> IntArray:
+    """The distinct values of ``indices`` (each in ``[0, count)``), ascending: a count, not a sort (``np.unique``)."""
+    return np.flatnonzero(np.bincount(indices, minlength=count))
+
+
 def alpha_integral(done: FloatArray, total: FloatArray, seconds: FloatArray) -> FloatArray:
     """``∫ α`` over ``seconds`` of a crossfade ``done`` seconds in of ``total``: ``α = min((done + t)/total, 1)``."""
     ramp = np.clip(total - done, 0.0, seconds)
@@ -284,7 +289,7 @@ class Machine:
         """A new frame: nothing entered yet, no travel."""
         self.current.clear()
         self.previous.clear()
-        self._spent = np.zeros(self.count)
+        self._spent[:] = 0.0
 
     def reset(self, characters: IntArray) -> None:
         """Put the characters in the start state, at time 0, with no transition."""
@@ -315,7 +320,7 @@ class Machine:
         the machine and once more per update. ``offset`` ``(C,)``: seconds of the frame spent
         before this step (a sub-machine stepped within its parent's step).
         """
-        self._spent = np.zeros(self.count) if offset is None else offset.copy()
+        self._spent[:] = 0.0 if offset is None else offset
         remaining = dt.copy()
         checking = active.copy()
         for _ in range(len(self.bound.states) + 2):  # rounds of chained transitions
@@ -351,7 +356,7 @@ class Machine:
             delay[held[ends]] = np.maximum(until[ends], 0.0)
         free = active & ~self.locked
         table = self.table
-        for s in np.unique(self.state[free]):  # loop over states
+        for s in present(self.state[free], len(self.bound.states)):  # loop over states
             candidates = table.candidates[s]
             if not candidates:
                 continue
@@ -436,16 +441,18 @@ class Machine:
             return
         source, target_capture = self.hooks.capture_switch(rows[staged], delay[staged], before)
         members = rows[staged]
-        for code in np.unique(stage[staged]):  # loop over the stage kinds started
-            picked = np.flatnonzero(stage[staged] == code)
+        codes = stage[staged]
+        for code in np.unique(codes):  # loop over the stage kinds started
+            picked = np.flatnonzero(codes == code)
+            alone = picked.size == codes.size  # one kind: the captures as they are
             self.hooks.start_stage(
                 self.name,
                 members[picked],
                 STAGE_KINDS[int(code)],
                 self.duration[members[picked]],
                 self.half_life[members[picked]],
-                source.take(picked),
-                target_capture.take(picked),
+                source if alone else source.take(picked),
+                target_capture if alone else target_capture.take(picked),
                 delay[staged][picked],
             )
 

@@ -33,7 +33,7 @@ from engine.errors import InvalidInputError
 from engine.graph.binding import BoundGraph
 from engine.graph.clocks import LeafClocks
 from engine.graph.flat import Weights
-from engine.graph.machine import Machine
+from engine.graph.machine import Machine, present
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import NONE
 from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
@@ -223,7 +223,7 @@ class GraphRuntime:
         everyone = np.arange(self.num_characters)
         self.weigh_machine("root", everyone, np.ones(self.num_characters), np.zeros(self.num_characters), out)
         player = self.player
-        player.set_weights(self.layers, out.weights)
+        player.set_weights(self._span, out.weights)
         if self.overrides.size:
             player.set_override_weights(self.overrides, out.overrides)
         start = player.raw_times[self._span].copy()
@@ -270,8 +270,9 @@ class GraphRuntime:
             (machine.state[rows], target, target_rate),
             (machine.source[rows], source, source_rate),
         ):
-            for s in np.unique(states[(states >= 0) & (weight > 0.0)]):  # loop over the states played
-                picked = np.flatnonzero((states == s) & (weight > 0.0))
+            played = (states >= 0) & (weight > 0.0)
+            for s in present(states[played], len(machine.bound.states)):  # loop over the states played
+                picked = np.flatnonzero(played & (states == s))
                 tree = machine.bound.states[s].tree
                 w, r = factor[picked] * weight[picked], rate[picked] * weight[picked] + factor[picked] * slope[picked]
                 tree.weigh(self.parameters, self, rows[picked], w, r, out)

@@ -203,7 +203,8 @@ class LayerControls:
         if np.any(array < 0.0) or np.any(array > upper):
             limits = "non-negative" if upper == np.inf else f"in [0, {upper:g}]"
             raise InvalidInputError(f"{name} must be {limits}, got {float(array.min())}..{float(array.max())}")
-        table[np.ix_(index, pick)] = np.broadcast_to(array, (index.size, pick.size))
+        where = index if characters is None else np.ix_(index, pick)  # whole rows: no character index
+        table[where] = np.broadcast_to(array, (index.size, pick.size))
 
     def _animated(self) -> dict[str, IntArray]:
         """Per path, the joints some layer's clip animates."""
