@@ -31,7 +31,7 @@ from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity
 from engine.errors import InvalidInputError
 from engine.graph.binding import BoundGraph
-from engine.graph.clocks import LeafClocks
+from engine.graph.clocks import LayerState, LeafClocks, leaf_block
 from engine.graph.flat import Weights
 from engine.graph.machine import Machine, present
 from engine.graph.parameters import Parameters
@@ -39,27 +39,6 @@ from engine.graph.transitions import NONE
 from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
 from engine.player import MorphTargets, Player
 from engine.player.transitions import Capture
-
-
-@dataclass(frozen=True)
-class LayerState:
-    """Every player layer's state for ``K`` characters at one instant: what a capture reads.
-
-    ``times``, ``rates``, ``weights``, ``weight_rates``, ``leaving`` ``(L, K)``,
-    ``override_weights`` ``(G, K)``, and ``at`` ``(K,)``: the player clock of that instant.
-    """
-
-    times: FloatArray
-    rates: FloatArray
-    weights: FloatArray
-    weight_rates: FloatArray
-    override_weights: FloatArray
-    leaving: BoolArray
-    at: FloatArray
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The fields, in order."""
-        return (self.times, self.rates, self.weights, self.weight_rates, self.override_weights, self.leaving, self.at)
 
 
 @dataclass(frozen=True)
@@ -180,7 +159,7 @@ class GraphRuntime:
         self._capture_weights = Weights(len(graph.leaves), len(graph.overrides), count)
         player.begin_frame(0.0)  # the start states' pose, no transition chosen yet, no marker counted yet
         with trusted():
-            self._write_layers(advance=False)
+            self._write_layers(None, advance=False)
         player.pose()
 
     def __repr__(self) -> str:
@@ -188,51 +167,75 @@ class GraphRuntime:
 
     # --- the frame ---------------------------------------------------------------------------------
 
-    def update(self, dt: Any, characters: Any = None) -> None:
+    def update(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
         """One whole frame: :meth:`advance`, the player's post-blend stages, local→model and palette."""
-        self.advance(dt, characters)
+        self.advance(dt, characters, hold=hold)
         self.player.run_stages()
         self.player.finalize()
 
-    def advance(self, dt: Any, characters: Any = None) -> None:
+    def advance(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
         """The graph's logic for ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and the player's pose.
 
         ``characters`` (an index array, ``None``: all) are posed, the others keep their last
-        pose while their machines run on (animation LOD).
+        pose while their machines run on (animation LOD); with ``hold`` their machines hold too
+        (:meth:`control`: their ``dt`` must be 0; give them the accumulated ``dt`` when posed).
         """
         self.player.begin_frame(dt)
-        self.control()
+        self.control(characters if hold else None)
         self.player.pose(characters)
 
-    def control(self) -> None:
-        """The graph's part of the player's current frame: the machines, then the leaves' weights and times."""
+    def control(self, characters: Any = None) -> None:
+        """The graph's part of the player's current frame: the machines, then the leaves' weights and times.
+
+        ``characters`` (an index, slice, index array or mask; ``None``: all): the characters whose
+        machines run this frame (animation LOD for the logic). The others hold — their clocks,
+        layers and transitions wait — and must have a frame step of 0: give a character its
+        accumulated ``dt`` when it runs next (a transition then starts at its exact instant
+        within it; parameters are read once, at its start).
+
+        Raises
+        ------
+        InvalidInputError
+            A character that does not run has a frame step above 0.
+        """
         step = self.player.frame_step
+        rows = None if characters is None else self.parameters.select(characters)
+        active = np.ones(self.num_characters, dtype=bool)
+        if rows is not None:
+            active[:] = False
+            active[rows] = True
+            if np.any(step[~active] > 0.0):
+                raise InvalidInputError("characters that do not run this frame must have a frame step of 0")
         with trusted():
             for machine in self.machines.values():
                 machine.begin()
-            self.root.step(step, np.ones(self.num_characters, dtype=bool))
-            self._write_layers()
+            self.root.step(step, active)
+            self._write_layers(rows)
 
-    def _write_layers(self, *, advance: bool = True) -> None:
+    def _write_layers(self, rows: IntArray | None = None, *, advance: bool = True) -> None:
         """Weights, overrides and exact times of every leaf's layer for this frame (module docstring).
 
+        ``rows``: the characters written (``None``: all; the others' layers stay as they are).
         Without ``advance`` the layers only jump to their states' times (no travel, no markers).
         """
         out = self._weights
         out.clear()
-        everyone = np.arange(self.num_characters)
-        self.weigh_machine("root", everyone, np.ones(self.num_characters), np.zeros(self.num_characters), out)
+        every: slice | IntArray = slice(None) if rows is None else rows
+        picked = np.arange(self.num_characters)[every]
+        self.weigh_machine("root", picked, np.ones(picked.size), np.zeros(picked.size), out)
         player = self.player
-        player.set_weights(self._span, out.weights)
+        player.set_weights(self._span, out.weights[:, every], rows)
         if self.overrides.size:
-            player.set_override_weights(self.overrides, out.overrides)
+            player.set_override_weights(self.overrides, out.overrides[:, every], rows)
         start = player.raw_times[self._span].copy()
         end, exact, jump = start.copy(), start.copy(), start.copy()
         running, jumped = np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool)
+        written = np.zeros(self.num_characters, dtype=bool)
+        written[every] = True
         for machine, leaves in self._clocks:  # loop over machines, as current and as live source
-            busy = np.flatnonzero((machine.source >= 0) & (machine.kind != NONE))
+            busy = np.flatnonzero(written & (machine.source >= 0) & (machine.kind != NONE))
             for characters, states, phase, elapsed, slot in (
-                (slice(None), machine.state, machine.phase, machine.elapsed, machine.current),
+                (every, machine.state[every], machine.phase[every], machine.elapsed[every], machine.current),
                 (
                     busy,
                     machine.source[busy],
@@ -244,7 +247,7 @@ class GraphRuntime:
                 played = leaves.played(states)
                 if not played.any():
                     continue
-                block = _block(leaves.index, characters)
+                block = leaf_block(leaves.index, characters)
                 begin, entered = start[block], slot.entered[characters]
                 if entered.any():  # states entered this frame: their layers jump to the entry time
                     entry = leaves.raw(slot.entry[characters], np.zeros(entered.size))
@@ -467,13 +470,6 @@ class GraphRuntime:
             self.player.on_marker(layer, name, _deliver(callback, leaf.machine, state, leaf.clip.name))
         if not found:
             raise InvalidInputError(f"no clip of the graph has a marker {name!r}")
-
-
-def _block(leaves: slice | IntArray, characters: slice | IntArray) -> Any:
-    """The index of the block ``leaves`` × ``characters`` of an ``(N, C)`` array."""
-    if isinstance(leaves, slice) or isinstance(characters, slice):
-        return leaves, characters
-    return np.ix_(leaves, characters)
 
 
 def _deliver(callback: Callable[[GraphMarkerEvent], Any], machine: str, state: str, clip: str) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.errors import InvalidInputError
 from engine.graph import GraphRuntime, bind_graph, parse_graph
 from engine.graph.clocks import LeafClocks
 from engine.graph.machine import present
@@ -137,3 +138,55 @@ def test_set_time_where_writes_only_the_chosen_entries(character):
     assert np.array_equal(
         final[np.ix_([0, 2], picked)], np.where(where[:, :2], values[:, :2], after[np.ix_([0, 2], picked)])
     )
+
+
+@pytest.mark.parametrize("kind", ["crossfade", "inertialize", "synced"])
+def test_held_machines_catch_up_exactly_with_their_accumulated_dt(character, kind):
+    """Logic LOD: characters run every third frame with three frames' dt end where every frame leads.
+
+    The parameters change only on frames where everyone runs (a held character reads them once,
+    at the start of its accumulated step); exit times and chains of transitions inside the held
+    frames fire at their exact instants.
+    """
+    mannequin, clips = character
+    # a duration off the frame grid: a transition ending exactly on a frame would end by rounding on either side
+    graph = bind_graph(parse_graph(locomotion(kind, 0.23)), mannequin.skeleton, clips)
+    count, dt = 8, 1 / 60
+    every, lod = GraphRuntime(graph, count), GraphRuntime(graph, count)
+    held = np.arange(count) % 2 == 1  # these run every third frame
+    pending = np.zeros(count)
+    rng = np.random.default_rng(6)
+    for frame in range(120):
+        if frame % 3 == 0:  # everyone runs on the frame after this one's parameters change
+            speed, jump = rng.uniform(0.0, 3.0, count), np.flatnonzero(rng.random(count) < 0.3)
+            for runtime in (every, lod):
+                runtime.parameters.set_float("speed", speed)
+                runtime.parameters.set_trigger("jump", jump)
+        every.update(dt)
+        pending += dt
+        due = np.flatnonzero(~held | (frame % 3 == 2))
+        step = np.zeros(count)
+        step[due] = pending[due]
+        lod.update(step, due, hold=True)
+        pending[due] = 0.0
+        if frame % 3 == 2:  # both caught up
+            for name, machine in every.machines.items():
+                other = lod.machines[name]
+                assert np.array_equal(machine.state, other.state)
+                assert np.array_equal(machine.kind, other.kind)
+                np.testing.assert_allclose(other.phase, machine.phase, rtol=0, atol=1e-12)
+                busy = machine.kind != 0  # a finished transition's progress is not read again
+                np.testing.assert_allclose(other.progress[busy], machine.progress[busy], rtol=0, atol=1e-12)
+            # a layer no state plays keeps the time it last had, whenever that was: the played ones
+            played = (every.player.weights > 0.0) | (lod.player.weights > 0.0)
+            np.testing.assert_allclose(lod.player.raw_times[played], every.player.raw_times[played], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(lod.player.weights, every.player.weights, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(lod.local_pose.rotations, every.local_pose.rotations, rtol=0, atol=1e-12)
+
+
+def test_a_held_character_must_not_move(character):
+    mannequin, clips = character
+    runtime = GraphRuntime(bind_graph(parse_graph(locomotion()), mannequin.skeleton, clips), 3)
+    with pytest.raises(InvalidInputError, match="frame step of 0"):
+        runtime.update(1 / 60, [0, 1], hold=True)
+    runtime.update(np.array([1 / 60, 1 / 60, 0.0]), [0, 1], hold=True)
