@@ -27,7 +27,20 @@ from engine.anim.inertialization import (
     spring_rates,
 )
 from engine.anim.layout import PoseBuffer
-from engine.backend.stage import INERTIALIZE, QUINTIC_LAYOUT, SPRING, SPRING_LAYOUT, apply_offsets, pack, unpack, width
+from engine.anim.pose import Pose
+from engine.anim.velocity import PoseVelocity
+from engine.backend.select import compiled_module
+from engine.backend.stage import (
+    INERTIALIZE,
+    QUINTIC_LAYOUT,
+    SPRING,
+    SPRING_LAYOUT,
+    apply_offsets,
+    columns,
+    pack,
+    unpack,
+    width,
+)
 from engine.math._checks import FloatArray, IntArray
 
 #: The pose paths, in the order of the offsets' second-to-last axis (:func:`~engine.anim.inertialization.pose_offsets`).
@@ -114,6 +127,32 @@ class Offsets:
             pack(decay, rows[:, span])
         packed[members] = rows
 
+    def start_compiled(
+        self, kind: int, members: IntArray, source: tuple[Pose, PoseVelocity], target: tuple[Pose, PoseVelocity],
+        length: FloatArray,
+    ) -> None:  # fmt: skip
+        """:meth:`store` of the offsets of ``source`` from ``target`` (poses ``(K, J)`` and velocities), on the kernels.
+
+        The offsets and their rates (:func:`~engine.anim.inertialization.pose_offsets`) and their
+        decays are computed per animated column straight into the packed rows (the same numbers
+        to rounding).
+        """
+        layout = QUINTIC_LAYOUT if kind == INERTIALIZE else SPRING_LAYOUT
+        packed = self.packed.get(kind)
+        if packed is None:
+            packed = self.packed[kind] = np.zeros((self.count, self.joints.size, width(layout)))
+        at = np.array([where.start for where in columns(layout).values()], dtype=np.int64)
+        compiled_module("engine.backend._offset_kernels").start_offsets(
+            kind == INERTIALIZE,
+            np.ascontiguousarray(members, dtype=np.int64),
+            _motion(*source),
+            _motion(*target),
+            (self.joints, self.paths),
+            np.ascontiguousarray(length, dtype=np.float64),
+            packed,
+            at,
+        )
+
     def decay(self, kind: int, path: int, members: Any) -> QuinticDecay | SpringDecay:
         """The stored decays of ``members`` on path ``path``, batch ``(K, n)`` (copies of their rows)."""
         rows = self.packed[kind][members][:, self._span(path)]
@@ -164,3 +203,9 @@ class Offsets:
         empty = np.zeros((0, self.joints.size, 1))
         decays = (self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty))
         apply_offsets(members, elapsed, kinds, decays, self.joints, self.paths, pose)
+
+
+def _motion(pose: Pose, velocity: PoseVelocity) -> tuple[FloatArray, ...]:
+    """Translations, rotations, scales and the three velocities, contiguous (the kernels' order)."""
+    arrays = (*pose.arrays(), velocity.linear, velocity.angular, velocity.scaling)
+    return tuple(np.ascontiguousarray(array, dtype=np.float64) for array in arrays)

@@ -172,8 +172,14 @@ class TransitionStage:
                     0, 2, 1
                 )
             return
+        lengths = length if code == INERTIALIZE else half
+        if self.compiled:
+            self._offsets.start_compiled(
+                code, characters, (source.pose, source.velocity), (target.pose, target.velocity), lengths
+            )
+            return
         offsets, rates = pose_offsets(source.pose, source.velocity, target.pose, target.velocity)
-        self._offsets.store(code, characters, offsets, rates, length if code == INERTIALIZE else half)
+        self._offsets.store(code, characters, offsets, rates, lengths)
 
     def stop(self, characters: Any) -> None:
         """End the transitions of ``characters`` now (a cut: the layers' pose from here on)."""

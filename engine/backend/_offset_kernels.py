@@ -1,0 +1,158 @@
+"""Compiled start of inertialized and spring transitions (numba): offsets, their rates and decays, packed.
+
+The same arithmetic as the numpy reference — :func:`~engine.anim.inertialization.pose_offsets`
+(translation and scale differences; the rotation vector ``φ = 2 log(q_s q_t⁻¹)`` and its rate
+``J_l(φ)⁻¹ (ω_s - R ω_t)``), then :func:`~engine.anim.inertialization.quintic_decay` or
+:func:`~engine.anim.inertialization.spring_decay` and :func:`~engine.backend.stage.pack` —
+agreeing to rounding, one character and animated column at a time, written straight into the
+player's packed decays (:class:`~engine.player.offsets.Offsets`).
+
+Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
+to a cached function's own file only. Inputs are trusted (the callers check them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+#: As :mod:`engine.anim.inertialization`: ``t1 = min(T, -STEEPEST x0 / v0)``; offsets below
+#: ``OFFSET_NOISE · |v0| · T`` are rounding noise (no offset); the spring's rate times the half-life.
+STEEPEST, OFFSET_NOISE, SPRING_RATE = 5.0, 1e-12, 1.6783469900166608
+#: Below these the series forms are used (:mod:`engine.math.kernels`' log, :mod:`engine.anim.velocity`).
+_SERIES_THRESHOLD, _SERIES_ANGLE = 1e-4, 1e-4
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _rotation_offset(qs: Any, qt: Any, ws: Any, wt: Any, x: Any, v: Any) -> None:
+    """``φ = 2 log(q_s q_t*)`` into ``x`` and ``J_l(φ)⁻¹ (ω_s - R(q_s q_t*) ω_t)`` into ``v``."""
+    ax, ay, az, aw = qs[0], qs[1], qs[2], qs[3]
+    bx, by, bz, bw = -qt[0], -qt[1], -qt[2], qt[3]
+    dx = aw * bx + ax * bw + ay * bz - az * by
+    dy = aw * by - ax * bz + ay * bw + az * bx
+    dz = aw * bz + ax * by - ay * bx + az * bw
+    dw = aw * bw - ax * bx - ay * by - az * bz
+    # ω_s - R ω_t with the product as it is (v + w·t + u × t, t = 2 u × v)
+    tx = 2.0 * (dy * wt[2] - dz * wt[1])
+    ty = 2.0 * (dz * wt[0] - dx * wt[2])
+    tz = 2.0 * (dx * wt[1] - dy * wt[0])
+    ox = ws[0] - (wt[0] + dw * tx + (dy * tz - dz * ty))
+    oy = ws[1] - (wt[1] + dw * ty + (dz * tx - dx * tz))
+    oz = ws[2] - (wt[2] + dw * tz + (dx * ty - dy * tx))
+    # 2 log of the normalised, canonical (w >= 0, ties on x, y, z) product
+    n = math.sqrt(dx * dx + dy * dy + dz * dz + dw * dw)
+    dx, dy, dz, dw = dx / n, dy / n, dz / n, dw / n
+    key = dw
+    if key == 0.0:
+        key = dx
+    if key == 0.0:
+        key = dy
+    if key == 0.0:
+        key = dz
+    if key < 0.0:
+        dx, dy, dz, dw = -dx, -dy, -dz, -dw
+    sin_half = math.sqrt(dx * dx + dy * dy + dz * dz)
+    small = sin_half < _SERIES_THRESHOLD
+    scale = 1.0 + sin_half**2 / 6.0 if small else math.atan2(sin_half, dw) / sin_half
+    px, py, pz = 2.0 * (dx * scale), 2.0 * (dy * scale), 2.0 * (dz * scale)
+    x[0], x[1], x[2] = px, py, pz
+    # φ̇ = ω - ½ φ × ω + c φ × (φ × ω), c = (1 - (θ/2) cot(θ/2)) / θ²
+    theta_sq = px * px + py * py + pz * pz
+    theta = math.sqrt(theta_sq)
+    if theta < _SERIES_ANGLE:
+        inverse = 1.0 / 12.0 + theta_sq / 720.0
+    else:
+        half = 0.5 * theta
+        inverse = (1.0 - half * math.cos(half) / math.sin(half)) / (theta * theta)
+    cx, cy, cz = py * oz - pz * oy, pz * ox - px * oz, px * oy - py * ox
+    v[0] = ox - 0.5 * cx + inverse * (py * cz - pz * cy)
+    v[1] = oy - 0.5 * cy + inverse * (pz * cx - px * cz)
+    v[2] = oz - 0.5 * cz + inverse * (px * cy - py * cx)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _quintic(x: Any, v: Any, total: float, out: Any, at: Any) -> None:
+    """Bollo's quintic decay of ``x`` moving at ``v`` within ``total`` seconds, its fields at columns ``at``."""
+    size = math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+    speed = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if size <= OFFSET_NOISE * speed * total:  # rounding noise is no offset
+        size = 0.0
+    axis = np.empty(3)
+    for k in range(3):
+        if size > 0.0:
+            axis[k] = x[k] / size
+        elif speed > 0.0:
+            axis[k] = v[k] / speed
+        else:
+            axis[k] = 1.0 if k == 0 else 0.0
+    along = v[0] * axis[0] + v[1] * axis[1] + v[2] * axis[2]
+    drift = np.empty(3)
+    for k in range(3):
+        drift[k] = v[k] - along * axis[k]
+    if math.sqrt(drift[0] * drift[0] + drift[1] * drift[1] + drift[2] * drift[2]) <= 1e-12 * speed:
+        drift[:] = 0.0
+    end = total
+    if along < 0.0 and STEEPEST * size < -along * total:
+        end = -STEEPEST * size / along
+    positive = end > 0.0
+    safe = end if positive else 1.0
+    acceleration = max(0.0, -8.0 * along * end - 20.0 * size) / (safe * safe) if positive else 0.0
+    start = size if positive else 0.0
+    rate = along * end
+    bend = acceleration * end * end
+    lasting = total > 0.0
+    fields = (
+        size,
+        along,
+        acceleration,
+        end,
+        total,
+        1.0 / safe if positive else 0.0,
+        3.0 * start + rate if positive else 0.0,
+        6.0 * start + 3.0 * rate + 0.5 * bend if positive else 0.0,
+        1.0 / total if lasting else 0.0,
+    )
+    for k in range(3):
+        out[at[0] + k] = axis[k]
+        out[at[5] + k] = drift[k]
+        out[at[11] + k] = drift[k] * total if lasting else 0.0
+    out[at[1]], out[at[2]], out[at[3]], out[at[4]] = fields[0], fields[1], fields[2], fields[3]
+    out[at[6]], out[at[7]], out[at[8]], out[at[9]], out[at[10]] = fields[4], fields[5], fields[6], fields[7], fields[8]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def start_offsets(
+    quintic: bool, members: Any, source: Any, target: Any, columns: Any, lengths: Any, packed: Any, at: Any
+) -> None:
+    """Decays of the offsets of ``source`` from ``target`` into ``packed[members[k]]`` (every column).
+
+    ``source``, ``target`` = translations, rotations, scales, linear, angular and scaling
+    velocities ``(K, J, 3|4)``; ``columns`` = (joints ``(n,)``, paths ``(n,)``: 0 translation, 1
+    rotation, 2 scale); ``lengths`` ``(K,)``: the quintic's duration or the spring's half-life;
+    ``packed`` ``(C, n, F)``; ``at``: the columns of the layout's fields in its order
+    (:data:`~engine.backend.stage.QUINTIC_LAYOUT`, :data:`~engine.backend.stage.SPRING_LAYOUT`).
+    """
+    joints, paths = columns
+    x, v = np.empty(3), np.empty(3)
+    for k in range(members.size):
+        out_row = packed[members[k]]
+        for i in range(joints.size):
+            j, path = joints[i], paths[i]
+            if path == 1:
+                _rotation_offset(source[1][k, j], target[1][k, j], source[4][k, j], target[4][k, j], x, v)
+            else:
+                first, rate = (0, 3) if path == 0 else (2, 5)
+                for c in range(3):
+                    x[c] = source[first][k, j, c] - target[first][k, j, c]
+                    v[c] = source[rate][k, j, c] - target[rate][k, j, c]
+            out = out_row[i]
+            if quintic:
+                _quintic(x, v, lengths[k], out, at)
+            else:
+                for c in range(3):
+                    out[at[0] + c] = x[c]
+                    out[at[1] + c] = v[c]
+                out[at[2]] = SPRING_RATE / lengths[k]
