@@ -156,3 +156,108 @@ def start_offsets(
                     out[at[0] + c] = x[c]
                     out[at[1] + c] = v[c]
                 out[at[2]] = SPRING_RATE / lengths[k]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, capture: Any) -> None:
+    """The offsets of inertialized and spring transitions, and their rates, added to captures in place.
+
+    Capture row ``rows[k]`` is character ``members[k]``, ``elapsed[k]`` seconds into a transition of
+    kind ``kinds[k]`` (2 quintic, 3 spring); ``decays`` = (quintic ``(C, n, Fq)``, spring ``(C, n,
+    Fs)``, their layouts' field columns); ``columns`` as for :func:`start_offsets`; ``capture`` =
+    translations, rotations, scales, linear, angular, scaling velocities ``(K, J, 3|4)``. The
+    numpy reference: :meth:`~engine.player.offsets.Offsets.full`, then
+    :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
+    """
+    quintic, spring, at_quintic, at_spring = decays
+    joints, paths = columns
+    translations, rotations, scales, linear, angular, scaling = capture
+    x, v = np.empty(3), np.empty(3)
+    for k in range(rows.size):
+        r, c, t = rows[k], members[k], elapsed[k]
+        for i in range(joints.size):
+            if kinds[k] == 2:
+                _quintic_at(quintic[c, i], at_quintic, t, x, v)
+            else:
+                d, at = spring[c, i], at_spring
+                y = d[at[2]]
+                envelope = math.exp(-y * t)
+                for e in range(3):
+                    x0, v0 = d[at[0] + e], d[at[1] + e]
+                    x[e] = envelope * (x0 + (v0 + y * x0) * t)
+                    v[e] = envelope * (v0 - y * (v0 + y * x0) * t)
+            j, path = joints[i], paths[i]
+            if path == 0:
+                for e in range(3):
+                    translations[r, j, e] += x[e]
+                    linear[r, j, e] += v[e]
+            elif path == 2:
+                for e in range(3):
+                    scales[r, j, e] += x[e]
+                    scaling[r, j, e] += v[e]
+            else:
+                _turn(rotations[r, j], angular[r, j], x, v)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _quintic_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
+    """A packed quintic decay's offset into ``x`` and its rate into ``v``, ``t`` seconds in."""
+    axis, position, velocity, acceleration, end, drift = at[0], at[1], at[2], at[3], at[4], at[5]
+    duration, inverse_end, first, second, inverse_duration, sweep = at[6], at[7], at[8], at[9], at[10], at[11]
+    # the offset (quintic_offset)
+    s = 1.0 if t >= d[end] else t * d[inverse_end]
+    rest = 1.0 - s
+    along = d[first] + s * d[second]
+    along *= s
+    along += d[position]
+    along *= rest * rest * rest
+    s2 = 1.0 if t >= d[duration] else t * d[inverse_duration]
+    rest2 = 1.0 - s2
+    bump = s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+    # the rate (quintic_rates)
+    ends, total = d[end], d[duration]
+    s = min(max(t / ends, 0.0), 1.0) if ends > 0.0 else 1.0
+    s2 = min(max(t / total, 0.0), 1.0) if total > 0.0 else 1.0
+    x0, v0, a0 = d[position], d[velocity] * ends, d[acceleration] * ends * ends
+    g = x0 * (1.0 + s * (3.0 + 6.0 * s)) + s * (v0 * (1.0 + 3.0 * s) + 0.5 * a0 * s)
+    g1 = x0 * (3.0 + 12.0 * s) + v0 * (1.0 + 6.0 * s) + a0 * s
+    u = 1.0 - s
+    d1 = u * u * (u * g1 - 3.0 * g)
+    inverse = 1.0 / ends if ends > 0.0 else 0.0
+    u = 1.0 - s2
+    b1 = u * u * (u * (1.0 + 6.0 * s2) - 3.0 * (s2 + 3.0 * s2 * s2))
+    for e in range(3):
+        x[e] = along * d[axis + e] + bump * d[sweep + e]
+        v[e] = (d1 * inverse) * d[axis + e] + b1 * d[drift + e]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _turn(q: Any, omega: Any, phi: Any, rate: Any) -> None:
+    """``q ← exp(φ) q`` and ``ω ← J_l(φ) φ̇ + R(exp(φ)) ω`` in place (offset_pose, offset_velocity)."""
+    hx, hy, hz = 0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2]
+    n = math.sqrt(hx * hx + hy * hy + hz * hz)
+    scale = 1.0 - n**2 / 6.0 if n < _SERIES_THRESHOLD else math.sin(n) / n
+    ex, ey, ez, ew = hx * scale, hy * scale, hz * scale, math.cos(n)
+    qx, qy, qz, qw = q[0], q[1], q[2], q[3]
+    q[0] = ew * qx + ex * qw + ey * qz - ez * qy
+    q[1] = ew * qy - ex * qz + ey * qw + ez * qx
+    q[2] = ew * qz + ex * qy - ey * qx + ez * qw
+    q[3] = ew * qw - ex * qx - ey * qy - ez * qz
+    # J_l(φ) φ̇ = φ̇ + a φ × φ̇ + b φ × (φ × φ̇), a = (1 - cos θ)/θ², b = (θ - sin θ)/θ³
+    px, py, pz = phi[0], phi[1], phi[2]
+    theta_sq = px * px + py * py + pz * pz
+    theta = math.sqrt(theta_sq)
+    if theta < _SERIES_ANGLE:
+        a, b = 0.5 - theta_sq / 24.0, 1.0 / 6.0 - theta_sq / 120.0
+    else:
+        a, b = (1.0 - math.cos(theta)) / (theta * theta), (theta - math.sin(theta)) / (theta * theta * theta)
+    cx, cy, cz = py * rate[2] - pz * rate[1], pz * rate[0] - px * rate[2], px * rate[1] - py * rate[0]
+    tx = 2.0 * (ey * omega[2] - ez * omega[1])
+    ty = 2.0 * (ez * omega[0] - ex * omega[2])
+    tz = 2.0 * (ex * omega[1] - ey * omega[0])
+    wx = omega[0] + ew * tx + (ey * tz - ez * ty)
+    wy = omega[1] + ew * ty + (ez * tx - ex * tz)
+    wz = omega[2] + ew * tz + (ex * ty - ey * tx)
+    omega[0] = rate[0] + a * cx + b * (py * cz - pz * cy) + wx
+    omega[1] = rate[1] + a * cy + b * (pz * cx - px * cz) + wy
+    omega[2] = rate[2] + a * cz + b * (px * cy - py * cx) + wz

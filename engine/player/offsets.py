@@ -12,7 +12,7 @@ reference views them as decays (:func:`~engine.backend.stage.unpack`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from engine.backend.stage import (
     width,
 )
 from engine.math._checks import FloatArray, IntArray
+
+if TYPE_CHECKING:
+    from engine.player.transitions import Capture
 
 #: The pose paths, in the order of the offsets' second-to-last axis (:func:`~engine.anim.inertialization.pose_offsets`).
 PATHS = ("translation", "rotation", "scale")
@@ -141,7 +144,7 @@ class Offsets:
         packed = self.packed.get(kind)
         if packed is None:
             packed = self.packed[kind] = np.zeros((self.count, self.joints.size, width(layout)))
-        at = np.array([where.start for where in columns(layout).values()], dtype=np.int64)
+        at = _fields(layout)
         compiled_module("engine.backend._offset_kernels").start_offsets(
             kind == INERTIALIZE,
             np.ascontiguousarray(members, dtype=np.int64),
@@ -151,6 +154,31 @@ class Offsets:
             np.ascontiguousarray(length, dtype=np.float64),
             packed,
             at,
+        )
+
+    def offset_compiled(
+        self, rows: IntArray, members: IntArray, elapsed: FloatArray, kinds: IntArray, capture: Capture
+    ) -> None:
+        """The offsets and their rates of ``members`` at ``elapsed`` added to ``capture``'s rows ``rows``, in place.
+
+        On the kernels; the numpy reference is :meth:`full`, then
+        :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
+        """
+        empty = np.zeros((0, self.joints.size, 1))
+        velocity = capture.velocity
+        compiled_module("engine.backend._offset_kernels").offset_captures(
+            np.ascontiguousarray(rows, dtype=np.int64),
+            np.ascontiguousarray(members, dtype=np.int64),
+            np.ascontiguousarray(elapsed, dtype=np.float64),
+            np.ascontiguousarray(kinds, dtype=np.int64),
+            (
+                self.packed.get(INERTIALIZE, empty),
+                self.packed.get(SPRING, empty),
+                _fields(QUINTIC_LAYOUT),
+                _fields(SPRING_LAYOUT),
+            ),
+            (self.joints, self.paths),
+            (*capture.pose.arrays(), velocity.linear, velocity.angular, velocity.scaling),
         )
 
     def decay(self, kind: int, path: int, members: Any) -> QuinticDecay | SpringDecay:
@@ -203,6 +231,11 @@ class Offsets:
         empty = np.zeros((0, self.joints.size, 1))
         decays = (self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty))
         apply_offsets(members, elapsed, kinds, decays, self.joints, self.paths, pose)
+
+
+def _fields(layout: tuple[tuple[str, int], ...]) -> IntArray:
+    """The first column of each field of ``layout``, in its order (what the kernels index by)."""
+    return np.array([where.start for where in columns(layout).values()], dtype=np.int64)
 
 
 def _motion(pose: Pose, velocity: PoseVelocity) -> tuple[FloatArray, ...]:

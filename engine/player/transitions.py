@@ -237,7 +237,15 @@ class TransitionStage:
             return
         members, spent = characters[busy], elapsed[busy]
         pose, velocity = capture.pose[busy], capture.velocity[busy]
-        for code in (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND):
+        codes: tuple[int, ...] = (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND)
+        if self.compiled:  # the offsets on the kernels, in place
+            decaying = np.flatnonzero((kinds[busy] == INERTIALIZE) | (kinds[busy] == SPRING))
+            if decaying.size:
+                self._offsets.offset_compiled(
+                    busy[decaying], members[decaying], spent[decaying], kinds[busy][decaying], capture
+                )
+            codes = (FROZEN, DEAD_BLEND)
+        for code in codes:
             picked = np.flatnonzero(kinds[busy] == code)
             if not picked.size:
                 continue

@@ -1,4 +1,4 @@
-"""The compiled start of inertialized and spring transitions against the numpy reference.
+"""The compiled start and application of inertialized and spring transitions against the numpy reference.
 
 :meth:`engine.player.offsets.Offsets.start_compiled` computes the offsets of a source capture
 from a target, their rates and their decays per animated column on the kernels
@@ -9,6 +9,10 @@ ordinary size; where source and target agree, rounding at most. (An offset of
 about 1e-9 rad is ill-conditioned in its direction — its axis comes from a difference of nearly
 equal quaternions — and numpy's own results move by ~1e-9 with the product's summation order,
 which its quaternion product switches with the batch size; such joints are left out here.)
+:meth:`~engine.player.offsets.Offsets.offset_compiled` adds the stored decays' offsets and rates
+to a capture (:meth:`~engine.player.transitions.TransitionStage.apply_captured`); the reference is
+:meth:`~engine.player.offsets.Offsets.full` with :func:`~engine.anim.inertialization.offset_pose`
+and :func:`~engine.anim.inertialization.offset_velocity`.
 """
 
 from __future__ import annotations
@@ -64,3 +68,33 @@ def test_compiled_start_equals_the_numpy_reference(kind):
         np.testing.assert_allclose(offsets, numpy_offsets, rtol=0, atol=1e-12)
         np.testing.assert_allclose(rates, numpy_rates, rtol=0, atol=1e-12)
         assert np.abs(offsets[:, 1, 1]).max() < 1e-15, "equal rotations, not moving: rounding at most"
+
+
+@pytest.mark.parametrize("kind", ["inertialize", "spring"])
+def test_compiled_offsets_on_a_capture_equal_the_numpy_reference(kind):
+    """The stage on a capture (pose and velocity), from the same stored decays, mid-transition."""
+    rng = np.random.default_rng(12)
+    source, target = capture(rng), capture(rng)
+    members = rng.choice(C, K, replace=False)
+    durations, half_lives = rng.uniform(0.05, 0.5, K), rng.uniform(0.1, 0.4, K)
+    stages = [TransitionStage(C, J, compiled=compiled) for compiled in (False, True)]
+    for stage in stages:
+        stage.animate({"translation": np.arange(0, J, 3), "rotation": np.arange(1, J), "scale": np.array([2])})
+        stage.begin(members, kind, durations, half_lives, source, target, np.zeros(K))
+    for code, packed in stages[0]._offsets.packed.items():
+        stages[1]._offsets.packed[code][:] = packed  # the same decays: only the application differs
+    for elapsed in (0.0, 0.02, 0.1, 0.3, 0.7, 5.0):
+        captures = [capture(np.random.default_rng(13)) for _ in stages]
+        for stage, captured in zip(stages, captures, strict=True):
+            stage.apply_captured(captured, members, np.full(K, elapsed))
+        numpy_capture, compiled_capture = captures
+        for expected, got in zip(
+            (*numpy_capture.pose.arrays(), numpy_capture.velocity.linear, numpy_capture.velocity.angular),
+            (*compiled_capture.pose.arrays(), compiled_capture.velocity.linear, compiled_capture.velocity.angular),
+            strict=True,
+        ):
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            compiled_capture.velocity.scaling, numpy_capture.velocity.scaling, rtol=0, atol=1e-12
+        )
+        np.testing.assert_allclose(compiled_capture.root, numpy_capture.root, rtol=0, atol=1e-12)
