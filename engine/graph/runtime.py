@@ -291,8 +291,8 @@ class GraphRuntime:
         player = self.player
         shape = (player.num_layers, rows.size)
         times, rates, weight_rates = np.zeros(shape), np.zeros(shape), np.zeros(shape)
-        others = np.setdiff1d(np.arange(player.num_layers), self.layers)
-        if others.size:  # other controllers' layers (the graph's own come from its machines below)
+        if player.num_layers > self.layers.size:  # other controllers' layers (the graph's come from its machines)
+            others = np.setdiff1d(np.arange(player.num_layers), self.layers)
             times[others], rates[others] = player.times[others][:, rows], player.rates[others][:, rows]
         weights = player.weights[:, rows]
         out = self._capture_weights
