@@ -5,8 +5,9 @@ a critically damped spring, :class:`~engine.anim.inertialization.SpringDecay`), 
 ``(C, n, F)``: per character, per **column** — a joint some layer animates on one path
 (translation, rotation, scale; the paths' joints one after the other) — the decay's fields in the
 layout of :mod:`engine.backend.stage`. A frame reads whole rows of the characters in transition;
-the compiled kernels read the same arrays (:func:`engine.backend.stage.apply_offsets`), the numpy
-reference views them as decays (:func:`~engine.backend.stage.unpack`).
+the compiled kernels read the same arrays (:func:`engine.backend.stage.apply_offsets`; a numba
+player also starts them and offsets its captures there, :mod:`engine.backend._offset_kernels`),
+the numpy reference views them as decays (:func:`~engine.backend.stage.unpack`).
 """
 
 from __future__ import annotations

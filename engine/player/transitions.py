@@ -118,7 +118,8 @@ class TransitionStage:
         ``(C, 3)`` the planar velocity offset ``(vx, vz, yaw rate)`` at the switch.
     compiled
         Whether :meth:`apply` runs on the compiled kernels (for a character-major pose, as the
-        numba player keeps it; any other on numpy) or on numpy.
+        numba player keeps it; any other on numpy) or on numpy; also whether :meth:`begin` and
+        :meth:`apply_captured` compute the inertialized and spring offsets on them.
     """
 
     def __init__(self, characters: int, joints: int, *, compiled: bool = False) -> None:
@@ -236,7 +237,6 @@ class TransitionStage:
         if not busy.size:
             return
         members, spent = characters[busy], elapsed[busy]
-        pose, velocity = capture.pose[busy], capture.velocity[busy]
         codes: tuple[int, ...] = (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND)
         if self.compiled:  # the offsets on the kernels, in place
             decaying = np.flatnonzero((kinds[busy] == INERTIALIZE) | (kinds[busy] == SPRING))
@@ -249,7 +249,7 @@ class TransitionStage:
             picked = np.flatnonzero(kinds[busy] == code)
             if not picked.size:
                 continue
-            part, part_velocity = pose[picked], velocity[picked]
+            part, part_velocity = capture.pose[busy[picked]], capture.velocity[busy[picked]]
             if code in (INERTIALIZE, SPRING):
                 offsets, rates = self._offsets.full(code, members[picked], spent[picked], self.joints)
                 done, done_velocity = offset_pose(part, offsets), offset_velocity(part, part_velocity, offsets, rates)
