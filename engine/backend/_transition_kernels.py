@@ -4,12 +4,6 @@ The same arithmetic as the numpy reference of :mod:`engine.player.transitions` a
 :mod:`engine.player.capture` (agreeing to rounding), one character at a time on character-major
 arrays:
 
-- :func:`apply_offsets`: the decaying offsets of inertialized (Bollo's quintic,
-  :func:`~engine.anim.inertialization.quintic_offset`) and spring transitions
-  (:func:`~engine.anim.inertialization.spring_offset`) added to the blended pose in place:
-  ``t + x``, ``exp(x) · q``, ``s + x``;
-- :func:`offset_captures`: the same offsets, and their rates, on captured poses and velocities
-  (:meth:`engine.player.transitions.TransitionStage.apply_captured`);
 - :func:`apply_blends`: frozen (a snapshot nlerped into the pose, ``α = e / T``) and dead-blend
   transitions (the snapshot extrapolated with its velocity decaying, nlerped in with
   ``smoothstep(e / T)``, :func:`~engine.anim.inertialization.dead_blend`);
@@ -29,86 +23,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 from numba import njit
 
 #: Stage kinds (:mod:`engine.backend.stage`, where they are defined for every caller).
-FROZEN, INERTIALIZE, SPRING, DEAD_BLEND = 1, 2, 3, 4
+FROZEN, DEAD_BLEND = 1, 4
 #: Below this angle (radians) ``exp`` of a rotation vector uses its series (as the numpy stage).
 _SMALL_TURN = 1e-4
 _LN2 = math.log(2.0)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _quintic(d: Any, t: Any, fields: Any) -> Any:
-    """Bollo's quintic along its axis and the drift's bump at ``t`` (quintic_offset); ``fields``: their columns.
-
-    ``fields`` = the columns of axis, position, end, inverse end, first, second, duration, inverse
-    duration (and more, unread) in ``d``, a packed decay.
-    """
-    position, end, inverse_end, first, second, duration, inverse_duration = fields[1:8]
-    s = 1.0 if t >= d[end] else t * d[inverse_end]
-    rest = 1.0 - s
-    along = d[first] + s * d[second]
-    along *= s
-    along += d[position]
-    along *= rest * rest * rest
-    s2 = 1.0 if t >= d[duration] else t * d[inverse_duration]
-    rest2 = 1.0 - s2
-    return along, s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
-    """The offsets of inertialized and spring transitions added to ``pose`` in place.
-
-    ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
-    or :data:`SPRING`); ``decays`` = (quintic ``(C, n, Fq)``, its fields' columns ``(9,)``: axis,
-    position, end, inverse end, first, second, duration, inverse duration, sweep; spring ``(C,
-    n, Fs)``, its fields' columns ``(3,)``: offset, velocity, rate), as
-    :mod:`engine.backend.stage` packs them; ``columns`` = (joints ``(n,)``, paths ``(n,)``: 0
-    translation, 1 rotation, 2 scale); ``pose`` = translations ``(C, J, 3)``, rotations ``(C, J,
-    4)``, scales ``(C, J, 3)``.
-    """
-    quintic, quintic_fields, spring, spring_fields = decays
-    axis, sweep = quintic_fields[0], quintic_fields[8]
-    offset, velocity, rate = spring_fields
-    joints, paths = columns
-    translations, rotations, scales = pose
-    for k in range(characters.size):
-        c, t, kind = characters[k], elapsed[k], kinds[k]
-        for i in range(joints.size):
-            if kind == INERTIALIZE:
-                d = quintic[c, i]
-                along, bump = _quintic(d, t, quintic_fields)
-                x0 = along * d[axis] + bump * d[sweep]
-                x1 = along * d[axis + 1] + bump * d[sweep + 1]
-                x2 = along * d[axis + 2] + bump * d[sweep + 2]
-            else:
-                d = spring[c, i]
-                y = d[rate]
-                envelope = math.exp(-y * t)
-                x0 = envelope * (d[offset] + (d[velocity] + y * d[offset]) * t)
-                x1 = envelope * (d[offset + 1] + (d[velocity + 1] + y * d[offset + 1]) * t)
-                x2 = envelope * (d[offset + 2] + (d[velocity + 2] + y * d[offset + 2]) * t)
-            j, path = joints[i], paths[i]
-            if path == 0:
-                translations[c, j, 0] += x0
-                translations[c, j, 1] += x1
-                translations[c, j, 2] += x2
-            elif path == 2:
-                scales[c, j, 0] += x0
-                scales[c, j, 1] += x1
-                scales[c, j, 2] += x2
-            else:  # q ← exp(x) · q (engine.player.transitions.turn_components)
-                angle = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
-                scale = 0.5 - angle * angle / 48.0 if angle < _SMALL_TURN else math.sin(0.5 * angle) / angle
-                ex, ey, ez, ew = x0 * scale, x1 * scale, x2 * scale, math.cos(0.5 * angle)
-                qx, qy, qz, qw = rotations[c, j, 0], rotations[c, j, 1], rotations[c, j, 2], rotations[c, j, 3]
-                rotations[c, j, 0] = ew * qx + ex * qw + ey * qz - ez * qy
-                rotations[c, j, 1] = ew * qy - ex * qz + ey * qw + ez * qx
-                rotations[c, j, 2] = ew * qz + ex * qy - ey * qx + ez * qw
-                rotations[c, j, 3] = ew * qw - ex * qx - ey * qy - ez * qz
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -330,98 +251,3 @@ def capture_velocity(samples: Any, layers: Any, tables: Any, blend: Any, out: An
         planar_out[k, 0] = planar_x / norm_root
         planar_out[k, 1] = planar_z / norm_root
         planar_out[k, 2] = yaw_rate_sum / norm_root
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def offset_captures(rows: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, captured: Any) -> None:
-    """The offsets of inertialized and spring transitions, and their rates, added to captures in place.
-
-    Row ``rows[k, 0]`` of the capture belongs to character ``rows[k, 1]`` (the decays' row),
-    ``elapsed`` seconds into a transition of kind ``kinds[k]``. ``decays`` = (quintic ``(C, n,
-    Fq)``, its fields' columns ``(12,)``: those :func:`apply_offsets` reads, then velocity,
-    acceleration, drift;
-    spring ``(C, n, Fs)``, its fields' columns ``(3,)``); ``columns`` as :func:`apply_offsets`;
-    ``captured`` = translations, rotations, scales, then linear, angular, scaling velocities, each
-    ``(K', J, width)``. As :func:`~engine.anim.inertialization.offset_pose` and
-    :func:`~engine.anim.inertialization.offset_velocity` with the offsets of
-    :func:`~engine.anim.inertialization.quintic_offset` / ``quintic_rates`` and
-    ``spring_offset`` / ``spring_rates``: ``t + x``, ``exp(x) q``, ``s + x``; ``v + ẋ``,
-    ``J_l(x) ẋ + R(x) ω``, ``ṡ + ẋ``.
-    """
-    quintic, quintic_fields, spring, spring_fields = decays
-    axis, position, end = quintic_fields[0], quintic_fields[1], quintic_fields[2]
-    duration, sweep = quintic_fields[6], quintic_fields[8]
-    speed, acceleration, drift = quintic_fields[9], quintic_fields[10], quintic_fields[11]
-    offset, velocity, rate = spring_fields
-    joints, paths = columns
-    translations, rotations, scales, linear, angular, scaling = captured
-    x, v = np.empty(3), np.empty(3)
-    for k in range(rows.shape[0]):
-        r, c, t, kind = rows[k, 0], rows[k, 1], elapsed[k], kinds[k]
-        for i in range(joints.size):
-            if kind == INERTIALIZE:
-                d = quintic[c, i]
-                along, bump = _quintic(d, t, quintic_fields)
-                # the rates (quintic_rates): d/ds of (1-s)³ g(s) over t1, and of the bump over T
-                total_end, total = d[end], d[duration]
-                u = min(max(t / total_end, 0.0), 1.0) if total_end > 0.0 else 1.0
-                u2 = min(max(t / total, 0.0), 1.0) if total > 0.0 else 1.0
-                x0, v0, a0 = d[position], d[speed] * total_end, d[acceleration] * total_end * total_end
-                g = x0 * (1.0 + u * (3.0 + 6.0 * u)) + u * (v0 * (1.0 + 3.0 * u) + 0.5 * a0 * u)
-                g1 = x0 * (3.0 + 12.0 * u) + v0 * (1.0 + 6.0 * u) + a0 * u
-                w = 1.0 - u
-                slope = w * w * (w * g1 - 3.0 * g) * (1.0 / total_end if total_end > 0.0 else 0.0)
-                w2 = 1.0 - u2
-                bump_slope = w2 * w2 * (w2 * (1.0 + 6.0 * u2) - 3.0 * (u2 + 3.0 * u2 * u2))
-                for e in range(3):
-                    x[e] = along * d[axis + e] + bump * d[sweep + e]
-                    v[e] = slope * d[axis + e] + bump_slope * d[drift + e]
-            else:
-                d = spring[c, i]
-                y = d[rate]
-                envelope = math.exp(-y * t)
-                for e in range(3):
-                    push = d[velocity + e] + y * d[offset + e]
-                    x[e] = envelope * (d[offset + e] + push * t)
-                    v[e] = envelope * (d[velocity + e] - y * push * t)
-            j, path = joints[i], paths[i]
-            if path == 0:
-                for e in range(3):
-                    translations[r, j, e] += x[e]
-                    linear[r, j, e] += v[e]
-            elif path == 2:
-                for e in range(3):
-                    scales[r, j, e] += x[e]
-                    scaling[r, j, e] += v[e]
-            else:
-                _turn_captured(x, v, rotations[r, j], angular[r, j])
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _turn_captured(x: Any, v: Any, q: Any, omega: Any) -> None:
-    """``q ← exp(x) q`` and ``ω ← J_l(x) ẋ + R(exp(x)) ω`` in place (quat_from_rotvec, angular_from_rotvec_rate)."""
-    x0, x1, x2 = x[0], x[1], x[2]
-    theta_sq = x0 * x0 + x1 * x1 + x2 * x2
-    theta = math.sqrt(theta_sq)
-    half = 0.5 * theta
-    scale = 1.0 - half * half / 6.0 if half < _SMALL_TURN else math.sin(half) / half
-    ex, ey, ez, ew = 0.5 * x0 * scale, 0.5 * x1 * scale, 0.5 * x2 * scale, math.cos(half)
-    qx, qy, qz, qw = q[0], q[1], q[2], q[3]
-    q[0] = ew * qx + ex * qw + ey * qz - ez * qy
-    q[1] = ew * qy - ex * qz + ey * qw + ez * qx
-    q[2] = ew * qz + ex * qy - ey * qx + ez * qw
-    q[3] = ew * qw - ex * qx - ey * qy - ez * qz
-    if theta < _SMALL_TURN:
-        first, second = 0.5 - theta_sq / 24.0, 1.0 / 6.0 - theta_sq / 120.0
-    else:
-        first = (1.0 - math.cos(theta)) / theta_sq
-        second = (theta - math.sin(theta)) / (theta_sq * theta)
-    v0, v1, v2 = v[0], v[1], v[2]
-    c0, c1, c2 = x1 * v2 - x2 * v1, x2 * v0 - x0 * v2, x0 * v1 - x1 * v0  # x × ẋ
-    d0, d1, d2 = x1 * c2 - x2 * c1, x2 * c0 - x0 * c2, x0 * c1 - x1 * c0  # x × (x × ẋ)
-    w0, w1, w2 = omega[0], omega[1], omega[2]
-    t0, t1, t2 = ey * w2 - ez * w1, ez * w0 - ex * w2, ex * w1 - ey * w0  # u × ω, u = exp(x).xyz
-    r0, r1, r2 = ey * t2 - ez * t1, ez * t0 - ex * t2, ex * t1 - ey * t0  # u × (u × ω)
-    omega[0] = v0 + first * c0 + second * d0 + (w0 + 2.0 * (ew * t0 + r0))
-    omega[1] = v1 + first * c1 + second * d1 + (w1 + 2.0 * (ew * t1 + r1))
-    omega[2] = v2 + first * c2 + second * d2 + (w2 + 2.0 * (ew * t2 + r2))

@@ -52,8 +52,6 @@ QUINTIC_LAYOUT = (
 #: How a spring decay is packed.
 SPRING_LAYOUT = (("offset", 3), ("velocity", 3), ("rate", 1))
 #: The fields the offsets kernel reads, in its order.
-_QUINTIC_READ = ("axis", "position", "end", "inverse_end", "first", "second", "duration", "inverse_duration", "sweep")
-_SPRING_READ = ("offset", "velocity", "rate")
 
 Decay = TypeVar("Decay", QuinticDecay, SpringDecay)
 
@@ -93,15 +91,11 @@ def unpack(kind: type[Decay], packed: FloatArray) -> Decay:
     return kind(**values)
 
 
-def _read_columns(layout: tuple[tuple[str, int], ...], names: tuple[str, ...]) -> Int64Array:
-    where = columns(layout)
-    return np.array([where[name].start for name in names], dtype=np.int64)
+def field_starts(layout: tuple[tuple[str, int], ...]) -> Int64Array:
+    """The first column of each field of ``layout``, in its order (what the offset kernels index by)."""
+    return np.array([where.start for where in columns(layout).values()], dtype=np.int64)
 
 
-_QUINTIC_COLUMNS = _read_columns(QUINTIC_LAYOUT, _QUINTIC_READ)
-#: The quintic fields the captures' kernel reads (the offset's, then the rates'), in its order.
-_QUINTIC_CAPTURE_COLUMNS = _read_columns(QUINTIC_LAYOUT, (*_QUINTIC_READ, "velocity", "acceleration", "drift"))
-_SPRING_COLUMNS = _read_columns(SPRING_LAYOUT, _SPRING_READ)
 #: The up a capture splits the root about (+Y, as :mod:`engine.player.capture` does on numpy).
 Y_UP = np.array(UP)
 
@@ -134,41 +128,13 @@ def apply_offsets(
     ``paths`` ``(n,)`` (0 translation, 1 rotation, 2 scale); ``pose`` character-major.
     """
     quintic, spring = decays
-    transition_kernels().apply_offsets(
+    compiled_module("engine.backend._offset_kernels").apply_offsets(
         np.ascontiguousarray(characters, dtype=np.int64),
         np.ascontiguousarray(elapsed, dtype=np.float64),
         np.ascontiguousarray(kinds, dtype=np.int64),
-        (quintic, _QUINTIC_COLUMNS, spring, _SPRING_COLUMNS),
+        (quintic, spring, field_starts(QUINTIC_LAYOUT), field_starts(SPRING_LAYOUT)),
         (np.ascontiguousarray(joints, dtype=np.int64), np.ascontiguousarray(paths, dtype=np.int64)),
         character_views(pose),
-    )
-
-
-def offset_captures(
-    rows: IntArray,
-    characters: IntArray,
-    elapsed: FloatArray,
-    kinds: IntArray,
-    decays: tuple[FloatArray, FloatArray],
-    columns: tuple[IntArray, IntArray],
-    captured: tuple[Pose, PoseVelocity],
-) -> None:
-    """:func:`apply_offsets` on captures: rows ``rows`` ``(K,)`` of ``captured`` (pose and velocity, in place).
-
-    Row ``rows[k]`` is character ``characters[k]`` at ``elapsed[k]`` seconds into a transition of
-    ``kinds[k]`` (inertialize or spring); ``decays`` and ``columns`` (joints, paths) as
-    :func:`apply_offsets`. The rates go into the velocity (the offsets' time derivatives).
-    """
-    quintic, spring = decays
-    joints, paths = columns
-    pose, velocity = captured
-    transition_kernels().offset_captures(
-        np.ascontiguousarray(np.stack((rows, characters), axis=-1), dtype=np.int64),
-        np.ascontiguousarray(elapsed, dtype=np.float64),
-        np.ascontiguousarray(kinds, dtype=np.int64),
-        (quintic, _QUINTIC_CAPTURE_COLUMNS, spring, _SPRING_COLUMNS),
-        (np.ascontiguousarray(joints, dtype=np.int64), np.ascontiguousarray(paths, dtype=np.int64)),
-        (*pose.arrays(), velocity.linear, velocity.angular, velocity.scaling),
     )
 
 

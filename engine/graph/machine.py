@@ -98,6 +98,11 @@ class Slot:
             getattr(self, name)[rows] = getattr(other, name)[rows]
 
 
+def present(indices: IntArray, count: int) -> IntArray:
+    """The distinct values of ``indices`` (each in ``[0, count)``), ascending: a count, not a sort (``np.unique``)."""
+    return np.flatnonzero(np.bincount(indices, minlength=count))
+
+
 def alpha_integral(done: FloatArray, total: FloatArray, seconds: FloatArray) -> FloatArray:
     """``∫ α`` over ``seconds`` of a crossfade ``done`` seconds in of ``total``: ``α = min((done + t)/total, 1)``."""
     ramp = np.clip(total - done, 0.0, seconds)
@@ -152,21 +157,33 @@ class Machine:
         self.loops = np.array([s.loops for s in self.bound.states])
         self.speeds = np.array([s.speed for s in self.bound.states])
         self.plain = np.array([s.machine is None for s in self.bound.states])
+        self._rates = np.zeros((len(self.bound.states), count))  # own phase rates per state and character
+        self._rate_stamps = np.full((len(self.bound.states), count), -1, dtype=np.int64)  # their parameter stamps
+        self._consumes = np.zeros((len(self.table.triggers), parameters.triggers.shape[0]), dtype=bool)
+        for transition, rows in enumerate(self.table.triggers):  # the triggers each transition consumes
+            self._consumes[transition, list(rows)] = True
 
     # --- clocks --------------------------------------------------------------------------------------
 
     def rates(self, states: IntArray, characters: IntArray) -> FloatArray:
-        """Phase rate ``(K,)`` of each character's state ``states[k]`` on its own, with the current parameters."""
-        rates = np.zeros(characters.size)
-        for s in np.unique(states):  # loop over states
-            rows = np.flatnonzero(states == s)
-            state = self.bound.states[s]
-            leaves = state.tree.timing(self.parameters, characters[rows], state.synced)
-            if leaves:
-                weights = np.stack([w for _, w in leaves])
-                cycles = np.array([leaf.cycle_rate(state.speed) for leaf, _ in leaves])[:, None]
-                rates[rows] = synced_rate(weights, cycles)
-        return rates
+        """Phase rate ``(K,)`` of each character's state ``states[k]`` on its own, with the current parameters.
+
+        A rate depends on the state and the character's float parameters only: it is kept per
+        (state, character) and computed again where the character's :attr:`Parameters.stamps` changed.
+        """
+        stamps = self.parameters.stamps[characters]
+        stale = self._rate_stamps[states, characters] != stamps
+        if stale.any():
+            for s in np.unique(states[stale]):  # loop over states
+                rows = characters[stale & (states == s)]
+                state = self.bound.states[s]
+                leaves = state.tree.timing(self.parameters, rows, state.synced)
+                if leaves:
+                    weights = np.stack([w for _, w in leaves])
+                    cycles = np.array([leaf.cycle_rate(state.speed) for leaf, _ in leaves])[:, None]
+                    self._rates[s, rows] = synced_rate(weights, cycles)
+                self._rate_stamps[s, rows] = self.parameters.stamps[rows]
+        return self._rates[states, characters]
 
     def _rates_pair(self, rows: IntArray) -> tuple[FloatArray, FloatArray, BoolArray]:
         """Own rates of the current and source states of ``rows``, and which are in a live synced transition."""
@@ -272,7 +289,7 @@ class Machine:
         """A new frame: nothing entered yet, no travel."""
         self.current.clear()
         self.previous.clear()
-        self._spent = np.zeros(self.count)
+        self._spent[:] = 0.0
 
     def reset(self, characters: IntArray) -> None:
         """Put the characters in the start state, at time 0, with no transition."""
@@ -303,7 +320,7 @@ class Machine:
         the machine and once more per update. ``offset`` ``(C,)``: seconds of the frame spent
         before this step (a sub-machine stepped within its parent's step).
         """
-        self._spent = np.zeros(self.count) if offset is None else offset.copy()
+        self._spent[:] = 0.0 if offset is None else offset
         remaining = dt.copy()
         checking = active.copy()
         for _ in range(len(self.bound.states) + 2):  # rounds of chained transitions
@@ -339,7 +356,7 @@ class Machine:
             delay[held[ends]] = np.maximum(until[ends], 0.0)
         free = active & ~self.locked
         table = self.table
-        for s in np.unique(self.state[free]):  # loop over states
+        for s in present(self.state[free], len(self.bound.states)):  # loop over states
             candidates = table.candidates[s]
             if not candidates:
                 continue
@@ -393,54 +410,49 @@ class Machine:
         stage = np.where(kinds <= SYNCED, FROZEN, kinds)  # a crossfade that is not live: from a frozen snapshot
         delay = self._spent[rows]
         before = self.hooks.layer_state(rows[staged], delay[staged]) if staged.any() else None
-        for index in np.unique(chosen):  # loop over the transitions taken
+        self.parameters.triggers[:, rows] &= ~self._consumes[chosen].T
+        old_state, old_phase, old_elapsed = self.state[rows], self.phase[rows], self.elapsed[rows]
+        phase = table.offset[chosen]
+        for index in np.unique(chosen[kinds == SYNCED]):  # loop over the synced transitions taken
             picked = np.flatnonzero(chosen == index)
-            members = rows[picked]
-            for trigger in table.triggers[index]:
-                self.parameters.triggers[trigger, members] = False
-            old_state, old_phase, old_elapsed = (
-                self.state[members].copy(),
-                self.phase[members].copy(),
-                self.elapsed[members].copy(),
+            phase[picked] = self._synced_phase(
+                old_state[picked], old_phase[picked], int(targets[picked[0]]), rows[picked]
             )
-            target = int(table.target[index])
-            phase = np.full(members.size, float(table.offset[index]))
-            if table.kind[index] == SYNCED:
-                phase = self._synced_phase(old_state, old_phase, target, members)
-            keep = live[picked] & (table.kind[index] <= SYNCED) & ~instant[picked]
-            self.previous.copy_from(self.current, members[keep])  # the live source plays on
-            self.state[members], self.phase[members], self.elapsed[members] = target, phase, 0.0
-            self.current.entered[members], self.current.entry[members] = True, phase
-            self.current.phase[members], self.current.elapsed[members] = 0.0, 0.0
-            target_state = self.bound.states[target]
-            if target_state.machine is not None:
-                self.machines[target_state.machine].reset(members)
-            if instant[picked[0]]:
-                self._clear(members)
-                self.hooks.stop_stage(self.name, members)
-                continue
-            self.kind[members] = table.kind[index]
-            self.transition[members] = index
-            self.progress[members] = 0.0
-            self.duration[members] = table.duration[index]
-            self.half_life[members] = table.half_life[index]
-            self.locked[members] = not table.interruptible[index]
-            self.source[members] = np.where(keep, old_state, -1)
-            self.source_phase[members], self.source_elapsed[members] = old_phase, old_elapsed
+        keep = live & (kinds <= SYNCED) & ~instant
+        self.previous.copy_from(self.current, rows[keep])  # the live source plays on
+        self.state[rows], self.phase[rows], self.elapsed[rows] = targets, phase, 0.0
+        self.current.entered[rows], self.current.entry[rows] = True, phase
+        self.current.phase[rows], self.current.elapsed[rows] = 0.0, 0.0
+        for target in np.unique(targets[~self.plain[targets]]):  # sub-machines start over
+            self.machines[self.bound.states[target].machine].reset(rows[targets == target])
+        if instant.any():
+            self._clear(rows[instant])
+            self.hooks.stop_stage(self.name, rows[instant])
+        going, members = ~instant, rows[~instant]
+        self.kind[members] = kinds[going]
+        self.transition[members] = chosen[going]
+        self.progress[members] = 0.0
+        self.duration[members] = lengths[going]
+        self.half_life[members] = table.half_life[chosen[going]]
+        self.locked[members] = ~table.interruptible[chosen[going]]
+        self.source[members] = np.where(keep[going], old_state[going], -1)
+        self.source_phase[members], self.source_elapsed[members] = old_phase[going], old_elapsed[going]
         if before is None:
             return
         source, target_capture = self.hooks.capture_switch(rows[staged], delay[staged], before)
         members = rows[staged]
-        for code in np.unique(stage[staged]):  # loop over the stage kinds started
-            picked = np.flatnonzero(stage[staged] == code)
+        codes = stage[staged]
+        for code in np.unique(codes):  # loop over the stage kinds started
+            picked = np.flatnonzero(codes == code)
+            alone = picked.size == codes.size  # one kind: the captures as they are
             self.hooks.start_stage(
                 self.name,
                 members[picked],
                 STAGE_KINDS[int(code)],
                 self.duration[members[picked]],
                 self.half_life[members[picked]],
-                source.take(picked),
-                target_capture.take(picked),
+                source if alone else source.take(picked),
+                target_capture if alone else target_capture.take(picked),
                 delay[staged][picked],
             )
 

@@ -31,34 +31,14 @@ from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity
 from engine.errors import InvalidInputError
 from engine.graph.binding import BoundGraph
+from engine.graph.clocks import LayerState, LeafClocks, leaf_block
 from engine.graph.flat import Weights
-from engine.graph.machine import Machine, Slot
+from engine.graph.machine import Machine, present
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import NONE
 from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
 from engine.player import MorphTargets, Player
 from engine.player.transitions import Capture
-
-
-@dataclass(frozen=True)
-class LayerState:
-    """Every player layer's state for ``K`` characters at one instant: what a capture reads.
-
-    ``times``, ``rates``, ``weights``, ``weight_rates``, ``leaving`` ``(L, K)``,
-    ``override_weights`` ``(G, K)``, and ``at`` ``(K,)``: the player clock of that instant.
-    """
-
-    times: FloatArray
-    rates: FloatArray
-    weights: FloatArray
-    weight_rates: FloatArray
-    override_weights: FloatArray
-    leaving: BoolArray
-    at: FloatArray
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The fields, in order."""
-        return (self.times, self.rates, self.weights, self.weight_rates, self.override_weights, self.leaving, self.at)
 
 
 @dataclass(frozen=True)
@@ -168,16 +148,18 @@ class GraphRuntime:
         )
         """The player layer of each leaf of the graph (:attr:`BoundGraph.leaves`)."""
         first = int(self.layers[0]) if self.layers.size else 0
+        self._span = slice(first, first + self.layers.size)  # the graph's layers, added one after the other
         self.overrides = np.array(
             [player.add_override(range(first + c.start, first + c.stop), c.mask) for c in graph.overrides],
             dtype=np.intp,
         )
         """The player override of each of the graph's (:attr:`BoundGraph.overrides`)."""
         self._weights = Weights(len(graph.leaves), len(graph.overrides), count)
+        self._clocks = [(machine, LeafClocks.of(graph, name)) for name, machine in self.machines.items()]
         self._capture_weights = Weights(len(graph.leaves), len(graph.overrides), count)
         player.begin_frame(0.0)  # the start states' pose, no transition chosen yet, no marker counted yet
         with trusted():
-            self._write_layers(advance=False)
+            self._write_layers(None, advance=False)
         player.pose()
 
     def __repr__(self) -> str:
@@ -185,86 +167,103 @@ class GraphRuntime:
 
     # --- the frame ---------------------------------------------------------------------------------
 
-    def update(self, dt: Any, characters: Any = None) -> None:
+    def update(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
         """One whole frame: :meth:`advance`, the player's post-blend stages, local→model and palette."""
-        self.advance(dt, characters)
+        self.advance(dt, characters, hold=hold)
         self.player.run_stages()
         self.player.finalize()
 
-    def advance(self, dt: Any, characters: Any = None) -> None:
+    def advance(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
         """The graph's logic for ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and the player's pose.
 
         ``characters`` (an index array, ``None``: all) are posed, the others keep their last
-        pose while their machines run on (animation LOD).
+        pose while their machines run on (animation LOD); with ``hold`` their machines hold too
+        (:meth:`control`: their ``dt`` must be 0; give them the accumulated ``dt`` when posed).
         """
         self.player.begin_frame(dt)
-        self.control()
+        self.control(characters if hold else None)
         self.player.pose(characters)
 
-    def control(self) -> None:
-        """The graph's part of the player's current frame: the machines, then the leaves' weights and times."""
+    def control(self, characters: Any = None) -> None:
+        """The graph's part of the player's current frame: the machines, then the leaves' weights and times.
+
+        ``characters`` (an index, slice, index array or mask; ``None``: all): the characters whose
+        machines run this frame (animation LOD for the logic). The others hold — their clocks,
+        layers and transitions wait — and must have a frame step of 0: give a character its
+        accumulated ``dt`` when it runs next (a transition then starts at its exact instant
+        within it; parameters are read once, at its start).
+
+        Raises
+        ------
+        InvalidInputError
+            A character that does not run has a frame step above 0.
+        """
         step = self.player.frame_step
+        rows = None if characters is None else self.parameters.select(characters)
+        active = np.ones(self.num_characters, dtype=bool)
+        if rows is not None:
+            active[:] = False
+            active[rows] = True
+            if np.any(step[~active] > 0.0):
+                raise InvalidInputError("characters that do not run this frame must have a frame step of 0")
         with trusted():
             for machine in self.machines.values():
                 machine.begin()
-            self.root.step(step, np.ones(self.num_characters, dtype=bool))
-            self._write_layers()
+            self.root.step(step, active)
+            self._write_layers(rows)
 
-    def _write_layers(self, *, advance: bool = True) -> None:
+    def _write_layers(self, rows: IntArray | None = None, *, advance: bool = True) -> None:
         """Weights, overrides and exact times of every leaf's layer for this frame (module docstring).
 
+        ``rows``: the characters written (``None``: all; the others' layers stay as they are).
         Without ``advance`` the layers only jump to their states' times (no travel, no markers).
         """
         out = self._weights
         out.clear()
-        everyone = np.arange(self.num_characters)
-        self.weigh_machine("root", everyone, np.ones(self.num_characters), np.zeros(self.num_characters), out)
+        every: slice | IntArray = slice(None) if rows is None else rows
+        picked = np.arange(self.num_characters)[every]
+        self.weigh_machine("root", picked, np.ones(picked.size), np.zeros(picked.size), out)
         player = self.player
-        player.set_weights(self.layers, out.weights)
+        player.set_weights(self._span, out.weights[:, every], rows)
         if self.overrides.size:
-            player.set_override_weights(self.overrides, out.overrides)
-        start = player.raw_times[self.layers]
-        end, exact = start.copy(), start.copy()
-        running = np.zeros(start.shape, dtype=bool)
-        jumps: list[tuple[int, IntArray, FloatArray]] = []
-        for name, machine in self.machines.items():  # loop over machines, states and their leaves
-            for s, state in enumerate(machine.bound.states):
-                for rows, phase, elapsed, slot in self._played(machine, s):
-                    for k in state.leaves:
-                        leaf = self.graph.leaves[k]
-                        entry = leaf.raw(slot.entry[rows], np.zeros(rows.size), state.speed)
-                        entered = slot.entered[rows]
-                        begin = np.where(entered, entry, start[k, rows])
-                        travel = (
-                            slot.phase[rows] * leaf.duration
-                            if leaf.sync
-                            else slot.elapsed[rows] * leaf.speed * state.speed
-                        )
-                        end[k, rows] = begin + travel
-                        running[k, rows] = True
-                        exact[k, rows] = leaf.times(phase, elapsed, np.zeros(rows.size), state.speed)[0]
-                        if entered.any():
-                            jumps.append((k, rows[entered], entry[entered]))
-            del name
-        for k, rows, entry in jumps:
-            player.set_time(int(self.layers[k]), entry, rows)
+            player.set_override_weights(self.overrides, out.overrides[:, every], rows)
+        start = player.raw_times[self._span].copy()
+        end, exact, jump = start.copy(), start.copy(), start.copy()
+        running, jumped = np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool)
+        written = np.zeros(self.num_characters, dtype=bool)
+        written[every] = True
+        for machine, leaves in self._clocks:  # loop over machines, as current and as live source
+            busy = np.flatnonzero(written & (machine.source >= 0) & (machine.kind != NONE))
+            for characters, states, phase, elapsed, slot in (
+                (every, machine.state[every], machine.phase[every], machine.elapsed[every], machine.current),
+                (
+                    busy,
+                    machine.source[busy],
+                    machine.source_phase[busy],
+                    machine.source_elapsed[busy],
+                    machine.previous,
+                ),
+            ):
+                played = leaves.played(states)
+                if not played.any():
+                    continue
+                block = leaf_block(leaves.index, characters)
+                begin, entered = start[block], slot.entered[characters]
+                if entered.any():  # states entered this frame: their layers jump to the entry time
+                    entry = leaves.raw(slot.entry[characters], np.zeros(entered.size))
+                    begin = np.where(entered, entry, begin)
+                    jumping = played & entered
+                    jump[block] = np.where(jumping, entry, jump[block])
+                    jumped[block] |= jumping
+                travel = leaves.travel(slot.phase[characters], slot.elapsed[characters])
+                end[block] = np.where(played, begin + travel, end[block])
+                exact[block] = np.where(played, leaves.times(phase, elapsed), exact[block])
+                running[block] |= played
+        if jumped.any():
+            player.set_time(self._span, jump, where=jumped)
         if advance:
-            player.advance_layers(self.layers, end, running)
-        played = np.flatnonzero(running.any(axis=1))
-        for k in played.tolist():
-            rows = np.flatnonzero(running[k])
-            player.set_time(int(self.layers[k]), exact[k, rows], rows, fresh=False)
-
-    def _played(self, machine: Machine, state: int) -> list[tuple[IntArray, FloatArray, FloatArray, Slot]]:
-        """The characters playing ``state`` of ``machine`` as current and as live source, with its clock and slot."""
-        found = []
-        current = np.flatnonzero(machine.state == state)
-        if current.size:
-            found.append((current, machine.phase[current], machine.elapsed[current], machine.current))
-        source = np.flatnonzero((machine.source == state) & (machine.kind != NONE))
-        if source.size:
-            found.append((source, machine.source_phase[source], machine.source_elapsed[source], machine.previous))
-        return found
+            player.advance_layers(self._span, end, running)
+        player.set_time(self._span, exact, where=running, fresh=False)
 
     def weigh_machine(self, name: str, rows: IntArray, factor: FloatArray, rate: FloatArray, out: Weights) -> None:
         """Add the weights of machine ``name``'s current (and live source) states for ``rows``, times ``factor``."""
@@ -274,8 +273,9 @@ class GraphRuntime:
             (machine.state[rows], target, target_rate),
             (machine.source[rows], source, source_rate),
         ):
-            for s in np.unique(states[(states >= 0) & (weight > 0.0)]):  # loop over the states played
-                picked = np.flatnonzero((states == s) & (weight > 0.0))
+            played = (states >= 0) & (weight > 0.0)
+            for s in present(states[played], len(machine.bound.states)):  # loop over the states played
+                picked = np.flatnonzero(played & (states == s))
                 tree = machine.bound.states[s].tree
                 w, r = factor[picked] * weight[picked], rate[picked] * weight[picked] + factor[picked] * slope[picked]
                 tree.weigh(self.parameters, self, rows[picked], w, r, out)
@@ -289,8 +289,12 @@ class GraphRuntime:
         layers come from its machines; other controllers' layers as they are in the player.
         """
         player = self.player
-        times, rates = player.times[:, rows], player.rates[:, rows]
-        weights, weight_rates = player.weights[:, rows].copy(), np.zeros((player.num_layers, rows.size))
+        shape = (player.num_layers, rows.size)
+        times, rates, weight_rates = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        if player.num_layers > self.layers.size:  # other controllers' layers (the graph's come from its machines)
+            others = np.setdiff1d(np.arange(player.num_layers), self.layers)
+            times[others], rates[others] = player.times[others][:, rows], player.rates[others][:, rows]
+        weights = player.weights[:, rows]
         out = self._capture_weights
         out.weights[:, rows], out.rates[:, rows], out.overrides[:, rows] = 0.0, 0.0, 0.0
         self.weigh_machine("root", rows, np.ones(rows.size), np.zeros(rows.size), out)
@@ -348,23 +352,24 @@ class GraphRuntime:
         times = np.zeros((len(self.graph.leaves), rows.size))
         rates = np.zeros_like(times)
         entered = np.zeros(times.shape, dtype=bool)
-        for machine in self.machines.values():  # loop over machines and the states played
-            for states, phases, elapsed, is_source in (
-                (machine.state[rows], machine.phase[rows], machine.elapsed[rows], False),
-                (machine.source[rows], machine.source_phase[rows], machine.source_elapsed[rows], True),
+        for machine, leaves in self._clocks:  # loop over machines, as current and as live source
+            busy = machine.kind[rows] != NONE
+            for played, phases, elapsed, is_source in (
+                (leaves.played(machine.state[rows]), machine.phase[rows], machine.elapsed[rows], False),
+                (
+                    leaves.played(machine.source[rows]) & busy,
+                    machine.source_phase[rows],
+                    machine.source_elapsed[rows],
+                    True,
+                ),
             ):
-                for s in np.unique(states[states >= 0]):
-                    picked = np.flatnonzero((states == s) & ((machine.kind[rows] != NONE) | ~is_source))
-                    if not picked.size:
-                        continue
-                    state = machine.bound.states[s]
-                    phase_rate = machine.phase_rate(rows[picked], source=is_source)
-                    for k in state.leaves:
-                        leaf_time, leaf_rate = self.graph.leaves[k].times(
-                            phases[picked], elapsed[picked], phase_rate, state.speed
-                        )
-                        times[k, picked], rates[k, picked] = leaf_time, leaf_rate
-                        entered[k, picked] = elapsed[picked] == 0.0
+                if not played.any():
+                    continue
+                k = leaves.index
+                leaf_rates = leaves.rates(elapsed, machine.phase_rate(rows, source=is_source))
+                times[k] = np.where(played, leaves.times(phases, elapsed), times[k])
+                rates[k] = np.where(played, leaf_rates, rates[k])
+                entered[k] = np.where(played, elapsed == 0.0, entered[k])
         return times, rates, entered
 
     def start_stage(

@@ -142,18 +142,31 @@ class LayerControls:
         """Weights of overrides ``rows``: ``values`` in ``[0, 1]`` broadcast to ``(n, K)``."""
         self._set(self._table.override_weights, rows, values, characters, "override weights", upper=1.0)
 
-    def set_time(self, rows: Any, raw: Any, characters: Any = None, *, fresh: bool = True) -> None:
+    def set_time(self, rows: Any, raw: Any, characters: Any = None, *, fresh: bool = True, where: Any = None) -> None:
         """Put layers ``rows`` at raw time ``raw`` (broadcast to ``(n, K)``): a jump, no travel.
 
         ``fresh``: a marker exactly at the new time fires on the next frame (after a start or a
         jump); ``False`` only re-locks a time the layer reached by itself (a sync phase).
+        ``where`` (broadcast to ``(n, K)``): only the entries where it is true (``None``: all).
         """
         index, pick = np.arange(self.num_layers)[rows], self.select(characters)
         values = np.broadcast_to(as_array(raw, "raw"), (np.size(index), pick.size) if np.ndim(index) else (pick.size,))
-        where = np.ix_(np.atleast_1d(index), pick)
-        self._table.raw[where] = values.reshape(np.size(index), pick.size)
+        entries = np.ix_(np.atleast_1d(index), pick)
+        values = values.reshape(np.size(index), pick.size)
+        if where is None:
+            self._table.raw[entries] = values
+            if fresh:
+                self._table.fresh[entries] = True
+            return
+        chosen = np.broadcast_to(np.asarray(where, dtype=bool), values.shape)
+        if characters is None and isinstance(rows, slice):  # a block of whole rows: write in place
+            np.copyto(self._table.raw[rows], values, where=chosen)
+            if fresh:
+                self._table.fresh[rows] |= chosen
+            return
+        self._table.raw[entries] = np.where(chosen, values, self._table.raw[entries])
         if fresh:
-            self._table.fresh[where] = True
+            self._table.fresh[entries] |= chosen
 
     def on_marker(self, row: int, name: str, callback: MarkerCallback) -> None:
         """Call ``callback(marker, time, characters, weights)`` per crossing of marker ``name`` of layer ``row``.
@@ -190,7 +203,8 @@ class LayerControls:
         if np.any(array < 0.0) or np.any(array > upper):
             limits = "non-negative" if upper == np.inf else f"in [0, {upper:g}]"
             raise InvalidInputError(f"{name} must be {limits}, got {float(array.min())}..{float(array.max())}")
-        table[np.ix_(index, pick)] = np.broadcast_to(array, (index.size, pick.size))
+        where = index if characters is None else np.ix_(index, pick)  # whole rows: no character index
+        table[where] = np.broadcast_to(array, (index.size, pick.size))
 
     def _animated(self) -> dict[str, IntArray]:
         """Per path, the joints some layer's clip animates."""

@@ -5,14 +5,15 @@ a critically damped spring, :class:`~engine.anim.inertialization.SpringDecay`), 
 ``(C, n, F)``: per character, per **column** — a joint some layer animates on one path
 (translation, rotation, scale; the paths' joints one after the other) — the decay's fields in the
 layout of :mod:`engine.backend.stage`. A frame reads whole rows of the characters in transition;
-the compiled kernels read the same arrays (:func:`engine.backend.stage.apply_offsets`), the numpy
-reference views them as decays (:func:`~engine.backend.stage.unpack`).
+the compiled kernels read the same arrays (:func:`engine.backend.stage.apply_offsets`; a numba
+player also starts them and offsets its captures there, :mod:`engine.backend._offset_kernels`),
+the numpy reference views them as decays (:func:`~engine.backend.stage.unpack`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,18 +30,22 @@ from engine.anim.inertialization import (
 from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity
+from engine.backend.select import compiled_module
 from engine.backend.stage import (
     INERTIALIZE,
     QUINTIC_LAYOUT,
     SPRING,
     SPRING_LAYOUT,
     apply_offsets,
-    offset_captures,
+    field_starts,
     pack,
     unpack,
     width,
 )
 from engine.math._checks import FloatArray, IntArray
+
+if TYPE_CHECKING:
+    from engine.player.transitions import Capture
 
 #: The pose paths, in the order of the offsets' second-to-last axis (:func:`~engine.anim.inertialization.pose_offsets`).
 PATHS = ("translation", "rotation", "scale")
@@ -126,6 +131,57 @@ class Offsets:
             pack(decay, rows[:, span])
         packed[members] = rows
 
+    def start_compiled(
+        self, kind: int, members: IntArray, source: tuple[Pose, PoseVelocity], target: tuple[Pose, PoseVelocity],
+        length: FloatArray,
+    ) -> None:  # fmt: skip
+        """:meth:`store` of the offsets of ``source`` from ``target`` (poses ``(K, J)`` and velocities), on the kernels.
+
+        The offsets and their rates (:func:`~engine.anim.inertialization.pose_offsets`) and their
+        decays are computed per animated column straight into the packed rows (the same numbers
+        to rounding).
+        """
+        layout = QUINTIC_LAYOUT if kind == INERTIALIZE else SPRING_LAYOUT
+        packed = self.packed.get(kind)
+        if packed is None:
+            packed = self.packed[kind] = np.zeros((self.count, self.joints.size, width(layout)))
+        at = field_starts(layout)
+        compiled_module("engine.backend._offset_kernels").start_offsets(
+            kind == INERTIALIZE,
+            np.ascontiguousarray(members, dtype=np.int64),
+            _motion(*source),
+            _motion(*target),
+            (self.joints, self.paths),
+            np.ascontiguousarray(length, dtype=np.float64),
+            packed,
+            at,
+        )
+
+    def offset_compiled(
+        self, rows: IntArray, members: IntArray, elapsed: FloatArray, kinds: IntArray, capture: Capture
+    ) -> None:
+        """The offsets and their rates of ``members`` at ``elapsed`` added to ``capture``'s rows ``rows``, in place.
+
+        On the kernels; the numpy reference is :meth:`full`, then
+        :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
+        """
+        empty = np.zeros((0, self.joints.size, 1))
+        velocity = capture.velocity
+        compiled_module("engine.backend._offset_kernels").offset_captures(
+            np.ascontiguousarray(rows, dtype=np.int64),
+            np.ascontiguousarray(members, dtype=np.int64),
+            np.ascontiguousarray(elapsed, dtype=np.float64),
+            np.ascontiguousarray(kinds, dtype=np.int64),
+            (
+                self.packed.get(INERTIALIZE, empty),
+                self.packed.get(SPRING, empty),
+                field_starts(QUINTIC_LAYOUT),
+                field_starts(SPRING_LAYOUT),
+            ),
+            (self.joints, self.paths),
+            (*capture.pose.arrays(), velocity.linear, velocity.angular, velocity.scaling),
+        )
+
     def decay(self, kind: int, path: int, members: Any) -> QuinticDecay | SpringDecay:
         """The stored decays of ``members`` on path ``path``, batch ``(K, n)`` (copies of their rows)."""
         rows = self.packed[kind][members][:, self._span(path)]
@@ -171,25 +227,14 @@ class Offsets:
             else:
                 components[where] += vectors
 
-    def _packed_pair(self) -> tuple[FloatArray, FloatArray]:
-        empty = np.zeros((0, self.joints.size, 1))
-        return self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty)
-
     def apply_compiled(self, members: IntArray, kinds: IntArray, pose: PoseBuffer, elapsed: FloatArray) -> None:
         """:meth:`apply` for inertialized and spring ``members`` at once, on the kernels (a character-major pose)."""
-        apply_offsets(members, elapsed, kinds, self._packed_pair(), self.joints, self.paths, pose)
+        empty = np.zeros((0, self.joints.size, 1))
+        decays = (self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty))
+        apply_offsets(members, elapsed, kinds, decays, self.joints, self.paths, pose)
 
-    def apply_captured(
-        self,
-        rows: IntArray,
-        members: IntArray,
-        kinds: IntArray,
-        elapsed: FloatArray,
-        captured: tuple[Pose, PoseVelocity],
-    ) -> None:
-        """The offsets and their rates of inertialized and spring ``members`` on rows ``rows`` of a capture (kernels).
 
-        What :meth:`full` then :func:`~engine.anim.inertialization.offset_pose` and
-        :func:`~engine.anim.inertialization.offset_velocity` compute, in place.
-        """
-        offset_captures(rows, members, elapsed, kinds, self._packed_pair(), (self.joints, self.paths), captured)
+def _motion(pose: Pose, velocity: PoseVelocity) -> tuple[FloatArray, ...]:
+    """Translations, rotations, scales and the three velocities, contiguous (the kernels' order)."""
+    arrays = (*pose.arrays(), velocity.linear, velocity.angular, velocity.scaling)
+    return tuple(np.ascontiguousarray(array, dtype=np.float64) for array in arrays)

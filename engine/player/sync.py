@@ -30,6 +30,16 @@ def synced_rate(weights: Any, rates: Any) -> FloatArray:
     w = np.asarray(weights, dtype=np.float64)
     r = np.broadcast_to(np.asarray(rates, dtype=np.float64), np.broadcast_shapes(w.shape, np.shape(rates)))
     w = np.broadcast_to(w, r.shape)
-    total = w.sum(axis=0)
-    weighted = (w * r).sum(axis=0) / np.where(total > 0.0, total, 1.0)
-    return np.where(total > 0.0, weighted, r.mean(axis=0))
+    total, weighted, plain = _clip_sum(w), _clip_sum(w * r), _clip_sum(r) / max(r.shape[0], 1)
+    return np.where(total > 0.0, weighted / np.where(total > 0.0, total, 1.0), plain)
+
+
+def _clip_sum(values: FloatArray) -> FloatArray:
+    """``Σ`` over the clip axis, one clip after the other: the same rounding for any number of characters.
+
+    (numpy sums a single character's clips pairwise but a batch's row by row.)
+    """
+    total = np.zeros(values.shape[1:])
+    for row in values:  # loop over clips
+        total = total + row
+    return total

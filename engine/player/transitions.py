@@ -118,7 +118,8 @@ class TransitionStage:
         ``(C, 3)`` the planar velocity offset ``(vx, vz, yaw rate)`` at the switch.
     compiled
         Whether :meth:`apply` runs on the compiled kernels (for a character-major pose, as the
-        numba player keeps it; any other on numpy) or on numpy.
+        numba player keeps it; any other on numpy) or on numpy; also whether :meth:`begin` and
+        :meth:`apply_captured` compute the inertialized and spring offsets on them.
     """
 
     def __init__(self, characters: int, joints: int, *, compiled: bool = False) -> None:
@@ -172,8 +173,14 @@ class TransitionStage:
                     0, 2, 1
                 )
             return
+        lengths = length if code == INERTIALIZE else half
+        if self.compiled:
+            self._offsets.start_compiled(
+                code, characters, (source.pose, source.velocity), (target.pose, target.velocity), lengths
+            )
+            return
         offsets, rates = pose_offsets(source.pose, source.velocity, target.pose, target.velocity)
-        self._offsets.store(code, characters, offsets, rates, length if code == INERTIALIZE else half)
+        self._offsets.store(code, characters, offsets, rates, lengths)
 
     def stop(self, characters: Any) -> None:
         """End the transitions of ``characters`` now (a cut: the layers' pose from here on)."""
@@ -230,23 +237,19 @@ class TransitionStage:
         if not busy.size:
             return
         members, spent = characters[busy], elapsed[busy]
-        weight = decay_weight(kinds[busy], spent, self.duration[members], self.half_life[members])
-        capture.root[busy] += self.root_offset[members] * weight[:, None]
         codes: tuple[int, ...] = (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND)
-        if self.compiled:  # the offsets' kinds on the kernels, in place; the blends below
-            offsets = (kinds[busy] == INERTIALIZE) | (kinds[busy] == SPRING)
-            picked = np.flatnonzero(offsets)
-            if picked.size:
-                captured = (capture.pose, capture.velocity)
-                codes_picked = kinds[busy][picked]
-                self._offsets.apply_captured(busy[picked], members[picked], codes_picked, spent[picked], captured)
+        if self.compiled:  # the offsets on the kernels, in place
+            decaying = np.flatnonzero((kinds[busy] == INERTIALIZE) | (kinds[busy] == SPRING))
+            if decaying.size:
+                self._offsets.offset_compiled(
+                    busy[decaying], members[decaying], spent[decaying], kinds[busy][decaying], capture
+                )
             codes = (FROZEN, DEAD_BLEND)
-        pose, velocity = capture.pose[busy], capture.velocity[busy]
         for code in codes:
             picked = np.flatnonzero(kinds[busy] == code)
             if not picked.size:
                 continue
-            part, part_velocity = pose[picked], velocity[picked]
+            part, part_velocity = capture.pose[busy[picked]], capture.velocity[busy[picked]]
             if code in (INERTIALIZE, SPRING):
                 offsets, rates = self._offsets.full(code, members[picked], spent[picked], self.joints)
                 done, done_velocity = offset_pose(part, offsets), offset_velocity(part, part_velocity, offsets, rates)
@@ -258,6 +261,8 @@ class TransitionStage:
                 getattr(capture.pose, field.name)[busy[picked]] = getattr(done, field.name)
             for field in fields(PoseVelocity):
                 getattr(capture.velocity, field.name)[busy[picked]] = getattr(done_velocity, field.name)
+        weight = decay_weight(kinds[busy], spent, self.duration[members], self.half_life[members])
+        capture.root[busy] += self.root_offset[members] * weight[:, None]
 
     def _blend(
         self, code: int, members: IntArray, live: Pose, live_velocity: PoseVelocity | None, elapsed: FloatArray

@@ -1,0 +1,320 @@
+"""Compiled offsets of inertialized and spring transitions (numba): started, applied to poses and captures.
+
+The same arithmetic as the numpy reference, agreeing to rounding, one character and animated
+column at a time on the player's packed decays (:class:`~engine.player.offsets.Offsets`):
+
+- :func:`start_offsets`: :func:`~engine.anim.inertialization.pose_offsets` (translation and scale
+  differences; the rotation vector ``φ = 2 log(q_s q_t⁻¹)`` and its rate ``J_l(φ)⁻¹ (ω_s - R
+  ω_t)``), then :func:`~engine.anim.inertialization.quintic_decay` or
+  :func:`~engine.anim.inertialization.spring_decay` and :func:`~engine.backend.stage.pack`,
+  written straight into the packed rows;
+- :func:`apply_offsets`: the decaying offsets (:func:`~engine.anim.inertialization.quintic_offset`,
+  ``spring_offset``) added to the blended pose in place: ``t + x``, ``exp(x) · q``, ``s + x``;
+- :func:`offset_captures`: the offsets and their rates on captured poses and velocities
+  (:func:`~engine.anim.inertialization.offset_pose`, ``offset_velocity``).
+
+Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
+to a cached function's own file only. Inputs are trusted (the callers check them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+#: As :mod:`engine.anim.inertialization`: ``t1 = min(T, -STEEPEST x0 / v0)``; offsets below
+#: ``OFFSET_NOISE · |v0| · T`` are rounding noise (no offset); the spring's rate times the half-life.
+STEEPEST, OFFSET_NOISE, SPRING_RATE = 5.0, 1e-12, 1.6783469900166608
+#: Below these the series forms are used (:mod:`engine.math.kernels`' log, :mod:`engine.anim.velocity`).
+_SERIES_THRESHOLD, _SERIES_ANGLE = 1e-4, 1e-4
+#: The stage kind of Bollo's quintic (:data:`engine.backend.stage.INERTIALIZE`; the other kind here: spring).
+INERTIALIZE = 2
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _rotation_offset(qs: Any, qt: Any, ws: Any, wt: Any, x: Any, v: Any) -> None:
+    """``φ = 2 log(q_s q_t*)`` into ``x`` and ``J_l(φ)⁻¹ (ω_s - R(q_s q_t*) ω_t)`` into ``v``."""
+    ax, ay, az, aw = qs[0], qs[1], qs[2], qs[3]
+    bx, by, bz, bw = -qt[0], -qt[1], -qt[2], qt[3]
+    dx = aw * bx + ax * bw + ay * bz - az * by
+    dy = aw * by - ax * bz + ay * bw + az * bx
+    dz = aw * bz + ax * by - ay * bx + az * bw
+    dw = aw * bw - ax * bx - ay * by - az * bz
+    # ω_s - R ω_t with the product as it is (v + w·t + u × t, t = 2 u × v)
+    tx = 2.0 * (dy * wt[2] - dz * wt[1])
+    ty = 2.0 * (dz * wt[0] - dx * wt[2])
+    tz = 2.0 * (dx * wt[1] - dy * wt[0])
+    ox = ws[0] - (wt[0] + dw * tx + (dy * tz - dz * ty))
+    oy = ws[1] - (wt[1] + dw * ty + (dz * tx - dx * tz))
+    oz = ws[2] - (wt[2] + dw * tz + (dx * ty - dy * tx))
+    # 2 log of the normalised, canonical (w >= 0, ties on x, y, z) product
+    n = math.sqrt(dx * dx + dy * dy + dz * dz + dw * dw)
+    dx, dy, dz, dw = dx / n, dy / n, dz / n, dw / n
+    key = dw
+    if key == 0.0:
+        key = dx
+    if key == 0.0:
+        key = dy
+    if key == 0.0:
+        key = dz
+    if key < 0.0:
+        dx, dy, dz, dw = -dx, -dy, -dz, -dw
+    sin_half = math.sqrt(dx * dx + dy * dy + dz * dz)
+    small = sin_half < _SERIES_THRESHOLD
+    scale = 1.0 + sin_half**2 / 6.0 if small else math.atan2(sin_half, dw) / sin_half
+    px, py, pz = 2.0 * (dx * scale), 2.0 * (dy * scale), 2.0 * (dz * scale)
+    x[0], x[1], x[2] = px, py, pz
+    # φ̇ = ω - ½ φ × ω + c φ × (φ × ω), c = (1 - (θ/2) cot(θ/2)) / θ²
+    theta_sq = px * px + py * py + pz * pz
+    theta = math.sqrt(theta_sq)
+    if theta < _SERIES_ANGLE:
+        inverse = 1.0 / 12.0 + theta_sq / 720.0
+    else:
+        half = 0.5 * theta
+        inverse = (1.0 - half * math.cos(half) / math.sin(half)) / (theta * theta)
+    cx, cy, cz = py * oz - pz * oy, pz * ox - px * oz, px * oy - py * ox
+    v[0] = ox - 0.5 * cx + inverse * (py * cz - pz * cy)
+    v[1] = oy - 0.5 * cy + inverse * (pz * cx - px * cz)
+    v[2] = oz - 0.5 * cz + inverse * (px * cy - py * cx)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _quintic(x: Any, v: Any, total: float, out: Any, at: Any) -> None:
+    """Bollo's quintic decay of ``x`` moving at ``v`` within ``total`` seconds, its fields at columns ``at``."""
+    size = math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+    speed = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if size <= OFFSET_NOISE * speed * total:  # rounding noise is no offset
+        size = 0.0
+    axis = np.empty(3)
+    for k in range(3):
+        if size > 0.0:
+            axis[k] = x[k] / size
+        elif speed > 0.0:
+            axis[k] = v[k] / speed
+        else:
+            axis[k] = 1.0 if k == 0 else 0.0
+    along = v[0] * axis[0] + v[1] * axis[1] + v[2] * axis[2]
+    drift = np.empty(3)
+    for k in range(3):
+        drift[k] = v[k] - along * axis[k]
+    if math.sqrt(drift[0] * drift[0] + drift[1] * drift[1] + drift[2] * drift[2]) <= 1e-12 * speed:
+        drift[:] = 0.0
+    end = total
+    if along < 0.0 and STEEPEST * size < -along * total:
+        end = -STEEPEST * size / along
+    positive = end > 0.0
+    safe = end if positive else 1.0
+    acceleration = max(0.0, -8.0 * along * end - 20.0 * size) / (safe * safe) if positive else 0.0
+    start = size if positive else 0.0
+    rate = along * end
+    bend = acceleration * end * end
+    lasting = total > 0.0
+    fields = (
+        size,
+        along,
+        acceleration,
+        end,
+        total,
+        1.0 / safe if positive else 0.0,
+        3.0 * start + rate if positive else 0.0,
+        6.0 * start + 3.0 * rate + 0.5 * bend if positive else 0.0,
+        1.0 / total if lasting else 0.0,
+    )
+    for k in range(3):
+        out[at[0] + k] = axis[k]
+        out[at[5] + k] = drift[k]
+        out[at[11] + k] = drift[k] * total if lasting else 0.0
+    out[at[1]], out[at[2]], out[at[3]], out[at[4]] = fields[0], fields[1], fields[2], fields[3]
+    out[at[6]], out[at[7]], out[at[8]], out[at[9]], out[at[10]] = fields[4], fields[5], fields[6], fields[7], fields[8]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def start_offsets(
+    quintic: bool, members: Any, source: Any, target: Any, columns: Any, lengths: Any, packed: Any, at: Any
+) -> None:
+    """Decays of the offsets of ``source`` from ``target`` into ``packed[members[k]]`` (every column).
+
+    ``source``, ``target`` = translations, rotations, scales, linear, angular and scaling
+    velocities ``(K, J, 3|4)``; ``columns`` = (joints ``(n,)``, paths ``(n,)``: 0 translation, 1
+    rotation, 2 scale); ``lengths`` ``(K,)``: the quintic's duration or the spring's half-life;
+    ``packed`` ``(C, n, F)``; ``at``: the columns of the layout's fields in its order
+    (:data:`~engine.backend.stage.QUINTIC_LAYOUT`, :data:`~engine.backend.stage.SPRING_LAYOUT`).
+    """
+    joints, paths = columns
+    x, v = np.empty(3), np.empty(3)
+    for k in range(members.size):
+        out_row = packed[members[k]]
+        for i in range(joints.size):
+            j, path = joints[i], paths[i]
+            if path == 1:
+                _rotation_offset(source[1][k, j], target[1][k, j], source[4][k, j], target[4][k, j], x, v)
+            else:
+                first, rate = (0, 3) if path == 0 else (2, 5)
+                for c in range(3):
+                    x[c] = source[first][k, j, c] - target[first][k, j, c]
+                    v[c] = source[rate][k, j, c] - target[rate][k, j, c]
+            out = out_row[i]
+            if quintic:
+                _quintic(x, v, lengths[k], out, at)
+            else:
+                for c in range(3):
+                    out[at[0] + c] = x[c]
+                    out[at[1] + c] = v[c]
+                out[at[2]] = SPRING_RATE / lengths[k]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, capture: Any) -> None:
+    """The offsets of inertialized and spring transitions, and their rates, added to captures in place.
+
+    Capture row ``rows[k]`` is character ``members[k]``, ``elapsed[k]`` seconds into a transition of
+    kind ``kinds[k]`` (2 quintic, 3 spring); ``decays`` = (quintic ``(C, n, Fq)``, spring ``(C, n,
+    Fs)``, their layouts' field columns); ``columns`` as for :func:`start_offsets`; ``capture`` =
+    translations, rotations, scales, linear, angular, scaling velocities ``(K, J, 3|4)``. The
+    numpy reference: :meth:`~engine.player.offsets.Offsets.full`, then
+    :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
+    """
+    quintic, spring, at_quintic, at_spring = decays
+    joints, paths = columns
+    translations, rotations, scales, linear, angular, scaling = capture
+    x, v = np.empty(3), np.empty(3)
+    for k in range(rows.size):
+        r, c, t = rows[k], members[k], elapsed[k]
+        for i in range(joints.size):
+            if kinds[k] == INERTIALIZE:
+                _quintic_at(quintic[c, i], at_quintic, t, x, v)
+            else:
+                _spring_at(spring[c, i], at_spring, t, x, v)
+            j, path = joints[i], paths[i]
+            if path == 0:
+                for e in range(3):
+                    translations[r, j, e] += x[e]
+                    linear[r, j, e] += v[e]
+            elif path == 2:
+                for e in range(3):
+                    scales[r, j, e] += x[e]
+                    scaling[r, j, e] += v[e]
+            else:
+                _turn(rotations[r, j], angular[r, j], x, v)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _quintic_offset(d: Any, at: Any, t: float, x: Any) -> None:
+    """A packed quintic decay's offset into ``x``, ``t`` seconds in (quintic_offset)."""
+    axis, position, end = at[0], at[1], at[4]
+    duration, inverse_end, first, second, inverse_duration, sweep = at[6], at[7], at[8], at[9], at[10], at[11]
+    s = 1.0 if t >= d[end] else t * d[inverse_end]
+    rest = 1.0 - s
+    along = d[first] + s * d[second]
+    along *= s
+    along += d[position]
+    along *= rest * rest * rest
+    s2 = 1.0 if t >= d[duration] else t * d[inverse_duration]
+    rest2 = 1.0 - s2
+    bump = s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+    for e in range(3):
+        x[e] = along * d[axis + e] + bump * d[sweep + e]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _quintic_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
+    """A packed quintic decay's offset into ``x`` and its rate into ``v``, ``t`` seconds in (quintic_rates)."""
+    _quintic_offset(d, at, t, x)
+    axis, position, velocity, acceleration, end, drift, duration = at[0], at[1], at[2], at[3], at[4], at[5], at[6]
+    ends, total = d[end], d[duration]
+    s = min(max(t / ends, 0.0), 1.0) if ends > 0.0 else 1.0
+    s2 = min(max(t / total, 0.0), 1.0) if total > 0.0 else 1.0
+    x0, v0, a0 = d[position], d[velocity] * ends, d[acceleration] * ends * ends
+    g = x0 * (1.0 + s * (3.0 + 6.0 * s)) + s * (v0 * (1.0 + 3.0 * s) + 0.5 * a0 * s)
+    g1 = x0 * (3.0 + 12.0 * s) + v0 * (1.0 + 6.0 * s) + a0 * s
+    u = 1.0 - s
+    d1 = u * u * (u * g1 - 3.0 * g)
+    inverse = 1.0 / ends if ends > 0.0 else 0.0
+    u = 1.0 - s2
+    b1 = u * u * (u * (1.0 + 6.0 * s2) - 3.0 * (s2 + 3.0 * s2 * s2))
+    for e in range(3):
+        v[e] = (d1 * inverse) * d[axis + e] + b1 * d[drift + e]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _spring_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
+    """A packed spring decay's offset into ``x`` and its rate into ``v``, ``t`` seconds in (spring_offset, _rates)."""
+    y = d[at[2]]
+    envelope = math.exp(-y * t)
+    for e in range(3):
+        x0, v0 = d[at[0] + e], d[at[1] + e]
+        x[e] = envelope * (x0 + (v0 + y * x0) * t)
+        v[e] = envelope * (v0 - y * (v0 + y * x0) * t)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _rotate_by(q: Any, phi: Any) -> Any:
+    """``q ← exp(φ) q`` in place (quat_from_rotvec, quat_multiply); returns ``exp(φ)``'s ``x, y, z, w``."""
+    hx, hy, hz = 0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2]
+    n = math.sqrt(hx * hx + hy * hy + hz * hz)
+    scale = 1.0 - n**2 / 6.0 if n < _SERIES_THRESHOLD else math.sin(n) / n
+    ex, ey, ez, ew = hx * scale, hy * scale, hz * scale, math.cos(n)
+    qx, qy, qz, qw = q[0], q[1], q[2], q[3]
+    q[0] = ew * qx + ex * qw + ey * qz - ez * qy
+    q[1] = ew * qy - ex * qz + ey * qw + ez * qx
+    q[2] = ew * qz + ex * qy - ey * qx + ez * qw
+    q[3] = ew * qw - ex * qx - ey * qy - ez * qz
+    return ex, ey, ez, ew
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _turn(q: Any, omega: Any, phi: Any, rate: Any) -> None:
+    """``q ← exp(φ) q`` and ``ω ← J_l(φ) φ̇ + R(exp(φ)) ω`` in place (offset_pose, offset_velocity)."""
+    ex, ey, ez, ew = _rotate_by(q, phi)
+    # J_l(φ) φ̇ = φ̇ + a φ × φ̇ + b φ × (φ × φ̇), a = (1 - cos θ)/θ², b = (θ - sin θ)/θ³
+    px, py, pz = phi[0], phi[1], phi[2]
+    theta_sq = px * px + py * py + pz * pz
+    theta = math.sqrt(theta_sq)
+    if theta < _SERIES_ANGLE:
+        a, b = 0.5 - theta_sq / 24.0, 1.0 / 6.0 - theta_sq / 120.0
+    else:
+        a, b = (1.0 - math.cos(theta)) / (theta * theta), (theta - math.sin(theta)) / (theta * theta * theta)
+    cx, cy, cz = py * rate[2] - pz * rate[1], pz * rate[0] - px * rate[2], px * rate[1] - py * rate[0]
+    tx = 2.0 * (ey * omega[2] - ez * omega[1])
+    ty = 2.0 * (ez * omega[0] - ex * omega[2])
+    tz = 2.0 * (ex * omega[1] - ey * omega[0])
+    wx = omega[0] + ew * tx + (ey * tz - ez * ty)
+    wy = omega[1] + ew * ty + (ez * tx - ex * tz)
+    wz = omega[2] + ew * tz + (ex * ty - ey * tx)
+    omega[0] = rate[0] + a * cx + b * (py * cz - pz * cy) + wx
+    omega[1] = rate[1] + a * cy + b * (pz * cx - px * cz) + wy
+    omega[2] = rate[2] + a * cz + b * (px * cy - py * cx) + wz
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
+    """The offsets of inertialized and spring transitions added to a character-major ``pose`` in place.
+
+    ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
+    or spring); ``decays`` and ``columns`` as for :func:`offset_captures`; ``pose`` =
+    translations ``(C, J, 3)``, rotations ``(C, J, 4)``, scales ``(C, J, 3)``: ``t + x``,
+    ``exp(x) · q``, ``s + x``.
+    """
+    quintic, spring, at_quintic, at_spring = decays
+    joints, paths = columns
+    translations, rotations, scales = pose
+    x, v = np.empty(3), np.empty(3)
+    for k in range(characters.size):
+        c, t = characters[k], elapsed[k]
+        for i in range(joints.size):
+            if kinds[k] == INERTIALIZE:
+                _quintic_offset(quintic[c, i], at_quintic, t, x)
+            else:
+                _spring_at(spring[c, i], at_spring, t, x, v)
+            j, path = joints[i], paths[i]
+            if path == 0:
+                for e in range(3):
+                    translations[c, j, e] += x[e]
+            elif path == 2:
+                for e in range(3):
+                    scales[c, j, e] += x[e]
+            else:
+                _rotate_by(rotations[c, j], x)

@@ -1,0 +1,100 @@
+"""The compiled start and application of inertialized and spring transitions against the numpy reference.
+
+:meth:`engine.player.offsets.Offsets.start_compiled` computes the offsets of a source capture
+from a target, their rates and their decays per animated column on the kernels
+(:mod:`engine.backend._offset_kernels`); :func:`~engine.anim.inertialization.pose_offsets` and
+:meth:`~engine.player.offsets.Offsets.store` are the reference. The decays are compared through
+what they produce, the offsets and their rates over the transition: to 1e-12 for offsets of
+ordinary size; where source and target agree, rounding at most. (An offset of
+about 1e-9 rad is ill-conditioned in its direction — its axis comes from a difference of nearly
+equal quaternions — and numpy's own results move by ~1e-9 with the product's summation order,
+which its quaternion product switches with the batch size; such joints are left out here.)
+:meth:`~engine.player.offsets.Offsets.offset_compiled` adds the stored decays' offsets and rates
+to a capture (:meth:`~engine.player.transitions.TransitionStage.apply_captured`); the reference is
+:meth:`~engine.player.offsets.Offsets.full` with :func:`~engine.anim.inertialization.offset_pose`
+and :func:`~engine.anim.inertialization.offset_velocity`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.anim.pose import Pose
+from engine.anim.velocity import PoseVelocity
+from engine.backend.stage import INERTIALIZE, SPRING
+from engine.math._checks import trusted
+from engine.math.quat import quat_normalize
+from engine.player.transitions import Capture, TransitionStage
+
+K, J, C = 30, 12, 50
+
+
+def capture(rng: np.random.Generator) -> Capture:
+    """Random poses and velocities of ``K`` characters."""
+    with trusted():
+        return Capture(
+            Pose(
+                rng.normal(size=(K, J, 3)),
+                quat_normalize(rng.normal(size=(K, J, 4))),
+                1 + 0.1 * rng.normal(size=(K, J, 3)),
+            ),
+            PoseVelocity(*(rng.normal(size=(K, J, 3)) for _ in range(3))),
+            rng.normal(size=(K, 3)),
+        )
+
+
+@pytest.mark.parametrize("kind", ["inertialize", "spring"])
+def test_compiled_start_equals_the_numpy_reference(kind):
+    rng = np.random.default_rng(11)
+    source, target = capture(rng), capture(rng)
+    source.pose.rotations[:, :2] = target.pose.rotations[:, :2]  # no offset here
+    source.pose.translations[:, :2] = target.pose.translations[:, :2]
+    source.velocity.angular[:, 1] = target.velocity.angular[:, 1] = 0.0  # and not moving either
+    source.pose.rotations[:, 2] = -target.pose.rotations[:, 2]  # the same rotation
+    members = rng.choice(C, K, replace=False)
+    durations = rng.uniform(0.0, 0.5, K)
+    durations[:3] = 0.0
+    half_lives = rng.uniform(0.1, 0.4, K)
+    stages = [TransitionStage(C, J, compiled=compiled) for compiled in (False, True)]
+    for stage in stages:
+        stage.animate({"translation": np.arange(0, J, 2), "rotation": np.arange(J), "scale": np.array([1, 5])})
+        stage.begin(members, kind, durations, half_lives, source, target, np.zeros(K))
+    code = INERTIALIZE if kind == "inertialize" else SPRING
+    for elapsed in (0.0, 0.01, 0.05, 0.2, 0.45, 0.6, 3.0):
+        (numpy_offsets, numpy_rates), (offsets, rates) = (
+            stage._offsets.full(code, members, np.full(K, elapsed), J) for stage in stages
+        )
+        np.testing.assert_allclose(offsets, numpy_offsets, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(rates, numpy_rates, rtol=0, atol=1e-12)
+        assert np.abs(offsets[:, 1, 1]).max() < 1e-15, "equal rotations, not moving: rounding at most"
+
+
+@pytest.mark.parametrize("kind", ["inertialize", "spring"])
+def test_compiled_offsets_on_a_capture_equal_the_numpy_reference(kind):
+    """The stage on a capture (pose and velocity), from the same stored decays, mid-transition."""
+    rng = np.random.default_rng(12)
+    source, target = capture(rng), capture(rng)
+    members = rng.choice(C, K, replace=False)
+    durations, half_lives = rng.uniform(0.05, 0.5, K), rng.uniform(0.1, 0.4, K)
+    stages = [TransitionStage(C, J, compiled=compiled) for compiled in (False, True)]
+    for stage in stages:
+        stage.animate({"translation": np.arange(0, J, 3), "rotation": np.arange(1, J), "scale": np.array([2])})
+        stage.begin(members, kind, durations, half_lives, source, target, np.zeros(K))
+    for code, packed in stages[0]._offsets.packed.items():
+        stages[1]._offsets.packed[code][:] = packed  # the same decays: only the application differs
+    for elapsed in (0.0, 0.02, 0.1, 0.3, 0.7, 5.0):
+        captures = [capture(np.random.default_rng(13)) for _ in stages]
+        for stage, captured in zip(stages, captures, strict=True):
+            stage.apply_captured(captured, members, np.full(K, elapsed))
+        numpy_capture, compiled_capture = captures
+        for expected, got in zip(
+            (*numpy_capture.pose.arrays(), numpy_capture.velocity.linear, numpy_capture.velocity.angular),
+            (*compiled_capture.pose.arrays(), compiled_capture.velocity.linear, compiled_capture.velocity.angular),
+            strict=True,
+        ):
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            compiled_capture.velocity.scaling, numpy_capture.velocity.scaling, rtol=0, atol=1e-12
+        )
+        np.testing.assert_allclose(compiled_capture.root, numpy_capture.root, rtol=0, atol=1e-12)
