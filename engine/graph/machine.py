@@ -457,7 +457,10 @@ class Machine:
             )
 
     def _synced_phase(self, states: IntArray, phases: FloatArray, target: int, members: IntArray) -> FloatArray:
-        """The target's starting phase: the source's, moved through shared clip markers when there are some."""
+        """The target's starting phase: the source's, moved through shared clip markers when there are some.
+
+        A state without timing clips of its own (a sub-machine state) has no markers: the source's phase.
+        """
         result = phases.copy()
         target_clips, target_index = _dominant(self.bound.states[target], self.parameters, members)
         for s in np.unique(states):  # loop over source states
@@ -466,7 +469,7 @@ class Machine:
             for a in np.unique(source_index):  # loop over the source's dominant clips
                 for b in np.unique(target_index[rows]):  # and the target's
                     pick = rows[(source_index == a) & (target_index[rows] == b)]
-                    if pick.size:
+                    if pick.size and a >= 0 and b >= 0:
                         result[pick] = marker_phase(source_clips[a], target_clips[b], phases[pick])
         return result
 

@@ -175,3 +175,18 @@ def test_the_fox_s_clips_equal_the_oracle(shared_assets: Path) -> None:
     rotation, translation = differences(document, fox.skeleton, dict(fox.clips))
     assert rotation < 1e-12
     assert translation < 1e-9  # centimetres: 1e-9 of the Fox's ~100-unit translations
+
+
+def test_a_synced_transition_out_of_a_sub_machine_state_keeps_the_phase(character) -> None:
+    """The sub-machine state has no clips of its own, hence no markers: the target starts at the source's phase."""
+    mannequin, clips = character
+    document = sub_machines()
+    document["states"]["idle"]["transitions"][0]["kind"] = "synced"
+    graph = bind_graph(parse_graph(document), mannequin.skeleton, clips)
+    runtime = GraphRuntime(graph, 4)
+    runtime.update(0.37)  # some way into the idle state (and its stand sub-state)
+    before = runtime.root.phase.copy()
+    runtime.parameters.set_float("speed", [0.0, 0.0, 2.0, 2.0])
+    runtime.update(0.0)  # the transition fires at the start of the update: no time passes
+    assert runtime.state_names() == ["idle", "idle", "move", "move"]
+    np.testing.assert_array_equal(runtime.root.phase[2:], before[2:])
