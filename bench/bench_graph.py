@@ -10,7 +10,8 @@ A frame is ``GraphRuntime.update`` (the machines, the flat layers' weights and t
 pose: sample, blend, transition stage; local→model and the palette). Its time splits into
 
 - **the pose jobs**: sampling, blending and composing — the compiled kernels
-  (``BufferFrame.sample_blend``/``finalize``), the numpy passes (``engine.player.evaluate``,
+  (``BufferFrame.sample_blend``/``finalize``, and ``CaptureFrame.capture``: a capture's sampling,
+  blending and velocity), the numpy passes (``engine.player.evaluate``,
   local→model and palette) and the sampling and blending inside the captures a transition starts
   from: the work any way of posing these characters does;
 - **the graph layer**: everything else — parameters, blend-space weights, conditions, clocks,
@@ -44,6 +45,7 @@ import numpy as np
 from engine.anim import Channel, Clip, Skeleton
 from engine.animator import Animator
 from engine.backend import BufferFrame, UpdateSchedule
+from engine.backend.stage import CaptureFrame
 from engine.graph import GraphRuntime, bind_graph, parse_graph
 from engine.math import quat_from_axis_angle
 from engine.player import Player, capture, compose, evaluate
@@ -55,6 +57,7 @@ COUNTS = (1, 100, 1000, 10_000)
 JOBS = [
     (BufferFrame, "sample_blend"),
     (BufferFrame, "finalize"),
+    (CaptureFrame, "capture"),
     (evaluate, "sample_blend"),
     (evaluate, "add_layers"),
     (compose, "model_from_pose"),
