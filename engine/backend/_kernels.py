@@ -415,9 +415,8 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
         model[o + _8], model[o + _9], model[o + _10], model[o + _11] = m20, m21, m22, m23
         b = np.uint64(16 * j)  # inverse_bind[j] in the flat inverse binds: row i at b + 4 i
         uc, uj = np.uint64(c), np.uint64(j)  # palette[c, j, k] is column k of the matrix (column-major)
-        if not palette.shape[0]:  # no palette asked for (the model matrices only)
-            pass
-        elif affine:  # inverse binds with last row 0 0 0 1 (the usual case): 36 products, not 48
+        # the palette when asked for (an empty one: the model matrices only)
+        if affine and palette.shape[0]:  # inverse binds with last row 0 0 0 1 (the usual case): 36 products, not 48
             for k in range(3):
                 uk, bk = np.uint64(k), b + np.uint64(k)
                 b0, b1, b2 = inverse_bind[bk], inverse_bind[bk + _4], inverse_bind[bk + _8]
@@ -430,7 +429,7 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
             palette[uc, uj, _3, _1] = m10 * b0 + m11 * b1 + m12 * b2 + m13
             palette[uc, uj, _3, _2] = m20 * b0 + m21 * b1 + m22 * b2 + m23
             palette[uc, uj, _3, _3] = 1.0
-        else:
+        elif palette.shape[0]:
             for k in range(4):
                 uk, bk = np.uint64(k), b + np.uint64(k)
                 b0, b1, b2, b3 = inverse_bind[bk], inverse_bind[bk + _4], inverse_bind[bk + _8], inverse_bind[bk + _12]

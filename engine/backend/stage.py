@@ -51,7 +51,6 @@ QUINTIC_LAYOUT = (
 )
 #: How a spring decay is packed.
 SPRING_LAYOUT = (("offset", 3), ("velocity", 3), ("rate", 1))
-#: The fields the offsets kernel reads, in its order.
 
 Decay = TypeVar("Decay", QuinticDecay, SpringDecay)
 
@@ -91,10 +90,13 @@ def unpack(kind: type[Decay], packed: FloatArray) -> Decay:
     return kind(**values)
 
 
-def field_starts(layout: tuple[tuple[str, int], ...]) -> Int64Array:
-    """The first column of each field of ``layout``, in its order (what the offset kernels index by)."""
+def _field_starts(layout: tuple[tuple[str, int], ...]) -> Int64Array:
+    """The first column of each field of ``layout``, in its order."""
     return np.array([where.start for where in columns(layout).values()], dtype=np.int64)
 
+
+#: The first column of each field of a packed quintic and spring decay: what the offset kernels index by.
+QUINTIC_FIELDS, SPRING_FIELDS = _field_starts(QUINTIC_LAYOUT), _field_starts(SPRING_LAYOUT)
 
 #: The up a capture splits the root about (+Y, as :mod:`engine.player.capture` does on numpy).
 Y_UP = np.array(UP)
@@ -132,7 +134,7 @@ def apply_offsets(
         np.ascontiguousarray(characters, dtype=np.int64),
         np.ascontiguousarray(elapsed, dtype=np.float64),
         np.ascontiguousarray(kinds, dtype=np.int64),
-        (quintic, spring, field_starts(QUINTIC_LAYOUT), field_starts(SPRING_LAYOUT)),
+        (quintic, spring, QUINTIC_FIELDS, SPRING_FIELDS),
         (np.ascontiguousarray(joints, dtype=np.int64), np.ascontiguousarray(paths, dtype=np.int64)),
         character_views(pose),
     )

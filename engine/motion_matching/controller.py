@@ -20,10 +20,9 @@ weight 1), somewhere in one range. Each frame (:meth:`~MatchingController.contro
    the crowd), at once when the request moved by more than ``sharp_speed`` or ``sharp_turn``
    since the character's last search, and when its frame is no longer searchable (near a
    range's end) and the range would end before its next scheduled search. The query is the
-   current pose and velocity — the player's
-   output (:meth:`~engine.player.Player.capture`, transition included) or, with
-   ``pose_from="database"``, the features of the frame playing (Holden's shortcut) — and the
-   trajectory the springs predict, seen from the character's root
+   current pose and velocity — the player's output (:meth:`~engine.player.Player.capture`,
+   transition included) or, with ``pose_from="database"``, the features of the frame playing
+   (Holden's shortcut) — and the trajectory the springs predict, seen from the character's root
    (:func:`~engine.motion_matching.trajectory.query_features`); one batched
    :func:`~engine.motion_matching.search.search` for all of them, with the continuing frame
    (the one playing now) favoured by ``bias``;

@@ -225,7 +225,7 @@ def search(
     diff = database.normalized[frames_now] - q
     threshold = np.where(valid, np.einsum("cd,cd->c", diff, diff) - bias_values, np.inf)
     index = search_index(database)
-    skipped = _neighbours(database, np.where(has, continuing, -1), window)
+    skipped = _neighbours(database, continuing, window)
     if resolve(backend) == "numpy":
         costs = _costs(database.normalized[index.frames], q)
         allowed = _allowed(database, index.frames[None, :], include_bits[:, None], exclude_bits[:, None])

@@ -33,11 +33,12 @@ from engine.anim.velocity import PoseVelocity
 from engine.backend.select import compiled_module
 from engine.backend.stage import (
     INERTIALIZE,
+    QUINTIC_FIELDS,
     QUINTIC_LAYOUT,
     SPRING,
+    SPRING_FIELDS,
     SPRING_LAYOUT,
     apply_offsets,
-    field_starts,
     pack,
     unpack,
     width,
@@ -114,12 +115,17 @@ class Offsets:
         bounds = np.cumsum([0] + [len(animated[path]) for path in PATHS])
         self._spans = [slice(int(bounds[p]), int(bounds[p + 1])) for p in range(len(PATHS))]
 
-    def store(self, kind: int, members: IntArray, offsets: FloatArray, rates: FloatArray, length: FloatArray) -> None:
-        """Offsets and rates ``(K, J, 3, 3)`` of the characters ``members`` starting ``kind`` now."""
-        layout = QUINTIC_LAYOUT if kind == INERTIALIZE else SPRING_LAYOUT
+    def _packed_of(self, kind: int) -> FloatArray:
+        """The packed decays of ``kind`` ``(C, n, F)``, allocated (no offset anywhere) on its first transition."""
         packed = self.packed.get(kind)
         if packed is None:
+            layout = QUINTIC_LAYOUT if kind == INERTIALIZE else SPRING_LAYOUT
             packed = self.packed[kind] = np.zeros((self.count, self.joints.size, width(layout)))
+        return packed
+
+    def store(self, kind: int, members: IntArray, offsets: FloatArray, rates: FloatArray, length: FloatArray) -> None:
+        """Offsets and rates ``(K, J, 3, 3)`` of the characters ``members`` starting ``kind`` now."""
+        packed = self._packed_of(kind)
         rows = np.zeros((members.size, self.joints.size, packed.shape[2]))
         for p in range(len(PATHS)):
             span = self._span(p)
@@ -141,11 +147,8 @@ class Offsets:
         decays are computed per animated column straight into the packed rows (the same numbers
         to rounding).
         """
-        layout = QUINTIC_LAYOUT if kind == INERTIALIZE else SPRING_LAYOUT
-        packed = self.packed.get(kind)
-        if packed is None:
-            packed = self.packed[kind] = np.zeros((self.count, self.joints.size, width(layout)))
-        at = field_starts(layout)
+        packed = self._packed_of(kind)
+        at = QUINTIC_FIELDS if kind == INERTIALIZE else SPRING_FIELDS
         compiled_module("engine.backend._offset_kernels").start_offsets(
             kind == INERTIALIZE,
             np.ascontiguousarray(members, dtype=np.int64),
@@ -165,19 +168,13 @@ class Offsets:
         On the kernels; the numpy reference is :meth:`full`, then
         :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
         """
-        empty = np.zeros((0, self.joints.size, 1))
         velocity = capture.velocity
         compiled_module("engine.backend._offset_kernels").offset_captures(
             np.ascontiguousarray(rows, dtype=np.int64),
             np.ascontiguousarray(members, dtype=np.int64),
             np.ascontiguousarray(elapsed, dtype=np.float64),
             np.ascontiguousarray(kinds, dtype=np.int64),
-            (
-                self.packed.get(INERTIALIZE, empty),
-                self.packed.get(SPRING, empty),
-                field_starts(QUINTIC_LAYOUT),
-                field_starts(SPRING_LAYOUT),
-            ),
+            (*self._packed_pair(), QUINTIC_FIELDS, SPRING_FIELDS),
             (self.joints, self.paths),
             (*capture.pose.arrays(), velocity.linear, velocity.angular, velocity.scaling),
         )
@@ -229,9 +226,12 @@ class Offsets:
 
     def apply_compiled(self, members: IntArray, kinds: IntArray, pose: PoseBuffer, elapsed: FloatArray) -> None:
         """:meth:`apply` for inertialized and spring ``members`` at once, on the kernels (a character-major pose)."""
+        apply_offsets(members, elapsed, kinds, self._packed_pair(), self.joints, self.paths, pose)
+
+    def _packed_pair(self) -> tuple[FloatArray, FloatArray]:
+        """The packed quintic and spring decays as the kernels take them (an empty array for a kind not started yet)."""
         empty = np.zeros((0, self.joints.size, 1))
-        decays = (self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty))
-        apply_offsets(members, elapsed, kinds, decays, self.joints, self.paths, pose)
+        return self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty)
 
 
 def _motion(pose: Pose, velocity: PoseVelocity) -> tuple[FloatArray, ...]:
