@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.graph.binding import BoundGraph, BoundState
+from engine.graph.compiled import CompiledStep
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import FROZEN, NONE, SPRING, STAGE_KINDS, SYNCED, marker_phase
 from engine.math._checks import BoolArray, FloatArray, IntArray
@@ -159,6 +160,8 @@ class Machine:
         self.plain = np.array([s.machine is None for s in self.bound.states])
         self._rates = np.zeros((len(self.bound.states), count))  # own phase rates per state and character
         self._rate_stamps = np.full((len(self.bound.states), count), -1, dtype=np.int64)  # their parameter stamps
+        self.compiled: CompiledStep | None = None
+        """The machine's rounds on the kernels (the runtime sets it on the numba backend; ``None``: numpy)."""
         self._consumes = np.zeros((len(self.table.triggers), parameters.triggers.shape[0]), dtype=bool)
         for transition, rows in enumerate(self.table.triggers):  # the triggers each transition consumes
             self._consumes[transition, list(rows)] = True
@@ -321,6 +324,9 @@ class Machine:
         before this step (a sub-machine stepped within its parent's step).
         """
         self._spent[:] = 0.0 if offset is None else offset
+        if self.compiled is not None:
+            self.compiled.step(dt, active, self._spent, self._rates_pair)
+            return
         remaining = dt.copy()
         checking = active.copy()
         for _ in range(len(self.bound.states) + 2):  # rounds of chained transitions

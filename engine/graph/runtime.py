@@ -32,6 +32,7 @@ from engine.anim.velocity import PoseVelocity
 from engine.errors import InvalidInputError
 from engine.graph.binding import BoundGraph
 from engine.graph.clocks import LayerState, LeafClocks, leaf_block
+from engine.graph.compiled import CompiledStep
 from engine.graph.flat import Weights
 from engine.graph.machine import Machine, present
 from engine.graph.parameters import Parameters
@@ -130,6 +131,9 @@ class GraphRuntime:
         self.machines: dict[str, Machine] = {}
         for name in graph.machines:
             self.machines[name] = Machine(graph, name, self.parameters, self.machines, self)
+        if player.backend == "numba":
+            for machine in self.machines.values():
+                machine.compiled = CompiledStep.of(machine)
         self.root = self.machines["root"]
         self._names = list(self.machines)
         self._owner = np.full(count, -1, dtype=np.intp)  # the machine that started each stage transition

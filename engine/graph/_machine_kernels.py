@@ -1,0 +1,199 @@
+"""Compiled frames of a plain state machine (numba): one round of choose and advance, the leaves' layers.
+
+The same arithmetic, in the same order, as the numpy reference — :class:`~engine.graph.machine.Machine`'s
+``choose``, ``_exit_crossing``, ``_time_to``, ``advance``, ``_phase_travel`` and ``_move_phase``,
+and :class:`~engine.graph.runtime.GraphRuntime`'s ``_write_layers`` with
+:class:`~engine.graph.clocks.LeafClocks` — one character at a time, so the numbers are the numpy
+path's bit for bit (``tests/graph/test_compiled_machine.py``). The tables are built by
+:mod:`engine.graph.compiled`.
+
+Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
+to a cached function's own file only. Inputs are trusted (the callers check them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from numba import njit
+
+#: Condition kinds and comparison codes, as :mod:`engine.graph.compiled` writes them.
+FLOAT, BOOL, TRIGGER = 0, 1, 2
+LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, EQUAL, NOT_EQUAL = range(6)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _holds(transition: int, c: int, conditions: Any, floats: Any, bools: Any, triggers: Any) -> bool:
+    """Whether every condition of ``transition`` holds for character ``c`` (``TransitionTable.holds``)."""
+    start, kinds, rows, ops, values = conditions
+    for k in range(start[transition], start[transition + 1]):
+        kind, row, op, value = kinds[k], rows[k], ops[k], values[k]
+        if kind == TRIGGER:
+            ok = triggers[row, c]
+        elif kind == BOOL:
+            ok = bools[row, c] == (value != 0.0)
+            if op == NOT_EQUAL:
+                ok = not ok
+        else:
+            x = floats[row, c]
+            if op == LESS:
+                ok = x < value
+            elif op == LESS_EQUAL:
+                ok = x <= value
+            elif op == GREATER:
+                ok = x > value
+            elif op == GREATER_EQUAL:
+                ok = x >= value
+            elif op == EQUAL:
+                ok = x == value
+            else:
+                ok = x != value
+        if not ok:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _time_to(gap: float, rate: float, source_rate: float, synced: bool, done: float, total: float) -> float:
+    """Seconds until the phase has moved by ``gap`` (``Machine._time_to``; inf when it does not move)."""
+    plain = gap / rate if rate > 0.0 else math.inf
+    if not synced:
+        return plain
+    safe = total if total > 0.0 else 1.0
+    ramp = max(total - done, 0.0)
+    delta = rate - source_rate
+    a, b = 0.5 * delta / safe, source_rate + delta * done / safe
+    root = b * b + 4.0 * a * gap
+    inside = 2.0 * gap / (b + math.sqrt(max(root, 0.0))) if root >= 0.0 else math.inf
+    reached = a * ramp * ramp + b * ramp
+    after = ramp + ((gap - reached) / rate if rate > 0.0 else math.inf)
+    moving = inside if gap <= reached else after
+    return moving if math.isfinite(moving) and moving >= 0.0 else math.inf
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _alpha_integral(done: float, total: float, seconds: float) -> float:
+    """``∫ α`` over ``seconds`` of a crossfade ``done`` seconds in of ``total`` (``machine.alpha_integral``)."""
+    ramp = min(max(total - done, 0.0), seconds)
+    safe = total if total > 0.0 else 1.0
+    ramped = (done * ramp + 0.5 * ramp * ramp) / safe if total > 0.0 else 0.0
+    return ramped + (seconds - ramp)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _moved(phase: float, travel: float, loops: bool) -> float:
+    moved = phase + travel
+    return moved % 1.0 if loops else min(moved, 1.0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _choose(
+    c: int, dt: float, rate: float, source_rate: float, synced: bool, machine: Any, table: Any, values: Any
+) -> Any:
+    """The transition character ``c`` takes (-1: none), its delay into ``dt``, and whether it unlocks."""
+    state, phase, _, kind, _, progress, duration, half_life, locked = machine[:9]
+    loops, candidates_start, candidates, exit_times, conditions, spring, settle = table
+    floats, bools, triggers = values
+    if locked[c]:
+        end = settle * half_life[c] if kind[c] == spring else duration[c]
+        until = end - progress[c]
+        if until < dt:
+            return -1, max(until, 0.0), True
+        return -1, 0.0, False
+    s = state[c]
+    for k in range(candidates_start[s], candidates_start[s + 1]):  # in priority order
+        transition = candidates[k]
+        if not _holds(transition, c, conditions, floats, bools, triggers):
+            continue
+        exit_time = exit_times[transition]
+        if math.isnan(exit_time):
+            return transition, 0.0, False
+        if loops[s]:
+            gap = (exit_time - phase[c]) % 1.0
+            gap = gap if gap > 0.0 else 1.0  # exactly there now: the next crossing is a cycle away
+            wait = _time_to(gap, rate, source_rate, synced, progress[c], duration[c])
+            if wait <= dt:
+                return transition, min(wait, dt), False
+        elif phase[c] >= exit_time:
+            return transition, 0.0, False
+        else:
+            wait = _time_to(max(exit_time - phase[c], 0.0), rate, source_rate, synced, progress[c], duration[c])
+            if wait <= dt:
+                return transition, min(wait, dt), False
+    return -1, 0.0, False
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _advance(c: int, dt: float, rate: float, source_rate: float, synced: bool, machine: Any, table: Any) -> bool:
+    """Move character ``c``'s clocks by ``dt`` seconds; returns whether its transition ended (cleared)."""
+    state, phase, elapsed, kind, transition, progress, duration, half_life, locked = machine[:9]
+    source, source_phase, source_elapsed, current_phase, current_elapsed, previous_phase, previous_elapsed = machine[9:]
+    loops, spring, settle = table[0], table[5], table[6]
+    travel, source_travel = rate * dt, source_rate * dt
+    if synced:
+        shared = source_rate * dt + (rate - source_rate) * _alpha_integral(progress[c], duration[c], dt)
+        travel, source_travel = shared, shared
+    if source[c] >= 0:
+        source_phase[c] = _moved(source_phase[c], source_travel, loops[source[c]])
+        source_elapsed[c] += dt
+        previous_phase[c] += source_travel
+        previous_elapsed[c] += dt
+    phase[c] = _moved(phase[c], travel, loops[state[c]])
+    elapsed[c] += dt
+    current_phase[c] += travel
+    current_elapsed[c] += dt
+    if kind[c] == 0:
+        return False
+    progress[c] += dt
+    if progress[c] < (settle * half_life[c] if kind[c] == spring else duration[c]):
+        return False
+    kind[c], transition[c], source[c], locked[c] = 0, -1, -1, False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def step_round(
+    rows: Any,
+    rates: Any,
+    choosing: bool,
+    machine: Any,
+    table: Any,
+    values: Any,
+    frame: Any,
+    chosen: Any,
+    pause: Any,
+    done: Any,
+) -> int:
+    """One round of ``Machine.step`` for the characters ``rows`` ``(K,)``; returns how many transitions ended.
+
+    ``rates`` = the current and source states' own phase rates and whether the transition is a
+    live synced one ``(K,)``; ``machine`` the machine's per-character arrays (state, phase,
+    elapsed, kind, transition, progress, duration, half-life, locked, source, source phase and
+    elapsed, the current and previous slots' phase and elapsed); ``table`` = state loops, the
+    candidates per state (start ``(S + 1,)``, transitions), exit times, the conditions (start
+    ``(T + 1,)``, kinds, rows, ops, values), the spring's code and settle half-lives; ``values`` =
+    floats, bools, triggers; ``frame`` = the seconds remaining and spent ``(C,)``. With ``choosing``
+    each character chooses, advances to the transition's instant (or by all that remains) and
+    its remaining and spent time are updated; without, it advances by all that remains (the last
+    round). Out: ``chosen`` and ``pause`` ``(K,)``, the ended characters in ``done[:count]``.
+    """
+    rate, source_rate, synced = rates
+    remaining, spent = frame
+    count = 0
+    for k in range(rows.size):
+        c = rows[k]
+        dt = remaining[c]
+        transition, delay, event = -1, 0.0, False
+        if choosing:
+            transition, delay, event = _choose(c, dt, rate[k], source_rate[k], synced[k], machine, table, values)
+        stops = event or transition >= 0
+        part = delay if stops else dt
+        if part > 0.0 and _advance(c, part, rate[k], source_rate[k], synced[k], machine, table):
+            done[count] = c
+            count += 1
+        chosen[k], pause[k] = transition, stops
+        if choosing:
+            spent[c] += part
+            remaining[c] = dt - delay if stops else 0.0
+    return count

@@ -1,0 +1,249 @@
+"""The machines on the compiled kernels (engine.graph.compiled) against the numpy reference: bit for bit.
+
+Two runtimes of the same graph and characters — one on the numba backend (its plain machines step
+on the kernels), one on numpy (the reference) — get the same parameter stream and frame steps;
+after every frame every machine array, the triggers and the player's layer times and weights must
+be identical. The documents cover every transition kind, exit times in looping, held and synced
+states, uninterruptible and instant transitions, every condition operator, any-state
+transitions, state speeds and offsets, a sub-machine, and animation LOD (machines that hold).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine.graph import GraphRuntime, bind_graph, parse_graph
+from engine.graph.compiled import CompiledStep
+from tests.graph.documents import locomotion, mannequin_clips
+
+pytest.importorskip("numba")
+
+MACHINE_ARRAYS = (
+    "state",
+    "phase",
+    "elapsed",
+    "kind",
+    "transition",
+    "progress",
+    "duration",
+    "half_life",
+    "locked",
+    "source",
+    "source_phase",
+    "source_elapsed",
+)
+
+
+@pytest.fixture(scope="module")
+def character():
+    return mannequin_clips()
+
+
+def everything() -> dict[str, Any]:
+    """Five states, every kind and condition operator, exit times, locks, instants, speeds and offsets."""
+    cond = {"parameter": "speed"}
+    return {
+        "parameters": {
+            "speed": {"type": "float"},
+            "lean": {"type": "float"},
+            "grounded": {"type": "bool", "default": True},
+            "fast": {"type": "bool"},
+            "jump": {"type": "trigger"},
+            "wave": {"type": "trigger"},
+        },
+        "start": "idle",
+        "states": {
+            "idle": {
+                "motion": {"clip": "idle"},
+                "transitions": [
+                    {
+                        "to": "move",
+                        "kind": "inertialize",
+                        "duration": 0.3,
+                        "conditions": [{**cond, "op": ">", "value": 0.1}],
+                    },
+                    {"to": "wave", "kind": "frozen", "duration": 0.2, "conditions": [{"parameter": "wave"}]},
+                    {
+                        "to": "walk",
+                        "kind": "dead_blend",
+                        "duration": 0.25,
+                        "half_life": 0.1,
+                        "conditions": [{"parameter": "lean", "op": "==", "value": 1.0}],
+                    },
+                ],
+            },
+            "move": {
+                "motion": {"blend1d": "speed", "points": [{"at": 1.2, "clip": "walk"}, {"at": 3.0, "clip": "run"}]},
+                "speed": 1.3,
+                "transitions": [
+                    {
+                        "to": "idle",
+                        "kind": "spring",
+                        "half_life": 0.08,
+                        "conditions": [{**cond, "op": "<=", "value": 0.1}],
+                    },
+                    {
+                        "to": "walk",
+                        "kind": "crossfade",
+                        "duration": 0.2,
+                        "exit_time": 0.5,
+                        "conditions": [{"parameter": "lean", "op": "<", "value": -0.5}],
+                    },
+                ],
+            },
+            "walk": {
+                "motion": {"clip": "walk"},
+                "transitions": [
+                    {"to": "run", "kind": "synced", "duration": 0.5, "conditions": [{"parameter": "fast"}]},
+                    {
+                        "to": "idle",
+                        "kind": "crossfade",
+                        "duration": 0.15,
+                        "interruptible": False,
+                        "conditions": [
+                            {"parameter": "lean", "op": ">=", "value": 0.5},
+                            {**cond, "op": "<", "value": 1.0},
+                        ],
+                    },
+                ],
+            },
+            "run": {
+                "motion": {"clip": "run"},
+                "transitions": [
+                    {
+                        "to": "walk",
+                        "kind": "synced",
+                        "duration": 0.4,
+                        "exit_time": 0.9,
+                        "conditions": [{"parameter": "fast", "value": False}],
+                    },
+                    {
+                        "to": "idle",
+                        "duration": 0.0,
+                        "conditions": [
+                            {"parameter": "lean", "op": "!=", "value": 0.0},
+                            {"parameter": "grounded", "op": "!=", "value": True},
+                        ],
+                    },
+                ],
+            },
+            "wave": {
+                "motion": {"clip": "jump", "loop": False},
+                "transitions": [
+                    {"to": "idle", "kind": "crossfade", "duration": 0.2, "exit_time": 0.8, "offset": 0.3},
+                ],
+            },
+        },
+        "any_state": [
+            {
+                "to": "wave",
+                "kind": "inertialize",
+                "duration": 0.2,
+                "interruptible": False,
+                "conditions": [{"parameter": "jump"}],
+            }
+        ],
+    }
+
+
+def with_sub_machine() -> dict[str, Any]:
+    """The locomotion graph with its idle a sub-machine (the root steps on numpy, the sub-machine compiled)."""
+    document = locomotion("crossfade", 0.2)
+    document["parameters"]["tired"] = {"type": "bool"}
+    document["machines"] = {
+        "resting": {
+            "start": "stand",
+            "states": {
+                "stand": {
+                    "motion": {"clip": "idle"},
+                    "transitions": [
+                        {"to": "wave", "kind": "inertialize", "duration": 0.1, "conditions": [{"parameter": "tired"}]}
+                    ],
+                },
+                "wave": {
+                    "motion": {"clip": "wave", "loop": False},
+                    "transitions": [{"to": "stand", "duration": 0.1, "exit_time": 0.7}],
+                },
+            },
+        }
+    }
+    document["states"]["idle"]["motion"] = {"machine": "resting"}
+    return document
+
+
+def drive(runtime: GraphRuntime, rng: np.random.Generator) -> None:
+    """A random parameter stream: speeds, leans (some exactly at the thresholds), flags and triggers."""
+    count, parameters = runtime.num_characters, runtime.parameters
+    specs = parameters.specs
+    picked = np.flatnonzero(rng.random(count) < 0.3)
+    parameters.set_float("speed", rng.choice([0.0, 0.1, np.nextafter(0.1, 1.0), 0.9, 2.0, 3.5], picked.size), picked)
+    if "lean" in specs:
+        parameters.set_float("lean", rng.choice([-1.0, 0.0, 0.5, 1.0, 0.3], picked.size), picked)
+    for flag in ("fast", "grounded", "tired"):
+        if flag in specs:
+            parameters.set_bool(flag, rng.random(count) < 0.5, np.arange(count))
+    for trigger in ("jump", "wave"):
+        if trigger in specs:
+            parameters.set_trigger(trigger, np.flatnonzero(rng.random(count) < 0.04))
+
+
+def assert_same(compiled: GraphRuntime, reference: GraphRuntime, frame: int) -> None:
+    for name, machine in compiled.machines.items():
+        other = reference.machines[name]
+        for field in MACHINE_ARRAYS:
+            assert np.array_equal(getattr(machine, field), getattr(other, field)), (frame, name, field)
+        for slot in ("current", "previous"):
+            for field in ("entered", "entry", "phase", "elapsed"):
+                mine, theirs = getattr(getattr(machine, slot), field), getattr(getattr(other, slot), field)
+                assert np.array_equal(mine, theirs), (frame, name, slot, field)
+    assert np.array_equal(compiled.parameters.triggers, reference.parameters.triggers), frame
+    assert np.array_equal(compiled.player.raw_times, reference.player.raw_times), frame
+    assert np.array_equal(compiled.player.weights, reference.player.weights), frame
+
+
+def pair(character, document: dict[str, Any], count: int) -> tuple[GraphRuntime, GraphRuntime]:
+    mannequin, clips = character
+    graph = bind_graph(parse_graph(document), mannequin.skeleton, clips)
+    return GraphRuntime(graph, count, backend="numba"), GraphRuntime(graph, count, backend="numpy")
+
+
+@pytest.mark.parametrize("document", [everything, with_sub_machine, lambda: locomotion("synced", 0.4)])
+@pytest.mark.parametrize("fps", [30, 60, 144, None])
+def test_the_compiled_machines_step_as_numpy_does(character, document, fps) -> None:
+    compiled, reference = pair(character, document(), 24)
+    assert any(machine.compiled is not None for machine in compiled.machines.values())
+    assert all(machine.compiled is None for machine in reference.machines.values())
+    streams = np.random.default_rng(5), np.random.default_rng(5)
+    steps = np.random.default_rng(11)
+    for frame in range(150):
+        dt = 1.0 / fps if fps else float(steps.choice([0.0, 1e-6, 1 / 60, 0.05, 0.4, 1.3]))
+        for runtime, rng in zip((compiled, reference), streams, strict=True):
+            drive(runtime, rng)
+            runtime.update(dt)
+        assert_same(compiled, reference, frame)
+
+
+def test_the_compiled_machines_hold_as_numpy_does(character) -> None:
+    """Logic LOD: a third of the characters run each frame with their accumulated dt."""
+    compiled, reference = pair(character, everything(), 30)
+    streams = np.random.default_rng(3), np.random.default_rng(3)
+    pending = np.zeros(30)
+    for frame in range(120):
+        pending += 1 / 60
+        due = np.arange(frame % 3, 30, 3)
+        step = np.zeros(30)
+        step[due] = pending[due]
+        for runtime, rng in zip((compiled, reference), streams, strict=True):
+            drive(runtime, rng)
+            runtime.update(step, due, hold=True)
+        pending[due] = 0.0
+        assert_same(compiled, reference, frame)
+
+
+def test_only_plain_machines_compile(character) -> None:
+    compiled, _ = pair(character, with_sub_machine(), 2)
+    assert compiled.machines["root"].compiled is None
+    assert isinstance(compiled.machines["resting"].compiled, CompiledStep)
