@@ -197,3 +197,52 @@ def step_round(
             spent[c] += part
             remaining[c] = dt - delay if stops else 0.0
     return count
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any, out: Any) -> None:
+    """The leaves' weights and times of the characters ``rows`` ``(K,)`` for this frame (``_write_layers``).
+
+    ``machine`` = state, phase, elapsed, kind, progress, duration, source, source phase and
+    elapsed ``(C,)``; ``slots`` = the current and previous slots (entered, entry, phase, elapsed);
+    ``leaves`` = each leaf's state, duration, speed, state speed, rate, whether it follows the
+    phase and whether it loops ``(N,)``; ``factors`` ``(C, N)`` each leaf's weight in its state's
+    tree. Out (``(N, C)``, the times already holding the layers' times before the frame): the
+    weights, the layers' end, exact and entry times, and where they run and jumped.
+    """
+    state, phase, elapsed, kind, progress, duration, source, source_phase, source_elapsed = machine
+    leaf_state, leaf_duration, speed, state_speed, leaf_rate, sync, loop = leaves
+    weights, end, exact, jump, running, jumped = out
+    for k in range(rows.size):
+        c = rows[k]
+        live = source[c] >= 0 and kind[c] != 0
+        total = duration[c] if duration[c] > 0.0 else 1.0
+        alpha = min(max(progress[c] / total, 0.0), 1.0) if live else 1.0
+        for i in range(leaf_state.size):
+            weights[i, c] = 0.0
+            if leaf_state[i] == state[c]:
+                weight, slot, now, seconds = alpha, slots[0], phase[c], elapsed[c]
+            elif live and leaf_state[i] == source[c]:
+                weight, slot, now, seconds = 1.0 - alpha, slots[1], source_phase[c], source_elapsed[c]
+            else:
+                continue
+            if weight > 0.0:
+                weights[i, c] = 0.0 + factors[c, i] * weight
+            entered, entry, travelled, spent = slot
+            begin = end[i, c]
+            if entered[c]:
+                begin = entry[c] * leaf_duration[i] if sync[i] else 0.0 * leaf_rate[i]
+                jump[i, c], jumped[i, c] = begin, True
+            if sync[i]:
+                end[i, c] = begin + travelled[c] * leaf_duration[i]
+                exact[i, c] = now * leaf_duration[i]
+            else:
+                end[i, c] = begin + spent[c] * speed[i] * state_speed[i]
+                raw = seconds * leaf_rate[i]
+                if leaf_duration[i] <= 0.0:
+                    exact[i, c] = 0.0
+                elif loop[i]:
+                    exact[i, c] = raw % leaf_duration[i]
+                else:
+                    exact[i, c] = min(raw, leaf_duration[i])
+            running[i, c] = True

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.backend.select import compiled_module
+from engine.graph.binding import BoundGraph
+from engine.graph.flat import TreeBlend, TreeClip
 from engine.graph.transitions import SPRING
 from engine.math._checks import BoolArray, FloatArray, IntArray
 from engine.player.transitions import SPRING_SETTLE
@@ -123,3 +125,79 @@ class CompiledStep:
             rows = rows[pause]
         if rows.size:
             self.round(rows, frame, rates, False)
+
+
+class CompiledLayers:
+    """A one-machine graph's leaves' weights and times on the kernels (``GraphRuntime._write_layers``).
+
+    For graphs of one plain machine without overrides whose states play a clip or a blend space
+    of clips: each leaf's weight in its state's tree is kept per character (``factors``,
+    refreshed where the parameters changed), so a frame's weights and times are one kernel call.
+    """
+
+    def __init__(self, graph: BoundGraph, machine: Machine) -> None:
+        count = machine.count
+        self.machine = machine
+        self.factors = np.ones((count, len(graph.leaves)))
+        self.blends = [
+            (s, state.tree, state.tree.clips)
+            for s, state in enumerate(machine.bound.states)
+            if isinstance(state.tree, TreeBlend) and state.tree.clips is not None
+        ]
+        self.stamps = np.full((len(self.blends), count), -1, dtype=np.int64)
+        states = machine.bound.states
+
+        def column(values: list[float | bool], dtype: type) -> np.ndarray:
+            return np.array(values, dtype=dtype)
+
+        self.leaves = (
+            column([leaf.state for leaf in graph.leaves], np.intp),
+            column([leaf.duration for leaf in graph.leaves], np.float64),
+            column([leaf.speed for leaf in graph.leaves], np.float64),
+            column([states[leaf.state].speed for leaf in graph.leaves], np.float64),
+            column([leaf.speed * states[leaf.state].speed for leaf in graph.leaves], np.float64),
+            column([leaf.sync for leaf in graph.leaves], bool),
+            column([leaf.loop for leaf in graph.leaves], bool),
+        )
+
+    @classmethod
+    def of(cls, graph: BoundGraph, machines: dict[str, Machine]) -> CompiledLayers | None:
+        """The compiled layers of a runtime's machines, or ``None`` where the numpy path is needed."""
+        root = machines["root"]
+        if len(machines) != 1 or root.compiled is None or graph.overrides:
+            return None
+        for state in root.bound.states:
+            tree = state.tree
+            if not isinstance(tree, TreeClip) and not (isinstance(tree, TreeBlend) and tree.clips is not None):
+                return None
+        return cls(graph, root)
+
+    def _refresh(self) -> None:
+        """The blend spaces' weights of the characters in (or leaving) their states whose parameters changed."""
+        machine = self.machine
+        parameters = machine.parameters
+        for b, (s, tree, clips) in enumerate(self.blends):  # loop over the blend-space states
+            stale = ((machine.state == s) | (machine.source == s)) & (self.stamps[b] != parameters.stamps)
+            rows = np.flatnonzero(stale)
+            if rows.size:
+                self.factors[rows[:, None], clips] = tree.blend_weights(parameters, rows)
+                self.stamps[b, rows] = parameters.stamps[rows]
+
+    def write(self, rows: IntArray, start: FloatArray) -> tuple[np.ndarray, ...]:
+        """Weights ``(N, C)`` and the layers' end, exact and entry times, running and jumped ``(N, C)`` of ``rows``.
+
+        ``start`` ``(N, C)``: the layers' raw times before the frame (the times where nothing plays).
+        """
+        self._refresh()
+        m = self.machine
+        out = (np.zeros(start.shape), start.copy(), start.copy(), start.copy())
+        flags = (np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool))
+        compiled_module("engine.graph._machine_kernels").write_layers(
+            rows,
+            (m.state, m.phase, m.elapsed, m.kind, m.progress, m.duration, m.source, m.source_phase, m.source_elapsed),
+            tuple((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous)),
+            self.leaves,
+            self.factors,
+            (*out, *flags),
+        )
+        return (*out, *flags)

@@ -173,7 +173,8 @@ class TreeBlend(Tree):
         self.children = children
         self._cache: dict[int, tuple[FloatArray, FloatArray]] = {}  # per Parameters (by id): weights, stamps
         clips = [child.leaf.index for child in children if isinstance(child, TreeClip)]
-        self._clips = np.array(clips, dtype=np.intp) if len(clips) == len(children) else None  # the leaves, if all
+        self.clips = np.array(clips, dtype=np.intp) if len(clips) == len(children) else None
+        """The children's leaf indices when every child is a clip, else ``None``."""
 
     def blend_weights(self, parameters: Parameters, rows: IntArray) -> FloatArray:
         """Child weights ``(K, P)`` of ``rows``, non-negative, summing to 1 (recomputed where parameters changed)."""
@@ -203,8 +204,8 @@ class TreeBlend(Tree):
     ) -> None:
         """Each child weighted by its blend-space weight (only where it is positive)."""
         weights = self.blend_weights(parameters, rows)
-        if self._clips is not None:  # every child a clip: all at once (a zero weight adds nothing)
-            block = np.ix_(self._clips, rows)
+        if self.clips is not None:  # every child a clip: all at once (a zero weight adds nothing)
+            block = np.ix_(self.clips, rows)
             out.weights[block] += (weights * factor[:, None]).T
             out.rates[block] += (weights * rate[:, None]).T
             return

@@ -32,7 +32,7 @@ from engine.anim.velocity import PoseVelocity
 from engine.errors import InvalidInputError
 from engine.graph.binding import BoundGraph
 from engine.graph.clocks import LayerState, LeafClocks, leaf_block
-from engine.graph.compiled import CompiledStep
+from engine.graph.compiled import CompiledLayers, CompiledStep
 from engine.graph.flat import Weights
 from engine.graph.machine import Machine, present
 from engine.graph.parameters import Parameters
@@ -135,6 +135,7 @@ class GraphRuntime:
             for machine in self.machines.values():
                 machine.compiled = CompiledStep.of(machine)
         self.root = self.machines["root"]
+        self._compiled = CompiledLayers.of(graph, self.machines) if player.backend == "numba" else None
         self._names = list(self.machines)
         self._owner = np.full(count, -1, dtype=np.intp)  # the machine that started each stage transition
         self.layers = np.array(
@@ -222,16 +223,34 @@ class GraphRuntime:
         ``rows``: the characters written (``None``: all; the others' layers stay as they are).
         Without ``advance`` the layers only jump to their states' times (no travel, no markers).
         """
+        every: slice | IntArray = slice(None) if rows is None else rows
+        player = self.player
+        start = player.raw_times[self._span].copy()
+        if self._compiled is not None:
+            picked = np.arange(self.num_characters)[every]
+            weights, end, exact, jump, running, jumped = self._compiled.write(picked, start)
+            player.set_weights(self._span, weights[:, every], rows)
+        else:
+            self._write_weights(every, rows)
+            end, exact, jump, running, jumped = self._layer_times(every, start)
+        if jumped.any():
+            player.set_time(self._span, jump, where=jumped)
+        if advance:
+            player.advance_layers(self._span, end, running)
+        player.set_time(self._span, exact, where=running, fresh=False)
+
+    def _write_weights(self, every: slice | IntArray, rows: IntArray | None) -> None:
+        """The leaves' weights and the overrides' of the characters ``every`` into the player."""
         out = self._weights
         out.clear()
-        every: slice | IntArray = slice(None) if rows is None else rows
         picked = np.arange(self.num_characters)[every]
         self.weigh_machine("root", picked, np.ones(picked.size), np.zeros(picked.size), out)
-        player = self.player
-        player.set_weights(self._span, out.weights[:, every], rows)
+        self.player.set_weights(self._span, out.weights[:, every], rows)
         if self.overrides.size:
-            player.set_override_weights(self.overrides, out.overrides[:, every], rows)
-        start = player.raw_times[self._span].copy()
+            self.player.set_override_weights(self.overrides, out.overrides[:, every], rows)
+
+    def _layer_times(self, every: slice | IntArray, start: FloatArray) -> tuple[np.ndarray, ...]:
+        """The leaves' end, exact and entry times, running and jumped ``(N, C)`` for the characters ``every``."""
         end, exact, jump = start.copy(), start.copy(), start.copy()
         running, jumped = np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool)
         written = np.zeros(self.num_characters, dtype=bool)
@@ -263,11 +282,7 @@ class GraphRuntime:
                 end[block] = np.where(played, begin + travel, end[block])
                 exact[block] = np.where(played, leaves.times(phase, elapsed), exact[block])
                 running[block] |= played
-        if jumped.any():
-            player.set_time(self._span, jump, where=jumped)
-        if advance:
-            player.advance_layers(self._span, end, running)
-        player.set_time(self._span, exact, where=running, fresh=False)
+        return end, exact, jump, running, jumped
 
     def weigh_machine(self, name: str, rows: IntArray, factor: FloatArray, rate: FloatArray, out: Weights) -> None:
         """Add the weights of machine ``name``'s current (and live source) states for ``rows``, times ``factor``."""

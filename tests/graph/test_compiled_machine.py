@@ -57,7 +57,7 @@ def everything() -> dict[str, Any]:
         "start": "idle",
         "states": {
             "idle": {
-                "motion": {"clip": "idle"},
+                "motion": {"clip": "idle", "sync": False, "speed": 0.8},
                 "transitions": [
                     {
                         "to": "move",
@@ -131,7 +131,7 @@ def everything() -> dict[str, Any]:
                 ],
             },
             "wave": {
-                "motion": {"clip": "jump", "loop": False},
+                "motion": {"clip": "jump", "loop": False, "sync": False},
                 "transitions": [
                     {"to": "idle", "kind": "crossfade", "duration": 0.2, "exit_time": 0.8, "offset": 0.3},
                 ],
@@ -202,6 +202,7 @@ def assert_same(compiled: GraphRuntime, reference: GraphRuntime, frame: int) -> 
     assert np.array_equal(compiled.parameters.triggers, reference.parameters.triggers), frame
     assert np.array_equal(compiled.player.raw_times, reference.player.raw_times), frame
     assert np.array_equal(compiled.player.weights, reference.player.weights), frame
+    assert np.array_equal(compiled.player.rates, reference.player.rates), frame
 
 
 def pair(character, document: dict[str, Any], count: int) -> tuple[GraphRuntime, GraphRuntime]:
@@ -215,6 +216,7 @@ def pair(character, document: dict[str, Any], count: int) -> tuple[GraphRuntime,
 def test_the_compiled_machines_step_as_numpy_does(character, document, fps) -> None:
     compiled, reference = pair(character, document(), 24)
     assert any(machine.compiled is not None for machine in compiled.machines.values())
+    assert (compiled._compiled is not None) == (len(compiled.machines) == 1)
     assert all(machine.compiled is None for machine in reference.machines.values())
     streams = np.random.default_rng(5), np.random.default_rng(5)
     steps = np.random.default_rng(11)
