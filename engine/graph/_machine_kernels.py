@@ -93,7 +93,7 @@ def _choose(
 ) -> Any:
     """The transition character ``c`` takes (-1: none), its delay into ``dt``, and whether it unlocks."""
     state, phase, _, kind, _, progress, duration, half_life, locked = machine[:9]
-    loops, candidates_start, candidates, exit_times, conditions, spring, settle = table
+    loops, candidates_start, candidates, exit_times, conditions, spring, settle = table[:7]
     floats, bools, triggers = values
     if locked[c]:
         end = settle * half_life[c] if kind[c] == spring else duration[c]
@@ -167,29 +167,34 @@ def step_round(
 ) -> int:
     """One round of ``Machine.step`` for the characters ``rows`` ``(K,)``; returns how many transitions ended.
 
-    ``rates`` = the current and source states' own phase rates and whether the transition is a
-    live synced one ``(K,)``; ``machine`` the machine's per-character arrays (state, phase,
+    ``rates`` ``(S, C)``: each state's own phase rate per character (fresh for the current and
+    source states of ``rows``: :func:`stale_rates`); ``machine`` the machine's per-character arrays (state, phase,
     elapsed, kind, transition, progress, duration, half-life, locked, source, source phase and
     elapsed, the current and previous slots' phase and elapsed); ``table`` = state loops, the
     candidates per state (start ``(S + 1,)``, transitions), exit times, the conditions (start
-    ``(T + 1,)``, kinds, rows, ops, values), the spring's code and settle half-lives; ``values`` =
+    ``(T + 1,)``, kinds, rows, ops, values), the spring's code and settle half-lives, the synced
+    transitions' code; ``values`` =
     floats, bools, triggers; ``frame`` = the seconds remaining and spent ``(C,)``. With ``choosing``
     each character chooses, advances to the transition's instant (or by all that remains) and
     its remaining and spent time are updated; without, it advances by all that remains (the last
     round). Out: ``chosen`` and ``pause`` ``(K,)``, the ended characters in ``done[:count]``.
     """
-    rate, source_rate, synced = rates
+    state, kind, source = machine[0], machine[3], machine[9]
+    synced_code = table[7]
     remaining, spent = frame
     count = 0
     for k in range(rows.size):
         c = rows[k]
         dt = remaining[c]
+        rate = rates[state[c], c]
+        source_rate = rates[source[c], c] if source[c] >= 0 else 0.0
+        synced = source[c] >= 0 and kind[c] == synced_code
         transition, delay, event = -1, 0.0, False
         if choosing:
-            transition, delay, event = _choose(c, dt, rate[k], source_rate[k], synced[k], machine, table, values)
+            transition, delay, event = _choose(c, dt, rate, source_rate, synced, machine, table, values)
         stops = event or transition >= 0
         part = delay if stops else dt
-        if part > 0.0 and _advance(c, part, rate[k], source_rate[k], synced[k], machine, table):
+        if part > 0.0 and _advance(c, part, rate, source_rate, synced, machine, table):
             done[count] = c
             count += 1
         chosen[k], pause[k] = transition, stops
@@ -246,3 +251,20 @@ def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any,
                 else:
                     exact[i, c] = min(raw, leaf_duration[i])
             running[i, c] = True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def stale_rates(rows: Any, state: Any, source: Any, rate_stamps: Any, stamps: Any, states: Any, characters: Any) -> int:
+    """The (state, character) pairs of ``rows``' current and source states whose kept rate is stale; returns how many.
+
+    ``rate_stamps`` ``(S, C)`` the parameter stamps the rates were computed at, ``stamps`` ``(C,)``
+    the characters' now. Out: the pairs in ``states[:count]``, ``characters[:count]``.
+    """
+    count = 0
+    for k in range(rows.size):
+        c = rows[k]
+        for s in (state[c], source[c]):
+            if s >= 0 and rate_stamps[s, c] != stamps[c]:
+                states[count], characters[count] = s, c
+                count += 1
+    return count

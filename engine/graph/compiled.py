@@ -9,7 +9,6 @@ the player's output). The numbers are the numpy path's, bit for bit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,15 +16,13 @@ import numpy as np
 from engine.backend.select import compiled_module
 from engine.graph.binding import BoundGraph
 from engine.graph.flat import TreeBlend, TreeClip
-from engine.graph.transitions import SPRING
+from engine.graph.transitions import SPRING, SYNCED
 from engine.math._checks import BoolArray, FloatArray, IntArray
 from engine.player.transitions import SPRING_SETTLE
 
 if TYPE_CHECKING:
     from engine.graph.machine import Machine
 
-Rates = Callable[[IntArray], tuple[FloatArray, FloatArray, BoolArray]]
-"""The own phase rates of the current and source states of some characters, and whether each is synced."""
 #: Condition kinds and comparison operators as the kernels take them.
 CONDITION_KINDS = {"float": 0, "bool": 1, "trigger": 2}
 OPERATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5, "set": 4}
@@ -53,6 +50,7 @@ class CompiledStep:
             ),
             SPRING,
             SPRING_SETTLE,
+            SYNCED,
         )
 
     @classmethod
@@ -83,20 +81,28 @@ class CompiledStep:
         )
 
     def round(
-        self, rows: IntArray, frame: tuple[FloatArray, FloatArray], rates: Rates, choosing: bool
+        self, rows: IntArray, frame: tuple[FloatArray, FloatArray], choosing: bool
     ) -> tuple[IntArray, BoolArray, IntArray]:
         """One round for ``rows`` (:func:`~engine.graph._machine_kernels.step_round`): chosen, pause, ended.
 
-        ``frame``: the seconds remaining and spent ``(C,)``; ``rates``: the machine's own phase
-        rates of the current and source states of some characters (``Machine._rates_pair``).
+        ``frame``: the seconds remaining and spent ``(C,)``.
         """
-        parameters = self.machine.parameters
+        machine = self.machine
+        parameters = machine.parameters
+        kernels = compiled_module("engine.graph._machine_kernels")
+        rates, rate_stamps = machine.rate_cache()
+        states, characters = np.empty(2 * rows.size, dtype=np.intp), np.empty(2 * rows.size, dtype=np.intp)
+        stale = kernels.stale_rates(
+            rows, machine.state, machine.source, rate_stamps, parameters.stamps, states, characters
+        )
+        if stale:
+            machine.rates(states[:stale], characters[:stale])
         chosen = np.empty(rows.size, dtype=np.intp)
         pause = np.empty(rows.size, dtype=bool)
         done = np.empty(rows.size, dtype=np.intp)
-        count = compiled_module("engine.graph._machine_kernels").step_round(
+        count = kernels.step_round(
             rows,
-            rates(rows),
+            rates,
             choosing,
             self._arrays(),
             self.table,
@@ -108,7 +114,7 @@ class CompiledStep:
         )
         return chosen, pause, done[:count]
 
-    def step(self, dt: FloatArray, active: BoolArray, spent: FloatArray, rates: Rates) -> None:
+    def step(self, dt: FloatArray, active: BoolArray, spent: FloatArray) -> None:
         """``Machine.step`` of ``dt`` ``(C,)`` for the ``active`` characters (``spent`` ``(C,)``: seconds so far)."""
         machine = self.machine
         frame = (np.array(dt, dtype=np.float64), spent)
@@ -116,7 +122,7 @@ class CompiledStep:
         for _ in range(len(machine.bound.states) + 2):  # rounds of chained transitions
             if not rows.size:
                 return
-            chosen, pause, done = self.round(rows, frame, rates, True)
+            chosen, pause, done = self.round(rows, frame, True)
             if done.size:
                 machine.hooks.stop_stage(machine.name, done)
             starting = chosen >= 0
@@ -124,7 +130,7 @@ class CompiledStep:
                 machine.start(rows[starting], chosen[starting])
             rows = rows[pause]
         if rows.size:
-            self.round(rows, frame, rates, False)
+            self.round(rows, frame, False)
 
 
 class CompiledLayers:

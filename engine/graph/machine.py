@@ -282,6 +282,10 @@ class Machine:
     def _ends(self, rows: IntArray) -> FloatArray:
         return np.where(self.kind[rows] == SPRING, SPRING_SETTLE * self.half_life[rows], self.duration[rows])
 
+    def rate_cache(self) -> tuple[FloatArray, IntArray]:
+        """The own phase rates ``(S, C)`` kept per state and character, and their parameter stamps (:meth:`rates`)."""
+        return self._rates, self._rate_stamps
+
     def _frame_delay(self, step: FloatArray) -> FloatArray:  # noqa: ARG002 (the step's start is what counts)
         """Seconds of the frame spent before the current step (a sub-machine's captures happen after them)."""
         return self._spent.copy()
@@ -325,7 +329,7 @@ class Machine:
         """
         self._spent[:] = 0.0 if offset is None else offset
         if self.compiled is not None:
-            self.compiled.step(dt, active, self._spent, self._rates_pair)
+            self.compiled.step(dt, active, self._spent)
             return
         remaining = dt.copy()
         checking = active.copy()
