@@ -268,3 +268,29 @@ def stale_rates(rows: Any, state: Any, source: Any, rate_stamps: Any, stamps: An
                 states[count], characters[count] = s, c
                 count += 1
     return count
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def timing_rates(
+    states: Any, characters: Any, factors: Any, timing: Any, stamps: Any, rates: Any, rate_stamps: Any
+) -> None:
+    """Each (state, character) pair's own phase rate into ``rates`` ``(S, C)`` (``Machine.rates``, ``synced_rate``).
+
+    The weighted mean of the state's timing clips' cycle rates, summed one clip after the other;
+    ``factors`` ``(C, N)`` the leaves' weights in their trees; ``timing`` = the timing leaves per
+    state (start ``(S + 1,)``, leaves) and their cycle rates; ``stamps`` ``(C,)`` the characters'
+    parameter stamps, written to ``rate_stamps`` ``(S, C)`` with the rates.
+    """
+    start, leaves, cycles = timing
+    for k in range(states.size):
+        s, c = states[k], characters[k]
+        count = start[s + 1] - start[s]
+        if count:
+            total = weighted = plain = 0.0
+            for i in range(start[s], start[s + 1]):
+                w = factors[c, leaves[i]]
+                total = total + w
+                weighted = weighted + w * cycles[i]
+                plain = plain + cycles[i]
+            rates[s, c] = weighted / total if total > 0.0 else plain / count
+        rate_stamps[s, c] = stamps[c]

@@ -9,6 +9,7 @@ the player's output). The numbers are the numpy path's, bit for bit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -52,6 +53,8 @@ class CompiledStep:
             SPRING_SETTLE,
             SYNCED,
         )
+        self.refresh: Callable[[IntArray, IntArray], object] = machine.rates
+        """Computes the kept phase rates of (state, character) pairs (the machine's, or :class:`CompiledLayers`')."""
 
     @classmethod
     def of(cls, machine: Machine) -> CompiledStep | None:
@@ -96,7 +99,7 @@ class CompiledStep:
             rows, machine.state, machine.source, rate_stamps, parameters.stamps, states, characters
         )
         if stale:
-            machine.rates(states[:stale], characters[:stale])
+            self.refresh(states[:stale], characters[:stale])
         chosen = np.empty(rows.size, dtype=np.intp)
         pause = np.empty(rows.size, dtype=bool)
         done = np.empty(rows.size, dtype=np.intp)
@@ -138,20 +141,20 @@ class CompiledLayers:
 
     For graphs of one plain machine without overrides whose states play a clip or a blend space
     of clips: each leaf's weight in its state's tree is kept per character (``factors``,
-    refreshed where the parameters changed), so a frame's weights and times are one kernel call.
+    refreshed where the parameters changed), so a frame's weights and times are one kernel call,
+    and so are the states' phase rates (:meth:`refresh_rates`, the compiled step's).
     """
 
     def __init__(self, graph: BoundGraph, machine: Machine) -> None:
-        count = machine.count
+        count, states = machine.count, machine.bound.states
         self.machine = machine
         self.factors = np.ones((count, len(graph.leaves)))
-        self.blends = [
-            (s, state.tree, state.tree.clips)
-            for s, state in enumerate(machine.bound.states)
+        self.blends = {
+            s: (state.tree, state.tree.clips)
+            for s, state in enumerate(states)
             if isinstance(state.tree, TreeBlend) and state.tree.clips is not None
-        ]
-        self.stamps = np.full((len(self.blends), count), -1, dtype=np.int64)
-        states = machine.bound.states
+        }
+        self.stamps = np.full((len(states), count), -1, dtype=np.int64)  # the factors' parameter stamps
 
         def column(values: list[float | bool], dtype: type) -> np.ndarray:
             return np.array(values, dtype=dtype)
@@ -164,6 +167,17 @@ class CompiledLayers:
             column([leaf.speed * states[leaf.state].speed for leaf in graph.leaves], np.float64),
             column([leaf.sync for leaf in graph.leaves], bool),
             column([leaf.loop for leaf in graph.leaves], bool),
+        )
+        timing = [
+            [leaf for leaf, _ in state.tree.timing(machine.parameters, np.zeros(0, np.intp), state.synced)]
+            for state in states
+        ]
+        self.timing = (
+            np.cumsum([0, *(len(found) for found in timing)]).astype(np.intp),
+            np.array([leaf.index for found in timing for leaf in found], dtype=np.intp),
+            np.array(
+                [leaf.cycle_rate(state.speed) for state, found in zip(states, timing, strict=True) for leaf in found]
+            ),
         )
 
     @classmethod
@@ -178,24 +192,36 @@ class CompiledLayers:
                 return None
         return cls(graph, root)
 
-    def _refresh(self) -> None:
-        """The blend spaces' weights of the characters in (or leaving) their states whose parameters changed."""
-        machine = self.machine
-        parameters = machine.parameters
-        for b, (s, tree, clips) in enumerate(self.blends):  # loop over the blend-space states
-            stale = ((machine.state == s) | (machine.source == s)) & (self.stamps[b] != parameters.stamps)
-            rows = np.flatnonzero(stale)
-            if rows.size:
-                self.factors[rows[:, None], clips] = tree.blend_weights(parameters, rows)
-                self.stamps[b, rows] = parameters.stamps[rows]
+    def _refresh_factors(self, s: int, rows: IntArray) -> None:
+        """Blend state ``s``'s weights of the characters ``rows`` whose parameters changed since they were kept."""
+        found = self.blends.get(s)
+        if found is None:
+            return
+        tree, clips = found
+        parameters = self.machine.parameters
+        stale = rows[self.stamps[s, rows] != parameters.stamps[rows]]
+        if stale.size:
+            self.factors[stale[:, None], clips] = tree.blend_weights(parameters, stale)
+            self.stamps[s, stale] = parameters.stamps[stale]
+
+    def refresh_rates(self, states: IntArray, characters: IntArray) -> None:
+        """The own phase rates of (state, character) pairs into the machine's kept rates (``Machine.rates``)."""
+        for s in self.blends:  # loop over the blend-space states
+            self._refresh_factors(s, characters[states == s])
+        rates, rate_stamps = self.machine.rate_cache()
+        compiled_module("engine.graph._machine_kernels").timing_rates(
+            states, characters, self.factors, self.timing, self.machine.parameters.stamps, rates, rate_stamps
+        )
 
     def write(self, rows: IntArray, start: FloatArray) -> tuple[np.ndarray, ...]:
         """Weights ``(N, C)`` and the layers' end, exact and entry times, running and jumped ``(N, C)`` of ``rows``.
 
         ``start`` ``(N, C)``: the layers' raw times before the frame (the times where nothing plays).
         """
-        self._refresh()
         m = self.machine
+        live = (m.source >= 0) & (m.kind != 0)
+        for s in self.blends:  # loop over the blend-space states
+            self._refresh_factors(s, np.flatnonzero((m.state == s) | (live & (m.source == s))))
         out = (np.zeros(start.shape), start.copy(), start.copy(), start.copy())
         flags = (np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool))
         compiled_module("engine.graph._machine_kernels").write_layers(

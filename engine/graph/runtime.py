@@ -136,6 +136,8 @@ class GraphRuntime:
                 machine.compiled = CompiledStep.of(machine)
         self.root = self.machines["root"]
         self._compiled = CompiledLayers.of(graph, self.machines) if player.backend == "numba" else None
+        if self._compiled is not None and self.root.compiled is not None:
+            self.root.compiled.refresh = self._compiled.refresh_rates
         self._names = list(self.machines)
         self._owner = np.full(count, -1, dtype=np.intp)  # the machine that started each stage transition
         self.layers = np.array(

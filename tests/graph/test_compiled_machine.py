@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from engine.backend.select import compiled_module
 from engine.graph import GraphRuntime, bind_graph, parse_graph
 from engine.graph.compiled import CompiledStep
+from engine.player.sync import synced_rate
 from tests.graph.documents import locomotion, mannequin_clips
 
 pytest.importorskip("numba")
@@ -249,3 +251,21 @@ def test_only_plain_machines_compile(character) -> None:
     compiled, _ = pair(character, with_sub_machine(), 2)
     assert compiled.machines["root"].compiled is None
     assert isinstance(compiled.machines["resting"].compiled, CompiledStep)
+
+
+def test_the_kernels_phase_rates_are_synced_rate() -> None:
+    """timing_rates against engine.player.sync.synced_rate, all-zero weights (the plain mean) included."""
+    rng = np.random.default_rng(2)
+    factors = rng.random((5, 6))
+    factors[1, 2:5] = 0.0
+    timing = (np.array([0, 2, 5]), np.array([0, 1, 2, 3, 4]), rng.random(5) + 0.5)
+    states, characters = np.array([0, 1, 1, 0]), np.array([0, 1, 3, 4])
+    rates, stamps = np.zeros((2, 5)), np.full((2, 5), -1)
+    compiled_module("engine.graph._machine_kernels").timing_rates(
+        states, characters, factors, timing, np.arange(5), rates, stamps
+    )
+    for s, c in zip(states, characters, strict=True):
+        leaves, cycles = timing[1][timing[0][s] : timing[0][s + 1]], timing[2][timing[0][s] : timing[0][s + 1]]
+        expected = synced_rate(factors[c, leaves][:, None], cycles[:, None])
+        assert rates[s, c] == expected[0]
+        assert stamps[s, c] == c
