@@ -5,12 +5,12 @@ clips (2.0 s and 1.5 s, 30 keys/s, LINEAR rotations and translations on every jo
 character samples both at its own times, blends them 0.5/0.5, composes model matrices and writes
 the palette (model × inverse bind) as float32 column-major ``mat4`` into a caller-owned buffer.
 
-Rows: ozz-animation, three.js and Panda3D as measured in the issue (same machine, another day),
-the issue's "Ossa numpy today", then this run: the same numpy jobs (engine.anim into reused
-buffers, no float32 packing: the anchor between the two tables, since the machine's speed
-drifts), the numpy backend (those jobs plus cursors and the float32 column-major write), the
-numba backend on 1 thread and on every thread. Cells are wall-clock medians in ms per frame (the
-minimum in brackets: the machine is shared).
+Rows: ozz-animation, three.js and Panda3D as measured in issue 17 (same machine kind, another day:
+history, not compared with), the issue's "Ossa numpy today", then this run: the same numpy jobs
+(engine.anim into reused buffers, no float32 packing: the anchor, since the machine's speed
+drifts; ozz is compared as :data:`OZZ_PER_JOBS` times them), the numpy backend (those jobs plus
+cursors and the float32 column-major write), the numba backend on 1 thread and on every thread.
+Cells are wall-clock medians in ms per frame (the minimum in brackets: the machine is shared).
 
 Also printed: allocations per frame (tracemalloc), compile and cache-load times of the kernels
 (fresh processes with an empty and a warm ``NUMBA_CACHE_DIR``), float32 vs float64 clip tables,
@@ -47,6 +47,10 @@ ISSUE_ROWS = {  # ms per frame, single thread, from issue 17 (measured side by s
     "Ossa numpy (issue 17, 'today')": (0.42, 1.08, 8.2, 95.0),
 }
 ISSUE_COUNTS = (1, 100, 1000, 10000)
+#: ozz-animation's time per frame over the numpy jobs' (:func:`jobs_frame`) measured side by side in one run
+#: (issue 21: ozz 0.0029 / 0.45 / 10.3-12.1 ms, the jobs 1.06 / 2.6 / 23 ms at C = 1 / 100 / 1000): ozz
+#: estimated for this run is this ratio times this run's numpy jobs, never a figure from another day.
+OZZ_PER_JOBS = {1: 0.0029 / 1.06, 100: 0.17, 1000: 0.45}
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -238,13 +242,18 @@ def main() -> None:
         print(f"| {label} | " + " | ".join(cell(by_count.get(c)) for c in COUNTS) + " |")
     for label, by_count in rows.items():
         print(f"| {label} | " + " | ".join(f"{cell(m)} [{cell(b)}]" for m, b in by_count.values()) + " |")
-    anchor = rows["Ossa numpy jobs (this run, the anchor)"][1000][0] / ISSUE_ROWS["Ossa numpy (issue 17, 'today')"][2]
-    ozz = dict(zip(ISSUE_COUNTS, ISSUE_ROWS["ozz-animation 0.16 (C++, SSE2)"], strict=True))
+    jobs = rows["Ossa numpy jobs (this run, the anchor)"]
+    anchor = jobs[1000][0] / ISSUE_ROWS["Ossa numpy (issue 17, 'today')"][2]
+    ozz = {count: ratio * jobs[count][0] for count, ratio in OZZ_PER_JOBS.items()}
     print(f"\nAnchor: this run's numpy jobs at C = 1000 take {anchor:.2f}× the issue's 'Ossa numpy today'.")
+    print(
+        "ozz-animation estimated for this run (issue 21's side-by-side ratio × this run's numpy jobs): "
+        + ", ".join(f"C={c}: {ozz[c]:.4g} ms" for c in ozz)
+    )
     for label, by_count in rows.items():
         if "numba" in label:
-            ratios = ", ".join(f"C={c}: {ozz[c] / by_count[c][0]:.2f}×" for c in ISSUE_COUNTS)
-            print(f"{label} vs ozz (ozz time / ours, >1 = faster than ozz): {ratios}")
+            ratios = ", ".join(f"C={c}: {ozz[c] / by_count[c][0]:.2f}×" for c in ozz)
+            print(f"{label} vs ozz (estimated ozz time / ours, >1 = faster than ozz): {ratios}")
     single, multi = rows["Ossa numba, 1 thread"][1000], list(rows.values())[-1][1000]
     print(
         f"All threads vs 1 thread at C = 1000: {single[0] / multi[0]:.2f}× (medians), "
