@@ -24,6 +24,7 @@ ground). So N loops travel exactly N times one loop, whatever ``dt`` does.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,8 +89,16 @@ def _unit(up: Any) -> FloatArray:
 
 
 def _to_y_up(u: FloatArray) -> FloatArray:
-    """The shortest-arc rotation ``(4,)`` taking unit ``u`` onto +Y (a half turn about +X for −Y)."""
-    return quat_from_two_vectors(u, UP, fallback=(1.0, 0.0, 0.0))
+    """The shortest-arc rotation ``(4,)`` taking unit ``u`` onto +Y (a half turn about +X for −Y); read-only."""
+    return _to_y_up_of(float(u[0]), float(u[1]), float(u[2]))
+
+
+@functools.lru_cache(maxsize=64)
+def _to_y_up_of(x: float, y: float, z: float) -> FloatArray:
+    """:func:`_to_y_up` kept per up (a root track asks for the same one every frame)."""
+    rotation = quat_from_two_vectors(np.array([x, y, z]), UP, fallback=(1.0, 0.0, 0.0))
+    rotation.flags.writeable = False
+    return rotation
 
 
 def parent_up(skeleton: Skeleton, joint: int) -> FloatArray:
