@@ -294,3 +294,52 @@ def timing_rates(
                 plain = plain + cycles[i]
             rates[s, c] = weighted / total if total > 0.0 else plain / count
         rate_stamps[s, c] = stamps[c]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def layer_state(rows: Any, machine: Any, leaves: Any, factors: Any, rates: Any, synced_code: int, out: Any) -> None:
+    """The leaves' state of the characters ``rows`` ``(K,)`` at the machine's clocks now (``layer_state``).
+
+    ``machine``, ``leaves`` and ``factors`` as for :func:`write_layers`; ``rates`` ``(S, C)`` the
+    states' own phase rates. Out ``(N, K)``: the leaves' clip times and their rates per second
+    (a synced transition's states at the shared, blended rate), their weights and the weights'
+    rates (a crossfade's ramp), and whether the leaf's state was entered this instant.
+    """
+    state, phase, elapsed, kind, progress, duration, source, source_phase, source_elapsed = machine
+    leaf_state, leaf_duration, _, _, leaf_rate, sync, loop = leaves
+    times, time_rates, weights, weight_rates, leaving = out
+    for k in range(rows.size):
+        c = rows[k]
+        busy = kind[c] != 0
+        live = source[c] >= 0 and busy
+        total = duration[c] if duration[c] > 0.0 else 1.0
+        ramp = min(max(progress[c] / total, 0.0), 1.0)
+        alpha = ramp if live else 1.0
+        slope = 1.0 / total if live and alpha < 1.0 else 0.0
+        rate = rates[state[c], c]
+        source_rate = rates[source[c], c] if source[c] >= 0 else 0.0
+        shared = source_rate + ramp * (rate - source_rate)
+        synced = source[c] >= 0 and kind[c] == synced_code
+        for i in range(leaf_state.size):
+            if leaf_state[i] == state[c]:
+                weight, moving, now, seconds = alpha, slope, phase[c], elapsed[c]
+                phase_rate = shared if synced else rate
+            elif busy and leaf_state[i] == source[c]:
+                weight, moving, now, seconds = 1.0 - alpha, -slope, source_phase[c], source_elapsed[c]
+                phase_rate = shared if synced else source_rate
+            else:
+                continue
+            if weight > 0.0:
+                weights[i, k] = 0.0 + factors[c, i] * (1.0 * weight)
+                weight_rates[i, k] = 0.0 + factors[c, i] * (0.0 * weight + 1.0 * moving)
+            if sync[i]:
+                times[i, k] = now * leaf_duration[i]
+                time_rates[i, k] = phase_rate * leaf_duration[i]
+            else:
+                raw = seconds * leaf_rate[i]
+                if leaf_duration[i] <= 0.0:
+                    times[i, k], time_rates[i, k] = 0.0, 0.0
+                else:
+                    times[i, k] = raw % leaf_duration[i] if loop[i] else min(raw, leaf_duration[i])
+                    time_rates[i, k] = leaf_rate[i] if loop[i] or raw < leaf_duration[i] else 0.0
+            leaving[i, k] = seconds == 0.0

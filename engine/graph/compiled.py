@@ -83,6 +83,18 @@ class CompiledStep:
             previous.elapsed,
         )
 
+    def fresh_rates(self, rows: IntArray) -> FloatArray:
+        """The machine's kept phase rates ``(S, C)``, fresh for the current and source states of ``rows``."""
+        machine = self.machine
+        rates, rate_stamps = machine.rate_cache()
+        states, characters = np.empty(2 * rows.size, dtype=np.intp), np.empty(2 * rows.size, dtype=np.intp)
+        stale = compiled_module("engine.graph._machine_kernels").stale_rates(
+            rows, machine.state, machine.source, rate_stamps, machine.parameters.stamps, states, characters
+        )
+        if stale:
+            self.refresh(states[:stale], characters[:stale])
+        return rates
+
     def round(
         self, rows: IntArray, frame: tuple[FloatArray, FloatArray], choosing: bool
     ) -> tuple[IntArray, BoolArray, IntArray]:
@@ -92,18 +104,11 @@ class CompiledStep:
         """
         machine = self.machine
         parameters = machine.parameters
-        kernels = compiled_module("engine.graph._machine_kernels")
-        rates, rate_stamps = machine.rate_cache()
-        states, characters = np.empty(2 * rows.size, dtype=np.intp), np.empty(2 * rows.size, dtype=np.intp)
-        stale = kernels.stale_rates(
-            rows, machine.state, machine.source, rate_stamps, parameters.stamps, states, characters
-        )
-        if stale:
-            self.refresh(states[:stale], characters[:stale])
+        rates = self.fresh_rates(rows)
         chosen = np.empty(rows.size, dtype=np.intp)
         pause = np.empty(rows.size, dtype=bool)
         done = np.empty(rows.size, dtype=np.intp)
-        count = kernels.step_round(
+        count = compiled_module("engine.graph._machine_kernels").step_round(
             rows,
             rates,
             choosing,
@@ -233,3 +238,25 @@ class CompiledLayers:
             (*out, *flags),
         )
         return (*out, *flags)
+
+    def layer_state(self, rows: IntArray, rates: FloatArray) -> tuple[np.ndarray, ...]:
+        """The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``rows`` now (``layer_state``).
+
+        ``rates`` ``(S, C)``: the kept phase rates, fresh for ``rows`` (:meth:`CompiledStep.fresh_rates`).
+        """
+        m = self.machine
+        live = (m.source[rows] >= 0) & (m.kind[rows] != 0)
+        for s in self.blends:  # loop over the blend-space states
+            self._refresh_factors(s, rows[(m.state[rows] == s) | (live & (m.source[rows] == s))])
+        shape = (len(self.leaves[0]), rows.size)
+        out = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=bool))
+        compiled_module("engine.graph._machine_kernels").layer_state(
+            rows,
+            (m.state, m.phase, m.elapsed, m.kind, m.progress, m.duration, m.source, m.source_phase, m.source_elapsed),
+            self.leaves,
+            self.factors,
+            rates,
+            SYNCED,
+            out,
+        )
+        return out

@@ -269,3 +269,30 @@ def test_the_kernels_phase_rates_are_synced_rate() -> None:
         expected = synced_rate(factors[c, leaves][:, None], cycles[:, None])
         assert rates[s, c] == expected[0]
         assert stamps[s, c] == c
+
+
+@pytest.mark.parametrize("document", [everything, lambda: locomotion("synced", 0.4)])
+def test_the_compiled_layer_state_is_the_runtimes(character, document, monkeypatch) -> None:
+    """CompiledLayers.layer_state against the numpy layer_state at every capture of a frame (switches included)."""
+    compiled, _ = pair(character, document(), 24)
+    layers, step = compiled._compiled, compiled.root.compiled
+    assert layers is not None
+    assert step is not None
+    numpy_state = GraphRuntime.layer_state
+    checked = []
+
+    def both(self: GraphRuntime, rows: np.ndarray, delay: np.ndarray):
+        expected = numpy_state(self, rows, delay)
+        found = layers.layer_state(rows, step.fresh_rates(rows))
+        for name, mine in zip(("times", "rates", "weights", "weight_rates", "leaving"), found, strict=True):
+            assert np.array_equal(mine, getattr(expected, name)[self.layers]), name
+        checked.append(bool(expected.leaving.any()))
+        return expected
+
+    monkeypatch.setattr(GraphRuntime, "layer_state", both)
+    stream, steps = np.random.default_rng(9), np.random.default_rng(4)
+    for _ in range(120):
+        drive(compiled, stream)
+        compiled.update(float(steps.choice([1 / 30, 1 / 60, 1 / 144, 0.3])))
+    assert len(checked) > 20
+    assert any(checked)
