@@ -9,12 +9,13 @@ the player's output). The numbers are the numpy path's, bit for bit.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.backend.select import compiled_module
 from engine.graph.binding import BoundGraph
 from engine.graph.flat import TreeBlend, TreeClip
 from engine.graph.transitions import SPRING, SYNCED
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
 #: Condition kinds and comparison operators as the kernels take them.
 CONDITION_KINDS = {"float": 0, "bool": 1, "trigger": 2}
 OPERATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5, "set": 4}
+
+
+def _kernels() -> ModuleType:
+    """:mod:`engine.graph._machine_kernels`, imported on first use (numba: the player's backend is numba)."""
+    return importlib.import_module("engine.graph._machine_kernels")
 
 
 class CompiledStep:
@@ -88,7 +94,7 @@ class CompiledStep:
         machine = self.machine
         rates, rate_stamps = machine.rate_cache()
         states, characters = np.empty(2 * rows.size, dtype=np.intp), np.empty(2 * rows.size, dtype=np.intp)
-        stale = compiled_module("engine.graph._machine_kernels").stale_rates(
+        stale = _kernels().stale_rates(
             rows, machine.state, machine.source, rate_stamps, machine.parameters.stamps, states, characters
         )
         if stale:
@@ -108,7 +114,7 @@ class CompiledStep:
         chosen = np.empty(rows.size, dtype=np.intp)
         pause = np.empty(rows.size, dtype=bool)
         done = np.empty(rows.size, dtype=np.intp)
-        count = compiled_module("engine.graph._machine_kernels").step_round(
+        count = _kernels().step_round(
             rows,
             rates,
             choosing,
@@ -214,7 +220,7 @@ class CompiledLayers:
         for s in self.blends:  # loop over the blend-space states
             self._refresh_factors(s, characters[states == s])
         rates, rate_stamps = self.machine.rate_cache()
-        compiled_module("engine.graph._machine_kernels").timing_rates(
+        _kernels().timing_rates(
             states, characters, self.factors, self.timing, self.machine.parameters.stamps, rates, rate_stamps
         )
 
@@ -229,7 +235,7 @@ class CompiledLayers:
             self._refresh_factors(s, np.flatnonzero((m.state == s) | (live & (m.source == s))))
         out = (np.zeros(start.shape), start.copy(), start.copy(), start.copy())
         flags = (np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool))
-        compiled_module("engine.graph._machine_kernels").write_layers(
+        _kernels().write_layers(
             rows,
             (m.state, m.phase, m.elapsed, m.kind, m.progress, m.duration, m.source, m.source_phase, m.source_elapsed),
             tuple((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous)),
@@ -250,7 +256,7 @@ class CompiledLayers:
             self._refresh_factors(s, rows[(m.state[rows] == s) | (live & (m.source[rows] == s))])
         shape = (len(self.leaves[0]), rows.size)
         out = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=bool))
-        compiled_module("engine.graph._machine_kernels").layer_state(
+        _kernels().layer_state(
             rows,
             (m.state, m.phase, m.elapsed, m.kind, m.progress, m.duration, m.source, m.source_phase, m.source_elapsed),
             self.leaves,
