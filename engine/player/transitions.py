@@ -67,8 +67,8 @@ class Capture:
     velocity: PoseVelocity
     root: FloatArray
 
-    def take(self, index: IntArray) -> Capture:
-        """The captures of the entries ``index`` ``(K,)`` (copies)."""
+    def take(self, index: IntArray | slice) -> Capture:
+        """The captures of the entries ``index`` ``(K,)`` (copies; views of a slice)."""
         with trusted():
             return Capture(self.pose[index], self.velocity[index], self.root[index])
 
