@@ -174,7 +174,7 @@ class Machine:
         stamps = self.parameters.stamps[characters]
         stale = self._rate_stamps[states, characters] != stamps
         if stale.any():
-            for s in np.unique(states[stale]):  # loop over states
+            for s in present(states[stale], len(self.bound.states)):  # loop over states
                 rows = characters[stale & (states == s)]
                 state = self.bound.states[s]
                 leaves = state.tree.timing(self.parameters, rows, state.synced)
