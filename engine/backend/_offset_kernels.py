@@ -93,20 +93,21 @@ def _quintic(x: Any, v: Any, total: float, out: Any, at: Any) -> None:
     speed = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
     if size <= OFFSET_NOISE * speed * total:  # rounding noise is no offset
         size = 0.0
-    axis = np.empty(3)
+    axis, drift = at[0], at[5]  # their columns: built in place (no temporary arrays)
     for k in range(3):
         if size > 0.0:
-            axis[k] = x[k] / size
+            out[axis + k] = x[k] / size
         elif speed > 0.0:
-            axis[k] = v[k] / speed
+            out[axis + k] = v[k] / speed
         else:
-            axis[k] = 1.0 if k == 0 else 0.0
-    along = v[0] * axis[0] + v[1] * axis[1] + v[2] * axis[2]
-    drift = np.empty(3)
+            out[axis + k] = 1.0 if k == 0 else 0.0
+    along = v[0] * out[axis] + v[1] * out[axis + 1] + v[2] * out[axis + 2]
     for k in range(3):
-        drift[k] = v[k] - along * axis[k]
-    if math.sqrt(drift[0] * drift[0] + drift[1] * drift[1] + drift[2] * drift[2]) <= 1e-12 * speed:
-        drift[:] = 0.0
+        out[drift + k] = v[k] - along * out[axis + k]
+    dx, dy, dz = out[drift], out[drift + 1], out[drift + 2]
+    if math.sqrt(dx * dx + dy * dy + dz * dz) <= 1e-12 * speed:
+        for k in range(3):
+            out[drift + k] = 0.0
     end = total
     if along < 0.0 and STEEPEST * size < -along * total:
         end = -STEEPEST * size / along
@@ -129,9 +130,7 @@ def _quintic(x: Any, v: Any, total: float, out: Any, at: Any) -> None:
         1.0 / total if lasting else 0.0,
     )
     for k in range(3):
-        out[at[0] + k] = axis[k]
-        out[at[5] + k] = drift[k]
-        out[at[11] + k] = drift[k] * total if lasting else 0.0
+        out[at[11] + k] = out[drift + k] * total if lasting else 0.0
     out[at[1]], out[at[2]], out[at[3]], out[at[4]] = fields[0], fields[1], fields[2], fields[3]
     out[at[6]], out[at[7]], out[at[8]], out[at[9]], out[at[10]] = fields[4], fields[5], fields[6], fields[7], fields[8]
 
