@@ -9,7 +9,8 @@ column at a time on the player's packed decays (:class:`~engine.player.offsets.O
   :func:`~engine.anim.inertialization.spring_decay` and :func:`~engine.backend.stage.pack`,
   written straight into the packed rows;
 - :func:`apply_offsets`: the decaying offsets (:func:`~engine.anim.inertialization.quintic_offset`,
-  ``spring_offset``) added to the blended pose in place: ``t + x``, ``exp(x) · q``, ``s + x``;
+  ``spring_offset``) added to the blended pose in place: ``t + x``, ``exp(x) · q``, ``s + x`` (the
+  sine and cosine of a small half-angle as their series, :func:`half_turn`: to rounding);
 - :func:`offset_captures`: the offsets and their rates on captured poses and velocities
   (:func:`~engine.anim.inertialization.offset_pose`, ``offset_velocity``).
 
@@ -30,6 +31,10 @@ from numba import njit
 STEEPEST, OFFSET_NOISE, SPRING_RATE = 5.0, 1e-12, 1.6783469900166608
 #: Below these the series forms are used (:mod:`engine.math.kernels`' log, :mod:`engine.anim.velocity`).
 _SERIES_THRESHOLD, _SERIES_ANGLE = 1e-4, 1e-4
+#: Below this half-angle :func:`half_turn` sums Taylor series: their coefficients of ``h¹ … h⁷``, ``h = n²``.
+SERIES_HALF = 0.5
+_SINC_SERIES = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 8))
+_COS_SERIES = tuple((-1.0) ** k / math.factorial(2 * k) for k in range(1, 8))
 #: The stage kind of Bollo's quintic (:data:`engine.backend.stage.INERTIALIZE`; the other kind here: spring).
 INERTIALIZE = 2
 
@@ -88,20 +93,21 @@ def _quintic(x: Any, v: Any, total: float, out: Any, at: Any) -> None:
     speed = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
     if size <= OFFSET_NOISE * speed * total:  # rounding noise is no offset
         size = 0.0
-    axis = np.empty(3)
+    axis, drift = at[0], at[5]  # their columns: built in place (no temporary arrays)
     for k in range(3):
         if size > 0.0:
-            axis[k] = x[k] / size
+            out[axis + k] = x[k] / size
         elif speed > 0.0:
-            axis[k] = v[k] / speed
+            out[axis + k] = v[k] / speed
         else:
-            axis[k] = 1.0 if k == 0 else 0.0
-    along = v[0] * axis[0] + v[1] * axis[1] + v[2] * axis[2]
-    drift = np.empty(3)
+            out[axis + k] = 1.0 if k == 0 else 0.0
+    along = v[0] * out[axis] + v[1] * out[axis + 1] + v[2] * out[axis + 2]
     for k in range(3):
-        drift[k] = v[k] - along * axis[k]
-    if math.sqrt(drift[0] * drift[0] + drift[1] * drift[1] + drift[2] * drift[2]) <= 1e-12 * speed:
-        drift[:] = 0.0
+        out[drift + k] = v[k] - along * out[axis + k]
+    dx, dy, dz = out[drift], out[drift + 1], out[drift + 2]
+    if math.sqrt(dx * dx + dy * dy + dz * dz) <= 1e-12 * speed:
+        for k in range(3):
+            out[drift + k] = 0.0
     end = total
     if along < 0.0 and STEEPEST * size < -along * total:
         end = -STEEPEST * size / along
@@ -124,9 +130,7 @@ def _quintic(x: Any, v: Any, total: float, out: Any, at: Any) -> None:
         1.0 / total if lasting else 0.0,
     )
     for k in range(3):
-        out[at[0] + k] = axis[k]
-        out[at[5] + k] = drift[k]
-        out[at[11] + k] = drift[k] * total if lasting else 0.0
+        out[at[11] + k] = out[drift + k] * total if lasting else 0.0
     out[at[1]], out[at[2]], out[at[3]], out[at[4]] = fields[0], fields[1], fields[2], fields[3]
     out[at[6]], out[at[7]], out[at[8]], out[at[9]], out[at[10]] = fields[4], fields[5], fields[6], fields[7], fields[8]
 
@@ -201,7 +205,7 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
                 _turn(rotations[r, j], angular[r, j], x, v)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _quintic_offset(d: Any, at: Any, t: float, x: Any) -> None:
     """A packed quintic decay's offset into ``x``, ``t`` seconds in (quintic_offset)."""
     axis, position, end = at[0], at[1], at[4]
@@ -239,7 +243,7 @@ def _quintic_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
         v[e] = (d1 * inverse) * d[axis + e] + b1 * d[drift + e]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _spring_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
     """A packed spring decay's offset into ``x`` and its rate into ``v``, ``t`` seconds in (spring_offset, _rates)."""
     y = d[at[2]]
@@ -250,13 +254,29 @@ def _spring_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
         v[e] = envelope * (v0 - y * (v0 + y * x0) * t)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def half_turn(n: float) -> Any:
+    """``sin(n) / n`` and ``cos(n)`` of a half-angle ``n >= 0``: below :data:`SERIES_HALF` their Taylor series.
+
+    To ``n¹⁴`` (the first term left out is below ``1e-18``): within an ulp or two of libm's
+    (the tests compare them), without its two calls — an offset's half-angle is mostly small.
+    """
+    if n >= SERIES_HALF:
+        return math.sin(n) / n, math.cos(n)
+    a1, a2, a3, a4, a5, a6, a7 = _SINC_SERIES
+    b1, b2, b3, b4, b5, b6, b7 = _COS_SERIES
+    h = n * n
+    sinc = 1.0 + h * (a1 + h * (a2 + h * (a3 + h * (a4 + h * (a5 + h * (a6 + h * a7))))))
+    cosine = 1.0 + h * (b1 + h * (b2 + h * (b3 + h * (b4 + h * (b5 + h * (b6 + h * b7))))))
+    return sinc, cosine
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _rotate_by(q: Any, phi: Any) -> Any:
     """``q ← exp(φ) q`` in place (quat_from_rotvec, quat_multiply); returns ``exp(φ)``'s ``x, y, z, w``."""
     hx, hy, hz = 0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2]
-    n = math.sqrt(hx * hx + hy * hy + hz * hz)
-    scale = 1.0 - n**2 / 6.0 if n < _SERIES_THRESHOLD else math.sin(n) / n
-    ex, ey, ez, ew = hx * scale, hy * scale, hz * scale, math.cos(n)
+    scale, ew = half_turn(math.sqrt(hx * hx + hy * hy + hz * hz))
+    ex, ey, ez = hx * scale, hy * scale, hz * scale
     qx, qy, qz, qw = q[0], q[1], q[2], q[3]
     q[0] = ew * qx + ex * qw + ey * qz - ez * qy
     q[1] = ew * qy - ex * qz + ey * qw + ez * qx

@@ -234,7 +234,7 @@ class CaptureFrame:
         outputs = (local, state.no_palette, state.no_model, samples)
         rows = np.arange(count, dtype=np.int64)
         kernels().run(rows, inputs, state.scratch(), outputs, True, False, 1)
-        velocity = np.empty((count, joints, 3, 3))
+        velocity = np.empty((3, count, joints, 3))  # linear, angular, scaling: each contiguous
         planar = np.empty((count, 3))
         transition_kernels().capture_velocity(
             samples,
@@ -249,10 +249,10 @@ class CaptureFrame:
             ),
             (self.key_times, self.key_starts, self.velocities, self.segment_starts),
             (state.bank.rest, float(threshold), root),
-            (velocity, planar),
+            (velocity.transpose(1, 2, 0, 3), planar),
             (np.empty((slots, 19, joints)), np.empty((2 * slots, joints))),
         )
         with trusted():
             pose = Pose(*local)
-            speed = PoseVelocity(velocity[:, :, 0], velocity[:, :, 1], velocity[:, :, 2])
+            speed = PoseVelocity(velocity[0], velocity[1], velocity[2])
         return pose, speed, planar

@@ -177,7 +177,7 @@ class Machine:
         stamps = self.parameters.stamps[characters]
         stale = self._rate_stamps[states, characters] != stamps
         if stale.any():
-            for s in np.unique(states[stale]):  # loop over states
+            for s in present(states[stale], len(self.bound.states)):  # loop over states
                 rows = characters[stale & (states == s)]
                 state = self.bound.states[s]
                 leaves = state.tree.timing(self.parameters, rows, state.synced)
@@ -416,43 +416,44 @@ class Machine:
         kinds, targets, lengths = table.kind[chosen], table.target[chosen], table.duration[chosen]
         instant = lengths == 0.0
         live = (self.kind[rows] == NONE) & self.plain[self.state[rows]] & (self.state[rows] != targets)
-        staged = ~instant & (np.isin(kinds, list(STAGE_KINDS)) | ((kinds <= SYNCED) & ~live))
-        stage = np.where(kinds <= SYNCED, FROZEN, kinds)  # a crossfade that is not live: from a frozen snapshot
-        delay = self._spent[rows]
-        before = self.hooks.layer_state(rows[staged], delay[staged]) if staged.any() else None
+        keep = live & (kinds <= SYNCED) & ~instant  # a live crossfade: the source plays on
+        staged = ~instant & ~keep  # the stage kinds (STAGE_KINDS: every kind after SYNCED) and frozen crossfades
+        members, delay = rows[staged], self._spent[rows[staged]]
+        before = self.hooks.layer_state(members, delay) if members.size else None
         self.parameters.triggers[:, rows] &= ~self._consumes[chosen].T
         old_state, old_phase, old_elapsed = self.state[rows], self.phase[rows], self.elapsed[rows]
         phase = table.offset[chosen]
-        for index in np.unique(chosen[kinds == SYNCED]):  # loop over the synced transitions taken
+        synced = kinds == SYNCED
+        for index in np.unique(chosen[synced]) if synced.any() else ():  # loop over the synced transitions taken
             picked = np.flatnonzero(chosen == index)
             phase[picked] = self._synced_phase(
                 old_state[picked], old_phase[picked], int(targets[picked[0]]), rows[picked]
             )
-        keep = live & (kinds <= SYNCED) & ~instant
         self.previous.copy_from(self.current, rows[keep])  # the live source plays on
         self.state[rows], self.phase[rows], self.elapsed[rows] = targets, phase, 0.0
         self.current.entered[rows], self.current.entry[rows] = True, phase
         self.current.phase[rows], self.current.elapsed[rows] = 0.0, 0.0
-        for target in np.unique(targets[~self.plain[targets]]):  # sub-machines start over
+        nested = ~self.plain[targets]
+        for target in np.unique(targets[nested]) if nested.any() else ():  # sub-machines start over
             self.machines[self.bound.states[target].machine].reset(rows[targets == target])
         if instant.any():
             self._clear(rows[instant])
             self.hooks.stop_stage(self.name, rows[instant])
-        going, members = ~instant, rows[~instant]
-        self.kind[members] = kinds[going]
-        self.transition[members] = chosen[going]
-        self.progress[members] = 0.0
-        self.duration[members] = lengths[going]
-        self.half_life[members] = table.half_life[chosen[going]]
-        self.locked[members] = ~table.interruptible[chosen[going]]
-        self.source[members] = np.where(keep[going], old_state[going], -1)
-        self.source_phase[members], self.source_elapsed[members] = old_phase[going], old_elapsed[going]
+        going = ~instant
+        moving, taken = rows[going], chosen[going]
+        self.kind[moving] = kinds[going]
+        self.transition[moving] = taken
+        self.progress[moving] = 0.0
+        self.duration[moving] = lengths[going]
+        self.half_life[moving] = table.half_life[taken]
+        self.locked[moving] = ~table.interruptible[taken]
+        self.source[moving] = np.where(keep[going], old_state[going], -1)
+        self.source_phase[moving], self.source_elapsed[moving] = old_phase[going], old_elapsed[going]
         if before is None:
             return
-        source, target_capture = self.hooks.capture_switch(rows[staged], delay[staged], before)
-        members = rows[staged]
-        codes = stage[staged]
-        for code in np.unique(codes):  # loop over the stage kinds started
+        source, target_capture = self.hooks.capture_switch(members, delay, before)
+        codes = np.where(kinds[staged] <= SYNCED, FROZEN, kinds[staged])  # a crossfade not live: a frozen snapshot
+        for code in present(codes, max(STAGE_KINDS) + 1):  # loop over the stage kinds started
             picked = np.flatnonzero(codes == code)
             alone = picked.size == codes.size  # one kind: the captures as they are
             self.hooks.start_stage(
@@ -463,7 +464,7 @@ class Machine:
                 self.half_life[members[picked]],
                 source if alone else source.take(picked),
                 target_capture if alone else target_capture.take(picked),
-                delay[staged][picked],
+                delay[picked],
             )
 
     def _synced_phase(self, states: IntArray, phases: FloatArray, target: int, members: IntArray) -> FloatArray:

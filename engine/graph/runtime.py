@@ -347,7 +347,7 @@ class GraphRuntime:
             leaving=both.leaving,
         )
         count = rows.size
-        source, target = pair.take(np.arange(count)), pair.take(np.arange(count, 2 * count))
+        source, target = pair.take(slice(0, count)), pair.take(slice(count, 2 * count))  # views of its halves
         self.player.transitions.apply_captured(source, rows, before.at)
         return source, target
 

@@ -27,10 +27,14 @@ def synced_rate(weights: Any, rates: Any) -> FloatArray:
     >>> synced_rate([[0.5], [0.5]], [[1.0], [1 / 0.7]]).round(4).tolist()
     [1.2143]
     """
-    w = np.asarray(weights, dtype=np.float64)
-    r = np.broadcast_to(np.asarray(rates, dtype=np.float64), np.broadcast_shapes(w.shape, np.shape(rates)))
-    w = np.broadcast_to(w, r.shape)
-    total, weighted, plain = _clip_sum(w), _clip_sum(w * r), _clip_sum(r) / max(r.shape[0], 1)
+    w, r = np.asarray(weights, dtype=np.float64), np.asarray(rates, dtype=np.float64)
+    products = w * r
+    if w.shape != products.shape:
+        w = np.broadcast_to(w, products.shape)
+    total, weighted = _clip_sum(np.stack((w, products), axis=1))  # both sums in one pass over the clips
+    plain: FloatArray | float = 0.0  # the unweighted mean, needed only where no clip has weight
+    if not np.all(total > 0.0):
+        plain = _clip_sum(np.broadcast_to(r, products.shape)) / max(products.shape[0], 1)
     return np.where(total > 0.0, weighted / np.where(total > 0.0, total, 1.0), plain)
 
 

@@ -67,8 +67,8 @@ class Capture:
     velocity: PoseVelocity
     root: FloatArray
 
-    def take(self, index: IntArray) -> Capture:
-        """The captures of the entries ``index`` ``(K,)`` (copies)."""
+    def take(self, index: IntArray | slice) -> Capture:
+        """The captures of the entries ``index`` ``(K,)`` (copies; views of a slice)."""
         with trusted():
             return Capture(self.pose[index], self.velocity[index], self.root[index])
 
@@ -95,14 +95,50 @@ def decay_integral(kind: IntArray, elapsed: FloatArray, duration: FloatArray, ha
 
 
 def decay_weight(kind: IntArray, elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:
-    """``d(e)`` of each kind's root-velocity decay (module docstring)."""
+    """``d(e)`` of each kind's root-velocity decay (module docstring); 0 for no transition.
+
+    Each curve is computed for the entries of its kind only (a start captures a few kinds).
+    """
+    weight = np.zeros(np.shape(kind))
+    for code, curve in _DECAYS.items():
+        picked = kind == code
+        if picked.any():
+            weight[picked] = curve(elapsed[picked], duration[picked], half_life[picked])
+    return weight
+
+
+def _progress(elapsed: FloatArray, duration: FloatArray) -> FloatArray:
+    """``α = e / T`` clipped to ``[0, 1]`` (1 for ``T = 0``)."""
     safe = np.where(duration > 0.0, duration, 1.0)
-    s = np.where(duration > 0.0, np.clip(elapsed / safe, 0.0, 1.0), 1.0)
+    return np.where(duration > 0.0, np.clip(elapsed / safe, 0.0, 1.0), 1.0)
+
+
+def _spring_weight(elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:  # noqa: ARG001
+    """``e^{-yt}(1 + yt)``."""
     rate = 1.6783469900166608 / np.where(half_life > 0.0, half_life, 1.0)
     t = np.maximum(elapsed, 0.0)
-    choices = [1.0 - s**3 * (10.0 - 15.0 * s + 6.0 * s * s), 1.0 - s * s * (3.0 - 2.0 * s), 1.0 - s]
-    per_kind = np.select([kind == INERTIALIZE, kind == DEAD_BLEND, kind == FROZEN], choices, default=0.0)
-    return np.where(kind == SPRING, np.exp(-rate * t) * (1.0 + rate * t), per_kind)
+    return np.exp(-rate * t) * (1.0 + rate * t)
+
+
+def _quintic_weight(elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:  # noqa: ARG001
+    """``1 - 10s³ + 15s⁴ - 6s⁵``."""
+    s = _progress(elapsed, duration)
+    return 1.0 - s**3 * (10.0 - 15.0 * s + 6.0 * s * s)
+
+
+def _smooth_weight(elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:  # noqa: ARG001
+    """``1 - smoothstep(α)``."""
+    s = _progress(elapsed, duration)
+    return 1.0 - s * s * (3.0 - 2.0 * s)
+
+
+def _linear_weight(elapsed: FloatArray, duration: FloatArray, half_life: FloatArray) -> FloatArray:  # noqa: ARG001
+    """``1 - α``."""
+    return 1.0 - _progress(elapsed, duration)
+
+
+#: Each stage kind's root-velocity decay ``d(e)`` from ``(elapsed, duration, half_life)``.
+_DECAYS = {INERTIALIZE: _quintic_weight, SPRING: _spring_weight, DEAD_BLEND: _smooth_weight, FROZEN: _linear_weight}
 
 
 class TransitionStage:

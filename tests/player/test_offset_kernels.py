@@ -20,8 +20,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity
+from engine.backend._offset_kernels import SERIES_HALF, half_turn
 from engine.backend.stage import INERTIALIZE, SPRING
 from engine.math._checks import trusted
 from engine.math.quat import quat_normalize
@@ -98,3 +100,40 @@ def test_compiled_offsets_on_a_capture_equal_the_numpy_reference(kind):
             compiled_capture.velocity.scaling, numpy_capture.velocity.scaling, rtol=0, atol=1e-12
         )
         np.testing.assert_allclose(compiled_capture.root, numpy_capture.root, rtol=0, atol=1e-12)
+
+
+def test_half_turn_is_libms_sine_and_cosine_to_rounding():
+    """The series below SERIES_HALF (and libm's above) against numpy's sin(n)/n and cos(n)."""
+    halves = np.concatenate(([0.0, 1e-300, 1e-9, 1e-4], np.linspace(0.0, 2.0, 4001), [np.nextafter(SERIES_HALF, 0.0)]))
+    for n in halves:
+        sinc, cosine = half_turn(n)
+        assert abs(cosine - np.cos(n)) <= 2.3e-16
+        assert abs(sinc - (np.sin(n) / n if n > 0.0 else 1.0)) <= 2.3e-16
+
+
+@pytest.mark.parametrize("size", [0.05, 1.5])
+def test_compiled_offsets_on_a_pose_equal_the_numpy_reference(size):
+    """The stage on a character-major pose: small offsets (the series) and large ones (libm), both kinds."""
+    rng = np.random.default_rng(14)
+    source, target = capture(rng), capture(rng)
+    source.pose.rotations[:] = quat_normalize(target.pose.rotations + size * rng.normal(size=(K, J, 4)))
+    members = rng.choice(C, K, replace=False)
+    durations, half_lives = rng.uniform(0.05, 0.5, K), rng.uniform(0.1, 0.4, K)
+    stages = [TransitionStage(C, J, compiled=compiled) for compiled in (False, True)]
+    for stage in stages:
+        stage.animate({"translation": np.arange(0, J, 3), "rotation": np.arange(J), "scale": np.array([2])})
+        for kind, half in (("inertialize", slice(0, K // 2)), ("spring", slice(K // 2, K))):
+            picked = (members[half], kind, durations[half], half_lives[half], source.take(half), target.take(half))
+            stage.begin(*picked, np.zeros(K // 2))
+    for code, packed in stages[0]._offsets.packed.items():
+        stages[1]._offsets.packed[code][:] = packed  # the same decays: only the application differs
+    for elapsed in (0.0, 0.02, 0.1, 0.3, 0.7):
+        poses = []
+        for stage in stages:
+            rows = np.random.default_rng(15).normal(size=(C, 10, J))
+            rows[:, 3:7] = quat_normalize(rows[:, 3:7].transpose(0, 2, 1)).transpose(0, 2, 1)
+            t, r, s = (rows[:, a:b].transpose(1, 2, 0) for a, b in ((0, 3), (3, 7), (7, 10)))
+            pose = PoseBuffer(t, r, s, (C,))
+            stage.apply(pose, np.full(C, elapsed), members)
+            poses.append(rows)
+        np.testing.assert_allclose(poses[1], poses[0], rtol=0, atol=1e-12)
