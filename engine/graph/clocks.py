@@ -7,7 +7,8 @@ one machine as ``(n, 1)`` columns, so a whole ``(n, K)`` block of leaf times is 
 operations instead of a loop over the machine's states and their leaves. Each entry is computed
 with the same operations, in the same order, as :meth:`Leaf.times <engine.graph.flat.Leaf.times>`
 (the numbers are identical). :class:`LayerState` is every player layer's state at one instant,
-what a capture for the transition stage reads.
+what a capture for the transition stage reads; :class:`Slot`, what a played state's clips did in
+a frame.
 """
 
 from __future__ import annotations
@@ -139,3 +140,29 @@ class LayerState:
     def arrays(self) -> tuple[np.ndarray, ...]:
         """The fields, in order."""
         return (self.times, self.rates, self.weights, self.weight_rates, self.override_weights, self.leaving, self.at)
+
+
+@dataclass
+class Slot:
+    """One played state's frame per character ``(C,)``: entered this frame (at ``entry`` phase), travel so far."""
+
+    entered: BoolArray
+    entry: FloatArray
+    phase: FloatArray
+    elapsed: FloatArray
+
+    @classmethod
+    def empty(cls, count: int) -> Slot:
+        """Nothing entered, no travel."""
+        return cls(np.zeros(count, dtype=bool), np.zeros(count), np.zeros(count), np.zeros(count))
+
+    def clear(self) -> None:
+        """A new frame."""
+        self.entered[:] = False
+        self.phase[:] = 0.0
+        self.elapsed[:] = 0.0
+
+    def copy_from(self, other: Slot, rows: IntArray) -> None:
+        """Take ``other``'s entries of ``rows``."""
+        for name in ("entered", "entry", "phase", "elapsed"):
+            getattr(self, name)[rows] = getattr(other, name)[rows]

@@ -29,12 +29,12 @@ its phase and clock travelled (the layers' exact travel, :meth:`Machine.slots`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from engine.graph.binding import BoundGraph, BoundState
+from engine.graph.clocks import Slot
 from engine.graph.compiled import CompiledStep
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import FROZEN, NONE, SPRING, STAGE_KINDS, SYNCED, marker_phase
@@ -71,32 +71,6 @@ class Hooks(Protocol):
     def stop_stage(self, machine: str, rows: IntArray) -> None:
         """End the stage's transition of ``rows`` when ``machine`` started it."""
         ...
-
-
-@dataclass
-class Slot:
-    """One played state's frame per character ``(C,)``: entered this frame (at ``entry`` phase), travel so far."""
-
-    entered: BoolArray
-    entry: FloatArray
-    phase: FloatArray
-    elapsed: FloatArray
-
-    @classmethod
-    def empty(cls, count: int) -> Slot:
-        """Nothing entered, no travel."""
-        return cls(np.zeros(count, dtype=bool), np.zeros(count), np.zeros(count), np.zeros(count))
-
-    def clear(self) -> None:
-        """A new frame."""
-        self.entered[:] = False
-        self.phase[:] = 0.0
-        self.elapsed[:] = 0.0
-
-    def copy_from(self, other: Slot, rows: IntArray) -> None:
-        """Take ``other``'s entries of ``rows``."""
-        for name in ("entered", "entry", "phase", "elapsed"):
-            getattr(self, name)[rows] = getattr(other, name)[rows]
 
 
 def present(indices: IntArray, count: int) -> IntArray:
