@@ -18,9 +18,10 @@ What ``ossa graph check`` reports is :mod:`engine.cli.graph`.
 
 from engine.graph.binding import BoundGraph, bind_graph
 from engine.graph.definition import GraphDefinition, GraphDefinitionError
+from engine.graph.events import GraphMarkerEvent
 from engine.graph.parameters import Parameters
 from engine.graph.reader import load_graph, parse_graph
-from engine.graph.runtime import GraphMarkerEvent, GraphRuntime
+from engine.graph.runtime import GraphRuntime
 
 __all__ = [
     "BoundGraph",

@@ -156,9 +156,11 @@ class CompiledLayers:
     and so are the states' phase rates (:meth:`refresh_rates`, the compiled step's).
     """
 
-    def __init__(self, graph: BoundGraph, machine: Machine) -> None:
+    def __init__(self, graph: BoundGraph, machine: Machine, step: CompiledStep) -> None:
         count, states = machine.count, machine.bound.states
         self.machine = machine
+        self.step = step
+        step.refresh = self.refresh_rates
         self.factors = np.ones((count, len(graph.leaves)))
         self.blends = {
             s: (state.tree, state.tree.clips)
@@ -195,13 +197,14 @@ class CompiledLayers:
     def of(cls, graph: BoundGraph, machines: dict[str, Machine]) -> CompiledLayers | None:
         """The compiled layers of a runtime's machines, or ``None`` where the numpy path is needed."""
         root = machines["root"]
-        if len(machines) != 1 or root.compiled is None or graph.overrides:
+        step = root.compiled
+        if len(machines) != 1 or step is None or graph.overrides:
             return None
         for state in root.bound.states:
             tree = state.tree
             if not isinstance(tree, TreeClip) and not (isinstance(tree, TreeBlend) and tree.clips is not None):
                 return None
-        return cls(graph, root)
+        return cls(graph, root, step)
 
     def _refresh_factors(self, s: int, rows: IntArray) -> None:
         """Blend state ``s``'s weights of the characters ``rows`` whose parameters changed since they were kept."""
@@ -245,12 +248,10 @@ class CompiledLayers:
         )
         return (*out, *flags)
 
-    def layer_state(self, rows: IntArray, rates: FloatArray) -> tuple[np.ndarray, ...]:
-        """The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``rows`` now (``layer_state``).
-
-        ``rates`` ``(S, C)``: the kept phase rates, fresh for ``rows`` (:meth:`CompiledStep.fresh_rates`).
-        """
+    def layer_state(self, rows: IntArray) -> tuple[np.ndarray, ...]:
+        """The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``rows`` now (``layer_state``)."""
         m = self.machine
+        rates = self.step.fresh_rates(rows)
         live = (m.source[rows] >= 0) & (m.kind[rows] != 0)
         for s in self.blends:  # loop over the blend-space states
             self._refresh_factors(s, rows[(m.state[rows] == s) | (live & (m.source[rows] == s))])

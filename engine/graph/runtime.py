@@ -21,7 +21,6 @@ markers, morph weights, local→model, palette) on the compiled kernels where nu
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,6 +32,7 @@ from engine.errors import InvalidInputError
 from engine.graph.binding import BoundGraph
 from engine.graph.clocks import LayerState, LeafClocks, leaf_block
 from engine.graph.compiled import CompiledLayers, CompiledStep
+from engine.graph.events import GraphMarkerEvent, deliver
 from engine.graph.flat import Weights
 from engine.graph.machine import Machine, present
 from engine.graph.parameters import Parameters
@@ -40,29 +40,6 @@ from engine.graph.transitions import NONE
 from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
 from engine.player import MorphTargets, Player
 from engine.player.transitions import Capture
-
-
-@dataclass(frozen=True)
-class GraphMarkerEvent:
-    """One crossing of a clip marker in a graph state by some characters.
-
-    Attributes
-    ----------
-    machine, state
-        Where the clip plays (machine name, state name).
-    clip, marker, time
-        The clip's name, the marker's name and its time in the clip, seconds.
-    characters, weights
-        The characters ``(K,)`` that crossed it and the clip's layer weight for each ``(K,)``.
-    """
-
-    machine: str
-    state: str
-    clip: str
-    marker: str
-    time: float
-    characters: IntArray
-    weights: FloatArray
 
 
 class GraphRuntime:
@@ -136,8 +113,6 @@ class GraphRuntime:
                 machine.compiled = CompiledStep.of(machine)
         self.root = self.machines["root"]
         self._compiled = CompiledLayers.of(graph, self.machines) if player.backend == "numba" else None
-        if self._compiled is not None and self.root.compiled is not None:
-            self.root.compiled.refresh = self._compiled.refresh_rates
         self._names = list(self.machines)
         self._owner = np.full(count, -1, dtype=np.intp)  # the machine that started each stage transition
         self.layers = np.array(
@@ -316,19 +291,25 @@ class GraphRuntime:
             others = np.setdiff1d(np.arange(player.num_layers), self.layers)
             times[others], rates[others] = player.times[others][:, rows], player.rates[others][:, rows]
         weights = player.weights[:, rows]
+        leaving = np.zeros(times.shape, dtype=bool)
+        overrides = player.override_weights[:, rows].copy()
+        mine = self._compiled.layer_state(rows) if self._compiled is not None else self._leaf_state(rows, overrides)
+        for array, values in zip((times, rates, weights, weight_rates, leaving), mine, strict=True):
+            array[self.layers] = values
+        return LayerState(times, rates, weights, weight_rates, overrides, leaving, player.frame_start[rows] + delay)
+
+    def _leaf_state(self, rows: IntArray, overrides: FloatArray) -> tuple[np.ndarray, ...]:
+        """The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``rows`` (the numpy path).
+
+        Writes the graph's overrides' weights into ``overrides`` ``(G, K)``.
+        """
         out = self._capture_weights
         out.weights[:, rows], out.rates[:, rows], out.overrides[:, rows] = 0.0, 0.0, 0.0
         self.weigh_machine("root", rows, np.ones(rows.size), np.zeros(rows.size), out)
-        weights[self.layers] = out.weights[:, rows]
-        weight_rates[self.layers] = out.rates[:, rows]
-        leaf_times, leaf_rates, entered = self._leaf_times(rows)
-        times[self.layers], rates[self.layers] = leaf_times, leaf_rates
-        leaving = np.zeros(times.shape, dtype=bool)
-        leaving[self.layers] = entered
-        overrides = player.override_weights[:, rows].copy()
         if self.overrides.size:
             overrides[self.overrides] = out.overrides[:, rows]
-        return LayerState(times, rates, weights, weight_rates, overrides, leaving, player.frame_start[rows] + delay)
+        times, rates, entered = self._leaf_times(rows)
+        return times, rates, out.weights[:, rows], out.rates[:, rows], entered
 
     def capture_switch(self, rows: IntArray, delay: FloatArray, before: LayerState) -> tuple[Capture, Capture]:
         """The output before a switch (``before``, with the transition stage) and the new layers' now: one capture."""
@@ -488,13 +469,6 @@ class GraphRuntime:
                 continue
             found = True
             state = self.graph.machines[leaf.machine].states[leaf.state].name
-            self.player.on_marker(layer, name, _deliver(callback, leaf.machine, state, leaf.clip.name))
+            self.player.on_marker(layer, name, deliver(callback, leaf.machine, state, leaf.clip.name))
         if not found:
             raise InvalidInputError(f"no clip of the graph has a marker {name!r}")
-
-
-def _deliver(callback: Callable[[GraphMarkerEvent], Any], machine: str, state: str, clip: str) -> Any:
-    def deliver(marker: str, time: float, characters: IntArray, weights: FloatArray) -> None:
-        callback(GraphMarkerEvent(machine, state, clip, marker, time, characters, weights))
-
-    return deliver

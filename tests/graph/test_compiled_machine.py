@@ -17,7 +17,7 @@ import pytest
 
 from engine.backend.select import compiled_module
 from engine.graph import GraphRuntime, bind_graph, parse_graph
-from engine.graph.compiled import CompiledStep
+from engine.graph.compiled import CompiledLayers, CompiledStep
 from engine.player.sync import synced_rate
 from tests.graph.documents import locomotion, mannequin_clips
 
@@ -273,23 +273,24 @@ def test_the_kernels_phase_rates_are_synced_rate() -> None:
 
 @pytest.mark.parametrize("document", [everything, lambda: locomotion("synced", 0.4)])
 def test_the_compiled_layer_state_is_the_runtimes(character, document, monkeypatch) -> None:
-    """CompiledLayers.layer_state against the numpy layer_state at every capture of a frame (switches included)."""
+    """CompiledLayers.layer_state against the numpy path (``_leaf_state``) at every capture of a frame."""
     compiled, _ = pair(character, document(), 24)
-    layers, step = compiled._compiled, compiled.root.compiled
+    layers = compiled._compiled
     assert layers is not None
-    assert step is not None
-    numpy_state = GraphRuntime.layer_state
+    kernel_state = CompiledLayers.layer_state
     checked = []
 
-    def both(self: GraphRuntime, rows: np.ndarray, delay: np.ndarray):
-        expected = numpy_state(self, rows, delay)
-        found = layers.layer_state(rows, step.fresh_rates(rows))
-        for name, mine in zip(("times", "rates", "weights", "weight_rates", "leaving"), found, strict=True):
-            assert np.array_equal(mine, getattr(expected, name)[self.layers]), name
-        checked.append(bool(expected.leaving.any()))
-        return expected
+    def both(self: CompiledLayers, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        found = kernel_state(self, rows)
+        expected = compiled._leaf_state(rows, compiled.player.override_weights[:, rows].copy())
+        for name, mine, theirs in zip(
+            ("times", "rates", "weights", "weight_rates", "leaving"), found, expected, strict=True
+        ):
+            assert np.array_equal(mine, theirs), name
+        checked.append(bool(expected[-1].any()))
+        return found
 
-    monkeypatch.setattr(GraphRuntime, "layer_state", both)
+    monkeypatch.setattr(CompiledLayers, "layer_state", both)
     stream, steps = np.random.default_rng(9), np.random.default_rng(4)
     for _ in range(120):
         drive(compiled, stream)
