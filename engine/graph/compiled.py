@@ -206,22 +206,21 @@ class CompiledLayers:
                 return None
         return cls(graph, root, step)
 
-    def _refresh_factors(self, s: int, rows: IntArray) -> None:
-        """Blend state ``s``'s weights of the characters ``rows`` whose parameters changed since they were kept."""
-        found = self.blends.get(s)
-        if found is None:
-            return
-        tree, clips = found
+    def _refresh_factors(self) -> None:
+        """Every blend state's weights of the characters whose parameters changed since they were kept.
+
+        All of them at once, in or out of the state: one blend-space evaluation a frame, not one per use.
+        """
         parameters = self.machine.parameters
-        stale = rows[self.stamps[s, rows] != parameters.stamps[rows]]
-        if stale.size:
-            self.factors[stale[:, None], clips] = tree.blend_weights(parameters, stale)
-            self.stamps[s, stale] = parameters.stamps[stale]
+        for s, (tree, clips) in self.blends.items():  # loop over the blend-space states
+            stale = np.flatnonzero(self.stamps[s] != parameters.stamps)
+            if stale.size:
+                self.factors[stale[:, None], clips] = tree.blend_weights(parameters, stale)
+                self.stamps[s, stale] = parameters.stamps[stale]
 
     def refresh_rates(self, states: IntArray, characters: IntArray) -> None:
         """The own phase rates of (state, character) pairs into the machine's kept rates (``Machine.rates``)."""
-        for s in self.blends:  # loop over the blend-space states
-            self._refresh_factors(s, characters[states == s])
+        self._refresh_factors()
         rates, rate_stamps = self.machine.rate_cache()
         _kernels().timing_rates(
             states, characters, self.factors, self.timing, self.machine.parameters.stamps, rates, rate_stamps
@@ -233,9 +232,7 @@ class CompiledLayers:
         ``start`` ``(N, C)``: the layers' raw times before the frame (the times where nothing plays).
         """
         m = self.machine
-        live = (m.source >= 0) & (m.kind != 0)
-        for s in self.blends:  # loop over the blend-space states
-            self._refresh_factors(s, np.flatnonzero((m.state == s) | (live & (m.source == s))))
+        self._refresh_factors()
         out = (np.zeros(start.shape), start.copy(), start.copy(), start.copy())
         flags = (np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool))
         _kernels().write_layers(
@@ -252,9 +249,7 @@ class CompiledLayers:
         """The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``rows`` now (``layer_state``)."""
         m = self.machine
         rates = self.step.fresh_rates(rows)
-        live = (m.source[rows] >= 0) & (m.kind[rows] != 0)
-        for s in self.blends:  # loop over the blend-space states
-            self._refresh_factors(s, rows[(m.state[rows] == s) | (live & (m.source[rows] == s))])
+        self._refresh_factors()
         shape = (len(self.leaves[0]), rows.size)
         out = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=bool))
         _kernels().layer_state(
