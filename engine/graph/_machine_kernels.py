@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 from numba import njit
 
 #: Condition kinds and comparison codes, as :mod:`engine.graph.compiled` writes them.
@@ -88,68 +89,89 @@ def _moved(phase: float, travel: float, loops: bool) -> float:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _choose(
-    c: int, dt: float, rate: float, source_rate: float, synced: bool, machine: Any, table: Any, values: Any
-) -> Any:
-    """The transition character ``c`` takes (-1: none), its delay into ``dt``, and whether it unlocks."""
+def _choose(rows: Any, rates: Any, machine: Any, table: Any, values: Any, remaining: Any, out: Any) -> None:
+    """Each character's transition, its delay and whether it unlocks, into ``out`` ``(K,)`` (``Machine.choose``).
+
+    The transition ``rows[k]`` takes (-1: none), after how many of its remaining seconds, and
+    whether an uninterruptible transition of its ends within them (it stops there).
+    """
     state, phase, _, kind, _, progress, duration, half_life, locked = machine[:9]
-    loops, candidates_start, candidates, exit_times, conditions, spring, settle = table[:7]
+    source = machine[9]
+    loops, candidates_start, candidates, exit_times, conditions, spring, settle, synced_code = table
     floats, bools, triggers = values
-    if locked[c]:
-        end = settle * half_life[c] if kind[c] == spring else duration[c]
-        until = end - progress[c]
-        if until < dt:
-            return -1, max(until, 0.0), True
-        return -1, 0.0, False
-    s = state[c]
-    for k in range(candidates_start[s], candidates_start[s + 1]):  # in priority order
-        transition = candidates[k]
-        if not _holds(transition, c, conditions, floats, bools, triggers):
+    chosen, delays, events = out
+    for k in range(rows.size):
+        c = rows[k]
+        dt = remaining[c]
+        chosen[k], delays[k], events[k] = -1, 0.0, False
+        if locked[c]:
+            until = (settle * half_life[c] if kind[c] == spring else duration[c]) - progress[c]
+            if until < dt:
+                delays[k], events[k] = max(until, 0.0), True
             continue
-        exit_time = exit_times[transition]
-        if math.isnan(exit_time):
-            return transition, 0.0, False
-        if loops[s]:
-            gap = (exit_time - phase[c]) % 1.0
-            gap = gap if gap > 0.0 else 1.0  # exactly there now: the next crossing is a cycle away
-            wait = _time_to(gap, rate, source_rate, synced, progress[c], duration[c])
-            if wait <= dt:
-                return transition, min(wait, dt), False
-        elif phase[c] >= exit_time:
-            return transition, 0.0, False
-        else:
-            wait = _time_to(max(exit_time - phase[c], 0.0), rate, source_rate, synced, progress[c], duration[c])
-            if wait <= dt:
-                return transition, min(wait, dt), False
-    return -1, 0.0, False
+        s = state[c]
+        rate = rates[s, c]
+        source_rate = rates[source[c], c] if source[c] >= 0 else 0.0
+        synced = source[c] >= 0 and kind[c] == synced_code
+        for n in range(candidates_start[s], candidates_start[s + 1]):  # in priority order
+            transition = candidates[n]
+            if not _holds(transition, c, conditions, floats, bools, triggers):
+                continue
+            exit_time = exit_times[transition]
+            fires, wait = True, 0.0
+            if math.isnan(exit_time):
+                pass
+            elif loops[s]:
+                gap = (exit_time - phase[c]) % 1.0
+                gap = gap if gap > 0.0 else 1.0  # exactly there now: the next crossing is a cycle away
+                wait = _time_to(gap, rate, source_rate, synced, progress[c], duration[c])
+                fires, wait = wait <= dt, min(wait, dt)
+            elif phase[c] < exit_time:
+                wait = _time_to(max(exit_time - phase[c], 0.0), rate, source_rate, synced, progress[c], duration[c])
+                fires, wait = wait <= dt, min(wait, dt)
+            if fires:
+                chosen[k], delays[k] = transition, wait
+                break
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _advance(c: int, dt: float, rate: float, source_rate: float, synced: bool, machine: Any, table: Any) -> bool:
-    """Move character ``c``'s clocks by ``dt`` seconds; returns whether its transition ended (cleared)."""
+def _advance(rows: Any, rates: Any, machine: Any, table: Any, steps: Any, done: Any) -> int:
+    """Move the clocks of the characters ``rows`` by ``steps`` ``(K,)`` seconds (``Machine.advance``).
+
+    Transitions that end are cleared; their characters go to ``done[:count]``; returns ``count``.
+    """
     state, phase, elapsed, kind, transition, progress, duration, half_life, locked = machine[:9]
     source, source_phase, source_elapsed, current_phase, current_elapsed, previous_phase, previous_elapsed = machine[9:]
-    loops, spring, settle = table[0], table[5], table[6]
-    travel, source_travel = rate * dt, source_rate * dt
-    if synced:
-        shared = source_rate * dt + (rate - source_rate) * _alpha_integral(progress[c], duration[c], dt)
-        travel, source_travel = shared, shared
-    if source[c] >= 0:
-        source_phase[c] = _moved(source_phase[c], source_travel, loops[source[c]])
-        source_elapsed[c] += dt
-        previous_phase[c] += source_travel
-        previous_elapsed[c] += dt
-    phase[c] = _moved(phase[c], travel, loops[state[c]])
-    elapsed[c] += dt
-    current_phase[c] += travel
-    current_elapsed[c] += dt
-    if kind[c] == 0:
-        return False
-    progress[c] += dt
-    if progress[c] < (settle * half_life[c] if kind[c] == spring else duration[c]):
-        return False
-    kind[c], transition[c], source[c], locked[c] = 0, -1, -1, False
-    return True
+    loops, spring, settle, synced_code = table[0], table[5], table[6], table[7]
+    count = 0
+    for k in range(rows.size):
+        c, dt = rows[k], steps[k]
+        if not dt > 0.0:
+            continue
+        rate = rates[state[c], c]
+        source_rate = rates[source[c], c] if source[c] >= 0 else 0.0
+        travel, source_travel = rate * dt, source_rate * dt
+        if source[c] >= 0 and kind[c] == synced_code:
+            shared = source_rate * dt + (rate - source_rate) * _alpha_integral(progress[c], duration[c], dt)
+            travel, source_travel = shared, shared
+        if source[c] >= 0:
+            source_phase[c] = _moved(source_phase[c], source_travel, loops[source[c]])
+            source_elapsed[c] += dt
+            previous_phase[c] += source_travel
+            previous_elapsed[c] += dt
+        phase[c] = _moved(phase[c], travel, loops[state[c]])
+        elapsed[c] += dt
+        current_phase[c] += travel
+        current_elapsed[c] += dt
+        if kind[c] == 0:
+            continue
+        progress[c] += dt
+        if progress[c] < (settle * half_life[c] if kind[c] == spring else duration[c]):
+            continue
+        kind[c], transition[c], source[c], locked[c] = 0, -1, -1, False
+        done[count] = c
+        count += 1
+    return count
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -168,40 +190,32 @@ def step_round(
     """One round of ``Machine.step`` for the characters ``rows`` ``(K,)``; returns how many transitions ended.
 
     ``rates`` ``(S, C)``: each state's own phase rate per character (fresh for the current and
-    source states of ``rows``: :func:`stale_rates`); ``machine`` the machine's per-character arrays (state, phase,
-    elapsed, kind, transition, progress, duration, half-life, locked, source, source phase and
-    elapsed, the current and previous slots' phase and elapsed); ``table`` = state loops, the
-    candidates per state (start ``(S + 1,)``, transitions), exit times, the conditions (start
-    ``(T + 1,)``, kinds, rows, ops, values), the spring's code and settle half-lives, the synced
-    transitions' code; ``values`` =
-    floats, bools, triggers; ``frame`` = the seconds remaining and spent ``(C,)``. With ``choosing``
-    each character chooses, advances to the transition's instant (or by all that remains) and
-    its remaining and spent time are updated; without, it advances by all that remains (the last
-    round). Out: ``chosen`` and ``pause`` ``(K,)``, the ended characters in ``done[:count]``.
+    source states of ``rows``: :func:`stale_rates`); ``machine`` the machine's per-character
+    arrays (state, phase, elapsed, kind, transition, progress, duration, half-life, locked,
+    source, source phase and elapsed, the current and previous slots' phase and elapsed);
+    ``table`` = state loops, the candidates per state (start ``(S + 1,)``, transitions), exit
+    times, the conditions (start ``(T + 1,)``, kinds, rows, ops, values), the spring's code and
+    settle half-lives, the synced transitions' code; ``values`` = floats, bools, triggers;
+    ``frame`` = the seconds remaining and spent ``(C,)``. With ``choosing`` each character
+    chooses, advances to the transition's instant (or by all that remains) and its remaining and
+    spent time are updated; without, it advances by all that remains (the last round). Out:
+    ``chosen`` and ``pause`` ``(K,)``, the ended characters in ``done[:count]``.
     """
-    state, kind, source = machine[0], machine[3], machine[9]
-    synced_code = table[7]
     remaining, spent = frame
-    count = 0
+    delays = np.zeros(rows.size)
+    chosen[:] = -1
+    pause[:] = False
+    if choosing:
+        _choose(rows, rates, machine, table, values, remaining, (chosen, delays, pause))
+    steps = np.empty(rows.size)
     for k in range(rows.size):
         c = rows[k]
-        dt = remaining[c]
-        rate = rates[state[c], c]
-        source_rate = rates[source[c], c] if source[c] >= 0 else 0.0
-        synced = source[c] >= 0 and kind[c] == synced_code
-        transition, delay, event = -1, 0.0, False
+        pause[k] = pause[k] or chosen[k] >= 0
+        steps[k] = delays[k] if pause[k] else remaining[c]
         if choosing:
-            transition, delay, event = _choose(c, dt, rate, source_rate, synced, machine, table, values)
-        stops = event or transition >= 0
-        part = delay if stops else dt
-        if part > 0.0 and _advance(c, part, rate, source_rate, synced, machine, table):
-            done[count] = c
-            count += 1
-        chosen[k], pause[k] = transition, stops
-        if choosing:
-            spent[c] += part
-            remaining[c] = dt - delay if stops else 0.0
-    return count
+            spent[c] += steps[k]
+            remaining[c] = remaining[c] - delays[k] if pause[k] else 0.0
+    return _advance(rows, rates, machine, table, steps, done)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -216,6 +230,7 @@ def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any,
     weights, the layers' end, exact and entry times, and where they run and jumped.
     """
     state, phase, elapsed, kind, progress, duration, source, source_phase, source_elapsed = machine
+    (entered, entry, travelled, spent), (was_entered, was_entry, was_travelled, was_spent) = slots
     leaf_state, leaf_duration, speed, state_speed, leaf_rate, sync, loop = leaves
     weights, end, exact, jump, running, jumped = out
     for k in range(rows.size):
@@ -226,23 +241,24 @@ def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any,
         for i in range(leaf_state.size):
             weights[i, c] = 0.0
             if leaf_state[i] == state[c]:
-                weight, slot, now, seconds = alpha, slots[0], phase[c], elapsed[c]
+                weight, now, seconds = alpha, phase[c], elapsed[c]
+                jumps, at, moved, lasted = entered[c], entry[c], travelled[c], spent[c]
             elif live and leaf_state[i] == source[c]:
-                weight, slot, now, seconds = 1.0 - alpha, slots[1], source_phase[c], source_elapsed[c]
+                weight, now, seconds = 1.0 - alpha, source_phase[c], source_elapsed[c]
+                jumps, at, moved, lasted = was_entered[c], was_entry[c], was_travelled[c], was_spent[c]
             else:
                 continue
             if weight > 0.0:
                 weights[i, c] = 0.0 + factors[c, i] * weight
-            entered, entry, travelled, spent = slot
             begin = end[i, c]
-            if entered[c]:
-                begin = entry[c] * leaf_duration[i] if sync[i] else 0.0 * leaf_rate[i]
+            if jumps:
+                begin = at * leaf_duration[i] if sync[i] else 0.0 * leaf_rate[i]
                 jump[i, c], jumped[i, c] = begin, True
             if sync[i]:
-                end[i, c] = begin + travelled[c] * leaf_duration[i]
+                end[i, c] = begin + moved * leaf_duration[i]
                 exact[i, c] = now * leaf_duration[i]
             else:
-                end[i, c] = begin + spent[c] * speed[i] * state_speed[i]
+                end[i, c] = begin + lasted * speed[i] * state_speed[i]
                 raw = seconds * leaf_rate[i]
                 if leaf_duration[i] <= 0.0:
                     exact[i, c] = 0.0

@@ -297,3 +297,24 @@ def test_the_compiled_layer_state_is_the_runtimes(character, document, monkeypat
         compiled.update(float(steps.choice([1 / 30, 1 / 60, 1 / 144, 0.3])))
     assert len(checked) > 20
     assert any(checked)
+
+
+@pytest.mark.parametrize("loop", [True, False])
+def test_an_exit_time_at_the_frames_last_instant(character, loop) -> None:
+    """Exactly at the end of dt the transition fires; one ulp earlier it waits (both backends)."""
+    _, clips = character
+    document = {
+        "start": "a",
+        "states": {
+            "a": {"motion": {"clip": "walk", "loop": loop}, "transitions": [{"to": "b", "exit_time": 0.5}]},
+            "b": {"motion": {"clip": "idle"}},
+        },
+    }
+    rate = 1.0 / clips["walk"].duration  # the state's phase rate: its clip's cycle rate
+    exact = 0.5 / rate
+    for dt, expected in ((exact, "b"), (np.nextafter(exact, 0.0), "a"), (np.nextafter(exact, 1.0), "b")):
+        compiled, reference = pair(character, document, 1)
+        for runtime in (compiled, reference):
+            runtime.update(dt)
+            assert runtime.state_names() == [expected], (runtime.player.backend, dt)
+        assert_same(compiled, reference, 0)
