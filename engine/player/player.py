@@ -17,6 +17,7 @@ from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity
 from engine.backend import BACKENDS, BufferFrame, active_backend
+from engine.backend.select import compiled_module
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array, trusted
 from engine.player import evaluate
@@ -178,23 +179,32 @@ class Player(LayerControls):
         layers = [table.layers[r] for r in index.tolist()]
         durations = np.array([layer.duration for layer in layers])[:, None]
         loops = np.array([int(layer.loop) for layer in layers])[:, None]
-        start = table.raw[index]
-        stop = np.where(loops == Loop.ONCE, np.clip(stop, 0.0, durations), stop)
-        raw, wraps = wrap_raw(stop, durations, loops)
-        table.raw[index] = raw
-        self._rates[index] = np.divide(stop - start, self._step, out=self._rates[index], where=self._step > 0.0)
+        fresh = table.fresh[index]
+        if self.backend == "numba":  # one pass on the kernel: the same numbers
+            start, wraps = np.empty(stop.shape), np.empty(stop.shape)
+            clamped = np.empty(stop.shape)
+            compiled_module("engine.backend._clock_kernels").advance_layers(
+                index,
+                np.ascontiguousarray(stop, dtype=np.float64),
+                np.ascontiguousarray(moving),
+                (durations[:, 0], loops[:, 0]),
+                self._step,
+                (table.raw, self._rates, table.fresh),
+                (start, clamped, wraps),
+            )
+            stop, raw = clamped, table.raw[index]
+        else:
+            start = table.raw[index]
+            stop = np.where(loops == Loop.ONCE, np.clip(stop, 0.0, durations), stop)
+            raw, wraps = wrap_raw(stop, durations, loops)
+            table.raw[index] = raw
+            self._rates[index] = np.divide(stop - start, self._step, out=self._rates[index], where=self._step > 0.0)
+            table.fresh[index] &= ~moving
         if self.root_joint is not None:
             self._root_travel(index, layers, start, raw, wraps)
         self._markers.fire(
-            index,
-            table.layers,
-            start,
-            stop,
-            moving & (table.weights[index] > 0.0),
-            table.fresh[index],
-            table.weights[index],
+            index, table.layers, start, stop, moving & (table.weights[index] > 0.0), fresh, table.weights[index]
         )
-        table.fresh[index] &= ~moving
 
     def _root_travel(
         self, index: IntArray, layers: list[Layer], start: FloatArray, raw: FloatArray, wraps: FloatArray

@@ -1,0 +1,52 @@
+"""Compiled layer clocks (numba): a frame's end times wrapped by each layer's loop mode, the rates they moved at.
+
+The arithmetic of the player's numpy path (``Player.advance_layers`` with
+:func:`engine.anim.events.wrap_raw`), one layer entry at a time, the same numbers. Self-contained
+on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes to a cached
+function's own file only. Inputs are trusted (the player's).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from numba import njit
+
+#: :class:`engine.anim.events.Loop`'s codes.
+ONCE, REPEAT, PING_PONG = 0, 1, 2
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def advance_layers(index: Any, ends: Any, running: Any, layers: Any, step: Any, table: Any, out: Any) -> None:
+    """Move the layers ``index`` ``(n,)`` to the raw times ``ends`` ``(n, C)`` (``Player.advance_layers``).
+
+    ``running`` ``(n, C)``: where the layer ran (its fresh flag is consumed); ``layers`` = each
+    entry's clip duration and loop code ``(n,)``; ``step`` ``(C,)`` the frame's seconds;
+    ``table`` = the layers' raw times, rates and fresh flags ``(L, C)``, updated in place. Out
+    ``(n, C)``: the raw times before, the end times as clamped (a layer that plays once stops
+    at its ends), and the whole loops crossed (:func:`~engine.anim.events.wrap_raw`).
+    """
+    durations, loops = layers
+    raw_table, rates, fresh = table
+    starts, stops, wraps = out
+    for r in range(index.size):
+        row, duration, mode = index[r], durations[r], loops[r]
+        period = 2.0 * duration if mode == PING_PONG else duration
+        safe = period if period > 0.0 else 1.0
+        for c in range(ends.shape[1]):
+            stop = ends[r, c]
+            if mode == ONCE:
+                stop = min(max(stop, 0.0), duration)
+            turns = 0.0 if mode == ONCE or period <= 0.0 else math.floor(stop / safe)
+            raw = stop if mode == ONCE else stop - turns * safe  # a layer played once: clamped above
+            if mode != ONCE and period > 0.0 and raw >= safe:  # an ulp below a multiple: the next loop's start
+                raw -= safe
+                turns += 1.0
+            start = raw_table[row, c]
+            starts[r, c], stops[r, c], wraps[r, c] = start, stop, turns
+            raw_table[row, c] = max(raw, 0.0) if period > 0.0 else 0.0
+            if step[c] > 0.0:
+                rates[row, c] = (stop - start) / step[c]
+            if running[r, c]:
+                fresh[row, c] = False
