@@ -24,7 +24,7 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import config, get_num_threads, njit, prange, set_num_threads
 
 #: As :mod:`engine.anim.inertialization`: ``t1 = min(T, -STEEPEST x0 / v0)``; offsets below
 #: ``OFFSET_NOISE · |v0| · T`` are rounding noise (no offset); the spring's rate times the half-life.
@@ -310,19 +310,15 @@ def _turn(q: Any, omega: Any, phi: Any, rate: Any) -> None:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
-    """The offsets of inertialized and spring transitions added to a character-major ``pose`` in place.
-
-    ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
-    or spring); ``decays`` and ``columns`` as for :func:`offset_captures`; ``pose`` =
-    translations ``(C, J, 3)``, rotations ``(C, J, 4)``, scales ``(C, J, 3)``: ``t + x``,
-    ``exp(x) · q``, ``s + x``.
-    """
+def _offsets_on(
+    first: int, stop: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
+) -> None:
+    """:func:`apply_offsets` for the entries ``first <= k < stop``."""
     quintic, spring, at_quintic, at_spring = decays
     joints, paths = columns
     translations, rotations, scales = pose
     x, v = np.empty(3), np.empty(3)
-    for k in range(characters.size):
+    for k in range(first, stop):
         c, t = characters[k], elapsed[k]
         for i in range(joints.size):
             if kinds[k] == INERTIALIZE:
@@ -338,3 +334,55 @@ def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, column
                     scales[c, j, e] += x[e]
             else:
                 _rotate_by(rotations[c, j], x)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
+    """The offsets of inertialized and spring transitions added to a character-major ``pose`` in place.
+
+    ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
+    or spring); ``decays`` and ``columns`` as for :func:`offset_captures`; ``pose`` =
+    translations ``(C, J, 3)``, rotations ``(C, J, 4)``, scales ``(C, J, 3)``: ``t + x``,
+    ``exp(x) · q``, ``s + x``.
+    """
+    _offsets_on(0, characters.size, characters, elapsed, kinds, decays, columns, pose)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
+def apply_offsets_parallel(
+    blocks: int,
+    characters: Any,
+    elapsed: Any,
+    kinds: Any,
+    quintic: Any,
+    spring: Any,
+    at_quintic: Any,
+    at_spring: Any,
+    joints: Any,
+    paths: Any,
+    translations: Any,
+    rotations: Any,
+    scales: Any,
+) -> None:
+    """:func:`apply_offsets` over ``blocks`` contiguous blocks of the entries in parallel (the same numbers).
+
+    The arguments come one by one (a parallel loop's body takes no tuple of tuples).
+    """
+    count = characters.size
+    for b in prange(blocks):
+        decays, columns = (quintic, spring, at_quintic, at_spring), (joints, paths)
+        pose = (translations, rotations, scales)
+        _offsets_on(b * count // blocks, (b + 1) * count // blocks, characters, elapsed, kinds, decays, columns, pose)
+
+
+def apply_offsets_on(
+    threads: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
+) -> None:
+    """:func:`apply_offsets` on ``threads`` threads (at most one block of characters each), serial for one."""
+    blocks = min(threads, int(config.NUMBA_NUM_THREADS), characters.size)  # type: ignore[attr-defined]
+    if blocks <= 1:
+        apply_offsets(characters, elapsed, kinds, decays, columns, pose)
+        return
+    if get_num_threads() < blocks:
+        set_num_threads(blocks)
+    apply_offsets_parallel(blocks, characters, elapsed, kinds, *decays, *columns, *pose)

@@ -123,14 +123,17 @@ def apply_offsets(
     joints: IntArray,
     paths: IntArray,
     pose: PoseBuffer,
+    threads: int = 1,
 ) -> None:
     """Inertialized and spring offsets of ``characters`` ``(K,)`` at ``elapsed`` seconds added to ``pose``.
 
     ``decays`` = packed quintic and spring decays ``(C, n, F)`` over the columns ``joints``,
-    ``paths`` ``(n,)`` (0 translation, 1 rotation, 2 scale); ``pose`` character-major.
+    ``paths`` ``(n,)`` (0 translation, 1 rotation, 2 scale); ``pose`` character-major; on
+    ``threads`` threads (blocks of characters; the same numbers).
     """
     quintic, spring = decays
-    compiled_module("engine.backend._offset_kernels").apply_offsets(
+    compiled_module("engine.backend._offset_kernels").apply_offsets_on(
+        threads,
         np.ascontiguousarray(characters, dtype=np.int64),
         np.ascontiguousarray(elapsed, dtype=np.float64),
         np.ascontiguousarray(kinds, dtype=np.int64),

@@ -224,9 +224,11 @@ class Offsets:
             else:
                 components[where] += vectors
 
-    def apply_compiled(self, members: IntArray, kinds: IntArray, pose: PoseBuffer, elapsed: FloatArray) -> None:
+    def apply_compiled(
+        self, members: IntArray, kinds: IntArray, pose: PoseBuffer, elapsed: FloatArray, threads: int = 1
+    ) -> None:
         """:meth:`apply` for inertialized and spring ``members`` at once, on the kernels (a character-major pose)."""
-        apply_offsets(members, elapsed, kinds, self._packed_pair(), self.joints, self.paths, pose)
+        apply_offsets(members, elapsed, kinds, self._packed_pair(), self.joints, self.paths, pose, threads)
 
     def _packed_pair(self) -> tuple[FloatArray, FloatArray]:
         """The packed quintic and spring decays as the kernels take them (an empty array for a kind not started yet)."""

@@ -258,7 +258,7 @@ class Player(LayerControls):
             if chosen is not None:
                 busy = np.intersect1d(busy, chosen, assume_unique=True)
             if busy.size:
-                stage.apply(self.pose_buffer, self.clock, busy)
+                stage.apply(self.pose_buffer, self.clock, busy, self.threads)
         if self.morph is not None and self.morph.size:
             rows = evaluate.weighted(table, None, additive=False)
             self.morph.mix([table.layers[r].clip for r in rows], times[rows], table.weights[rows], self._morph)

@@ -236,14 +236,17 @@ class TransitionStage:
         spent = decay_integral(kind, end - start, duration, half) - decay_integral(kind, begin - start, duration, half)
         return self.root_offset[characters] * spent[:, None]
 
-    def apply(self, pose: PoseBuffer, clock: FloatArray, characters: IntArray) -> None:
-        """The stage on ``pose`` (the layers' blend, in place) for ``characters`` with a transition in progress."""
+    def apply(self, pose: PoseBuffer, clock: FloatArray, characters: IntArray, threads: int = 1) -> None:
+        """The stage on ``pose`` (the layers' blend, in place) for ``characters`` with a transition in progress.
+
+        ``threads``: of the compiled offsets (blocks of characters; the same numbers).
+        """
         elapsed = clock[characters] - self.start[characters]
         kinds = self.kind[characters]
         if self.compiled and character_major(pose):
             offsets = (kinds == INERTIALIZE) | (kinds == SPRING)
             if offsets.any():
-                self._offsets.apply_compiled(characters[offsets], kinds[offsets], pose, elapsed[offsets])
+                self._offsets.apply_compiled(characters[offsets], kinds[offsets], pose, elapsed[offsets], threads)
             if not offsets.all():
                 blends = ~offsets
                 snapshots = (self._snapshot_rows, self._snapshot_velocity)

@@ -24,7 +24,7 @@ from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity
 from engine.backend._offset_kernels import SERIES_HALF, half_turn
-from engine.backend.stage import INERTIALIZE, SPRING
+from engine.backend.stage import INERTIALIZE, SPRING, character_major
 from engine.math._checks import trusted
 from engine.math.quat import quat_normalize
 from engine.player.transitions import Capture, TransitionStage
@@ -44,6 +44,13 @@ def capture(rng: np.random.Generator) -> Capture:
             PoseVelocity(*(rng.normal(size=(K, J, 3)) for _ in range(3))),
             rng.normal(size=(K, 3)),
         )
+
+
+def character_major_pose() -> tuple[tuple[np.ndarray, ...], PoseBuffer]:
+    """The same random pose of ``C`` characters each time, laid out character-major (as the kernels take it)."""
+    rng = np.random.default_rng(15)
+    arrays = (rng.normal(size=(C, J, 3)), quat_normalize(rng.normal(size=(C, J, 4))), rng.normal(size=(C, J, 3)))
+    return arrays, PoseBuffer(*(array.transpose(2, 1, 0) for array in arrays), (C,))
 
 
 @pytest.mark.parametrize("kind", ["inertialize", "spring"])
@@ -130,10 +137,28 @@ def test_compiled_offsets_on_a_pose_equal_the_numpy_reference(size):
     for elapsed in (0.0, 0.02, 0.1, 0.3, 0.7):
         poses = []
         for stage in stages:
-            rows = np.random.default_rng(15).normal(size=(C, 10, J))
-            rows[:, 3:7] = quat_normalize(rows[:, 3:7].transpose(0, 2, 1)).transpose(0, 2, 1)
-            t, r, s = (rows[:, a:b].transpose(1, 2, 0) for a, b in ((0, 3), (3, 7), (7, 10)))
-            pose = PoseBuffer(t, r, s, (C,))
+            arrays, pose = character_major_pose()
+            assert character_major(pose)
             stage.apply(pose, np.full(C, elapsed), members)
-            poses.append(rows)
-        np.testing.assert_allclose(poses[1], poses[0], rtol=0, atol=1e-12)
+            poses.append(arrays)
+        for mine, theirs in zip(*poses, strict=True):
+            np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_the_offsets_on_threads_are_one_threads(threads):
+    """apply_offsets over blocks of characters in parallel: the serial numbers, bit for bit."""
+    rng = np.random.default_rng(21)
+    source, target = capture(rng), capture(rng)
+    members = rng.choice(C, K, replace=False)
+    stage = TransitionStage(C, J, compiled=True)
+    stage.animate({"translation": np.arange(0, J, 3), "rotation": np.arange(J), "scale": np.array([2])})
+    for kind, half in (("inertialize", slice(0, K // 2)), ("spring", slice(K // 2, K))):
+        stage.begin(members[half], kind, 0.3, 0.2, source.take(half), target.take(half), np.zeros(K // 2))
+    poses = []
+    for count in (1, threads):
+        arrays, pose = character_major_pose()
+        stage.apply(pose, np.full(C, 0.1), members, count)
+        poses.append(arrays)
+    for mine, theirs in zip(*poses, strict=True):
+        assert np.array_equal(mine, theirs)
