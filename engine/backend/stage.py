@@ -236,7 +236,7 @@ class CaptureFrame:
         inputs = ((clip_ids, times, weights, cursors), masks, overrides, threshold, (root, Y_UP), state.bank.arrays)
         outputs = (local, state.no_palette, state.no_model, samples)
         rows = np.arange(count, dtype=np.int64)
-        kernels().run(rows, inputs, state.scratch(), outputs, True, False, 1)
+        kernels().run(rows, inputs, state.scratch(), outputs, True, False, state.threads)
         velocity = np.empty((3, count, joints, 3))  # linear, angular, scaling: each contiguous
         planar = np.empty((count, 3))
         transition_kernels().capture_velocity(
