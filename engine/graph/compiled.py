@@ -3,8 +3,11 @@
 A machine whose states play no sub-machine steps on the kernels on the numba backend: each round
 of :meth:`Machine.step <engine.graph.machine.Machine.step>` (choose a transition per character,
 advance the clocks to its instant, end finished transitions) is one kernel call over the
-characters still checking; starting the chosen transitions stays with the machine (it captures
-the player's output). The numbers are the numpy path's, bit for bit.
+characters still checking (:class:`CompiledStep`); starting the chosen transitions stays with the
+machine (it captures the player's output). A graph of one such machine without overrides, whose
+states play a clip or a blend space of clips, also writes its leaves' weights and times, computes
+its states' phase rates and a switch's layer state on kernels (:class:`CompiledLayers`). The
+numbers are the numpy path's, bit for bit (``tests/graph/test_compiled_machine.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 
 #: Condition kinds and comparison operators as the kernels take them.
 CONDITION_KINDS = {"float": 0, "bool": 1, "trigger": 2}
-OPERATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5, "set": 4}
+OPERATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5, "set": 4}  # a trigger's "set": unread
 
 
 def _kernels() -> ModuleType:
