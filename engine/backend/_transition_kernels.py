@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from numba import njit
+from numba import config, get_num_threads, njit, prange, set_num_threads
 
 #: Stage kinds (:mod:`engine.backend.stage`, where they are defined for every caller).
 FROZEN, DEAD_BLEND = 1, 4
@@ -129,17 +129,82 @@ def capture_velocity(samples: Any, layers: Any, tables: Any, blend: Any, out: An
     ``tables`` = (key times, every table's first key ``(T + 1,)``, segment velocities ``(N, J, 3,
     3)``, every table's first segment ``(T,)``). ``blend`` = (rest pose ``(10, J)``, threshold,
     root joint or -1). ``out`` = (velocity ``(K, J, 3, 3)``: linear, angular, scaling; planar
-    root velocity ``(K, 3)``: ``(vx, vz, yaw rate)`` in the root's heading). ``scratch`` = (``(S,
+    root velocity ``(K, 3)``: ``(vx, vz, yaw rate)`` in the root's heading). ``scratch`` = (``(B, S,
     19, J)``: per slot its pose, rows 0-9, the root in place, and velocity, rows 10-18: linear,
-    angular, scaling; ``(2 S, J)``: per slot its per-joint weight and weight rate).
+    angular, scaling; ``(B, 2 S, J)``: per slot its per-joint weight and weight rate), ``B``
+    blocks (the serial kernel uses the first).
+    """
+    work, joint_weights = scratch
+    _velocities(0, samples.shape[0], samples, layers, tables, blend, out, work[0], joint_weights[0])
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
+def capture_velocity_parallel(
+    blocks: int,
+    samples: Any,
+    weights: Any,
+    weight_rates: Any,
+    times: Any,
+    rates: Any,
+    leaving: Any,
+    table_of: Any,
+    loops: Any,
+    key_times: Any,
+    key_starts: Any,
+    velocities: Any,
+    segment_starts: Any,
+    rest: Any,
+    threshold: float,
+    root: int,
+    velocity_out: Any,
+    planar_out: Any,
+    work: Any,
+    joint_weights: Any,
+) -> None:
+    """:func:`capture_velocity` over ``blocks`` contiguous blocks of the captures in parallel (the same numbers).
+
+    The arguments come one by one (a parallel loop's body takes no tuple of tuples); ``work`` and
+    ``joint_weights`` hold one scratch block each.
+    """
+    count = samples.shape[0]
+    for b in prange(blocks):
+        layers = (weights, weight_rates, times, rates, leaving, table_of, loops)
+        tables, blend = (key_times, key_starts, velocities, segment_starts), (rest, threshold, root)
+        first, stop = b * count // blocks, (b + 1) * count // blocks
+        _velocities(first, stop, samples, layers, tables, blend, (velocity_out, planar_out), work[b], joint_weights[b])
+
+
+def capture_velocity_on(
+    threads: int, samples: Any, layers: Any, tables: Any, blend: Any, out: Any, scratch: Any
+) -> None:
+    """:func:`capture_velocity` on ``threads`` threads (at most one block of captures each), serial for one.
+
+    ``scratch`` holds at least ``threads`` blocks.
+    """
+    blocks = min(threads, int(config.NUMBA_NUM_THREADS), samples.shape[0])  # type: ignore[attr-defined]
+    if blocks <= 1:
+        capture_velocity(samples, layers, tables, blend, out, scratch)
+        return
+    if get_num_threads() < blocks:
+        set_num_threads(blocks)
+    capture_velocity_parallel(blocks, samples, *layers, *tables, *blend, *out, *scratch)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _velocities(
+    first: int, stop: int, samples: Any, layers: Any, tables: Any, blend: Any, out: Any, work: Any, joint_weights: Any
+) -> None:
+    """:func:`capture_velocity` for the captures ``first <= k < stop``.
+
+    ``work`` ``(S, 19, J)`` and ``joint_weights`` ``(2 S, J)``: one scratch block (rows ``2 s`` and
+    ``2 s + 1``: slot ``s``'s weight per joint and its rate).
     """
     weights, weight_rates, times, rates, leaving, table_of, loops = layers
     key_times, key_starts, velocities, segment_starts = tables
     rest, threshold, root = blend
     velocity_out, planar_out = out
-    count, joints = samples.shape[0], samples.shape[3]
-    work, joint_weights = scratch  # joint_weights rows 2 s and 2 s + 1: slot s's weight per joint and its rate
-    for k in range(count):
+    joints = samples.shape[3]
+    for k in range(first, stop):
         used = 0
         planar_x = planar_z = yaw_rate_sum = root_weight = 0.0
         for layer in range(weights.shape[0]):

@@ -239,7 +239,9 @@ class CaptureFrame:
         kernels().run(rows, inputs, state.scratch(), outputs, True, False, state.threads)
         velocity = np.empty((3, count, joints, 3))  # linear, angular, scaling: each contiguous
         planar = np.empty((count, 3))
-        transition_kernels().capture_velocity(
+        blocks = state.threads
+        transition_kernels().capture_velocity_on(
+            blocks,
             samples,
             (
                 weights,
@@ -253,7 +255,7 @@ class CaptureFrame:
             (self.key_times, self.key_starts, self.velocities, self.segment_starts),
             (state.bank.rest, float(threshold), root),
             (velocity.transpose(1, 2, 0, 3), planar),
-            (np.empty((slots, 19, joints)), np.empty((2 * slots, joints))),
+            (np.empty((blocks, slots, 19, joints)), np.empty((blocks, 2 * slots, joints))),
         )
         with trusted():
             pose = Pose(*local)
