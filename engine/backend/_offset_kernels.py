@@ -147,9 +147,71 @@ def start_offsets(
     ``packed`` ``(C, n, F)``; ``at``: the columns of the layout's fields in its order
     (:data:`~engine.backend.stage.QUINTIC_LAYOUT`, :data:`~engine.backend.stage.SPRING_LAYOUT`).
     """
+    _starts(0, members.size, quintic, members, source, target, columns, lengths, packed, at)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
+def start_offsets_parallel(
+    blocks: int,
+    quintic: bool,
+    members: Any,
+    source: Any,
+    target: Any,
+    joints: Any,
+    paths: Any,
+    lengths: Any,
+    packed: Any,
+    at: Any,
+) -> None:
+    """:func:`start_offsets` over ``blocks`` contiguous blocks of the members in parallel (the same numbers).
+
+    ``columns`` comes as its two arrays (a parallel loop's body takes no tuple of tuples).
+    """
+    count = members.size
+    for b in prange(blocks):
+        first, stop = b * count // blocks, (b + 1) * count // blocks
+        _starts(first, stop, quintic, members, source, target, (joints, paths), lengths, packed, at)
+
+
+def start_offsets_on(
+    threads: int,
+    quintic: bool,
+    members: Any,
+    source: Any,
+    target: Any,
+    columns: Any,
+    lengths: Any,
+    packed: Any,
+    at: Any,
+) -> None:
+    """:func:`start_offsets` on ``threads`` threads (at most one block of members each), serial for one."""
+    blocks = min(threads, int(config.NUMBA_NUM_THREADS), members.size)  # type: ignore[attr-defined]
+    if blocks <= 1:
+        start_offsets(quintic, members, source, target, columns, lengths, packed, at)
+        return
+    if get_num_threads() < blocks:
+        set_num_threads(blocks)
+    joints, paths = columns
+    start_offsets_parallel(blocks, quintic, members, source, target, joints, paths, lengths, packed, at)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _starts(
+    first: int,
+    stop: int,
+    quintic: bool,
+    members: Any,
+    source: Any,
+    target: Any,
+    columns: Any,
+    lengths: Any,
+    packed: Any,
+    at: Any,
+) -> None:
+    """:func:`start_offsets` for the members ``first <= k < stop``."""
     joints, paths = columns
     x, v = np.empty(3), np.empty(3)
-    for k in range(members.size):
+    for k in range(first, stop):
         out_row = packed[members[k]]
         for i in range(joints.size):
             j, path = joints[i], paths[i]

@@ -139,17 +139,18 @@ class Offsets:
 
     def start_compiled(
         self, kind: int, members: IntArray, source: tuple[Pose, PoseVelocity], target: tuple[Pose, PoseVelocity],
-        length: FloatArray,
+        length: FloatArray, threads: int = 1,
     ) -> None:  # fmt: skip
         """:meth:`store` of the offsets of ``source`` from ``target`` (poses ``(K, J)`` and velocities), on the kernels.
 
         The offsets and their rates (:func:`~engine.anim.inertialization.pose_offsets`) and their
         decays are computed per animated column straight into the packed rows (the same numbers
-        to rounding).
+        to rounding), on ``threads`` threads (blocks of characters; the same numbers).
         """
         packed = self._packed_of(kind)
         at = QUINTIC_FIELDS if kind == INERTIALIZE else SPRING_FIELDS
-        compiled_module("engine.backend._offset_kernels").start_offsets(
+        compiled_module("engine.backend._offset_kernels").start_offsets_on(
+            threads,
             kind == INERTIALIZE,
             np.ascontiguousarray(members, dtype=np.int64),
             _motion(*source),

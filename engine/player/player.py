@@ -440,7 +440,7 @@ class Player(LayerControls):
         chosen = self.select(characters)
         when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
         with trusted():
-            self.transitions.begin(chosen, kind, duration, half_life, source, target, when)
+            self.transitions.begin(chosen, kind, duration, half_life, source, target, when, self.threads)
 
     def switch(
         self, characters: Any, kind: str, duration: Any, change: Callable[[], None], *, half_life: Any = 1.0

@@ -183,9 +183,20 @@ class TransitionStage:
         self._offsets.animate(animated)
 
     def begin(
-        self, characters: IntArray, kind: str, duration: Any, half_life: Any, source: Capture, target: Capture, at: Any
+        self,
+        characters: IntArray,
+        kind: str,
+        duration: Any,
+        half_life: Any,
+        source: Capture,
+        target: Capture,
+        at: Any,
+        threads: int = 1,
     ) -> None:
-        """Start ``kind`` for ``characters`` ``(K,)`` at clock ``at``, from ``source`` to ``target`` (captures)."""
+        """Start ``kind`` for ``characters`` ``(K,)`` at clock ``at``, from ``source`` to ``target`` (captures).
+
+        ``threads``: of the compiled offsets' start (blocks of characters; the same numbers).
+        """
         code = KINDS.get(kind)
         if code is None:
             raise InvalidInputError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -212,7 +223,7 @@ class TransitionStage:
         lengths = length if code == INERTIALIZE else half
         if self.compiled:
             self._offsets.start_compiled(
-                code, characters, (source.pose, source.velocity), (target.pose, target.velocity), lengths
+                code, characters, (source.pose, source.velocity), (target.pose, target.velocity), lengths, threads
             )
             return
         offsets, rates = pose_offsets(source.pose, source.velocity, target.pose, target.velocity)
