@@ -24,7 +24,9 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import config, get_num_threads, njit, prange, set_num_threads
+from numba import njit, prange
+
+from engine.backend._threads import parallel_blocks
 
 #: As :mod:`engine.anim.inertialization`: ``t1 = min(T, -STEEPEST x0 / v0)``; offsets below
 #: ``OFFSET_NOISE · |v0| · T`` are rounding noise (no offset); the spring's rate times the half-life.
@@ -185,12 +187,10 @@ def start_offsets_on(
     at: Any,
 ) -> None:
     """:func:`start_offsets` on ``threads`` threads (at most one block of members each), serial for one."""
-    blocks = min(threads, int(config.NUMBA_NUM_THREADS), members.size)  # type: ignore[attr-defined]
+    blocks = parallel_blocks(threads, members.size)
     if blocks <= 1:
         start_offsets(quintic, members, source, target, columns, lengths, packed, at)
         return
-    if get_num_threads() < blocks:
-        set_num_threads(blocks)
     joints, paths = columns
     start_offsets_parallel(blocks, quintic, members, source, target, joints, paths, lengths, packed, at)
 
@@ -441,10 +441,8 @@ def apply_offsets_on(
     threads: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
 ) -> None:
     """:func:`apply_offsets` on ``threads`` threads (at most one block of characters each), serial for one."""
-    blocks = min(threads, int(config.NUMBA_NUM_THREADS), characters.size)  # type: ignore[attr-defined]
+    blocks = parallel_blocks(threads, characters.size)
     if blocks <= 1:
         apply_offsets(characters, elapsed, kinds, decays, columns, pose)
         return
-    if get_num_threads() < blocks:
-        set_num_threads(blocks)
     apply_offsets_parallel(blocks, characters, elapsed, kinds, *decays, *columns, *pose)

@@ -23,7 +23,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from numba import config, get_num_threads, njit, prange, set_num_threads
+from numba import njit, prange
+
+from engine.backend._threads import parallel_blocks
 
 #: Stage kinds (:mod:`engine.backend.stage`, where they are defined for every caller).
 FROZEN, DEAD_BLEND = 1, 4
@@ -181,12 +183,10 @@ def capture_velocity_on(
 
     ``scratch`` holds at least ``threads`` blocks.
     """
-    blocks = min(threads, int(config.NUMBA_NUM_THREADS), samples.shape[0])  # type: ignore[attr-defined]
+    blocks = parallel_blocks(threads, samples.shape[0])
     if blocks <= 1:
         capture_velocity(samples, layers, tables, blend, out, scratch)
         return
-    if get_num_threads() < blocks:
-        set_num_threads(blocks)
     capture_velocity_parallel(blocks, samples, *layers, *tables, *blend, *out, *scratch)
 
 

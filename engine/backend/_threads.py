@@ -1,0 +1,21 @@
+"""How many blocks a parallel kernel splits its items into, and numba's thread count to run them (numba).
+
+Shared by the kernel modules' ``*_on`` drivers (:mod:`engine.backend._offset_kernels`,
+:mod:`engine.backend._transition_kernels`): one block per thread, never more blocks than items
+or than numba's threads.
+"""
+
+from __future__ import annotations
+
+from numba import config, get_num_threads, set_num_threads
+
+
+def parallel_blocks(threads: int, count: int) -> int:
+    """Blocks for ``count`` items on ``threads`` threads (at most one block each); 1 or less: run serially.
+
+    Raises numba's thread count to the blocks when it is below them.
+    """
+    blocks = min(threads, int(config.NUMBA_NUM_THREADS), count)  # type: ignore[attr-defined]
+    if blocks > 1 and get_num_threads() < blocks:
+        set_num_threads(blocks)
+    return blocks
