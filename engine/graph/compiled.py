@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.graph.binding import BoundGraph
+from engine.graph.clocks import LeafClocks
 from engine.graph.flat import TreeBlend, TreeClip
 from engine.graph.transitions import SPRING, SYNCED
 from engine.math._checks import BoolArray, FloatArray, IntArray
@@ -172,17 +173,18 @@ class CompiledLayers:
         }
         self.stamps = np.full((len(states), count), -1, dtype=np.int64)  # the factors' parameter stamps
 
-        def column(values: list[float | bool], dtype: type) -> np.ndarray:
-            return np.array(values, dtype=dtype)
-
-        self.leaves = (
-            column([leaf.state for leaf in graph.leaves], np.intp),
-            column([leaf.duration for leaf in graph.leaves], np.float64),
-            column([leaf.speed for leaf in graph.leaves], np.float64),
-            column([states[leaf.state].speed for leaf in graph.leaves], np.float64),
-            column([leaf.speed * states[leaf.state].speed for leaf in graph.leaves], np.float64),
-            column([leaf.sync for leaf in graph.leaves], bool),
-            column([leaf.loop for leaf in graph.leaves], bool),
+        clocks = LeafClocks.of(graph, machine.name)  # every leaf of the graph, in order: its only machine
+        self.leaves = tuple(
+            np.ascontiguousarray(column[:, 0])
+            for column in (
+                clocks.state,
+                clocks.duration,
+                clocks.speed,
+                clocks.state_speed,
+                clocks.rate,
+                clocks.sync,
+                clocks.loop,
+            )
         )
         timing = [
             [leaf for leaf, _ in state.tree.timing(machine.parameters, np.zeros(0, np.intp), state.synced)]
