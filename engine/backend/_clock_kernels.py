@@ -1,7 +1,8 @@
-"""Compiled layer clocks (numba): a frame's end times wrapped by each layer's loop mode, the rates they moved at.
+"""Compiled clocks (numba): a frame's layer times wrapped by each loop mode, and the LOD schedule's due characters.
 
 The arithmetic of the player's numpy path (``Player.advance_layers`` with
-:func:`engine.anim.events.wrap_raw`), one layer entry at a time, the same numbers. Self-contained
+:func:`engine.anim.events.wrap_raw`), one layer entry at a time, the same numbers; and
+:meth:`engine.backend.lod.UpdateSchedule.due`'s rule without an allocation. Self-contained
 on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes to a cached
 function's own file only. Inputs are trusted (the player's).
 """
@@ -50,3 +51,15 @@ def advance_layers(index: Any, ends: Any, running: Any, layers: Any, step: Any, 
                 rates[row, c] = (stop - start) / step[c]
             if running[r, c]:
                 fresh[row, c] = False
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def select_due(rates: Any, last: Any, frame: Any, out: Any) -> Any:
+    """Indices ``c`` due on ``frame`` into ``out`` (see engine.backend.lod); sets their ``last``; returns how many."""
+    count = 0
+    for c in range(rates.size):
+        if (c + frame) % rates[c] == 0 or frame - last[c] >= rates[c]:
+            out[count] = c
+            last[c] = frame
+            count += 1
+    return count

@@ -1,4 +1,4 @@
-"""Compiled frame kernels (numba): the only module of Ossa that imports numba.
+"""Compiled frame kernels (numba): sample, blend, compose, write palettes.
 
 One character at a time, everything in that character's scratch rows (a few kilobytes, in L1):
 
@@ -12,6 +12,9 @@ One character at a time, everything in that character's scratch rows (a few kilo
 3. down the joints in order: ``T·R·S``, ``model = model[parent] @ local``, ``palette = model @
    inverse_bind`` written column-major (the GLSL ``mat4`` layout of :func:`engine.math.gl_pack`).
 
+The joint-wise steps write one scratch row per loop: LLVM vectorises a loop only when it can check
+at run time that the rows it writes and reads do not overlap, and gives up beyond a few rows.
+
 Sampling is bit-identical to :func:`~engine.anim.sampling.sample`; blend and matrices differ
 from the numpy jobs by rounding only (``tests/backend``).
 
@@ -19,7 +22,7 @@ Every kernel has a serial driver and a ``parallel=True`` driver (``prange`` over
 characters, each block with its own scratch); both call the same per-character function, so
 their results are bit-identical. All are ``nogil`` and cached on disk (``cache=True``:
 ``__pycache__`` next to this file, or numba's user cache directory when that is read-only).
-Everything compiled lives in this one module on purpose, but for the decoder of compressed clips
+The frame lives in this one module on purpose, but for the decoder of compressed clips
 (:func:`engine.compress._kernels.sample_clip`, inlined per layer): numba's cache is invalidated by
 changes to the cached function's own file only, so :mod:`engine.backend.kernel_cache` keys it by
 the decoder's modules too. And the per-character work is written out in one function on purpose:
@@ -39,7 +42,8 @@ from typing import Any
 import numpy as np
 from numba import config, get_num_threads, njit, prange, set_num_threads
 
-from engine.backend import kernel_cache
+from engine.backend import _sampling_kernels, kernel_cache
+from engine.backend._sampling_kernels import find_segment, in_place
 from engine.compress import _kernels as compressed_kernels
 from engine.compress import library as compressed_library
 from engine.compress import quantize as compressed_quantize
@@ -62,70 +66,6 @@ _POSE = 36  # one layer's sampled pose: t (3), q (4), s (3)
 _WEIGHT = 46  # one layer's weight per joint: weight × mask × the overrides' complements
 SCRATCH_ROWS = 47
 MODEL_FLOATS = 12  # per joint: model matrix rows 0..2, joint-major (the parent is read back)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def find_segment(timeline: Any, first: Any, count: Any, t: Any, k: Any) -> Any:
-    """Largest ``m`` in ``[0, count)`` with ``timeline[first + m] <= t``, else 0; the walk starts at ``k``.
-
-    Equals ``max(searchsorted(timeline[first:first + count], t, "right") - 1, 0)``. A few steps
-    from the previous frame's segment (ozz's sampling context), a binary search for longer jumps.
-    """
-    if k < 0:
-        k = 0
-    elif k >= count:
-        k = count - 1
-    if timeline[first + k] <= t:
-        for _ in range(4):
-            if k + 1 < count and timeline[first + k + 1] <= t:
-                k += 1
-            else:
-                return k
-        low, high = k, count  # timeline[low] <= t; timeline[high] > t or high == count
-        while high - low > 1:
-            middle = (low + high) >> 1
-            if timeline[first + middle] <= t:
-                low = middle
-            else:
-                high = middle
-        return low
-    for _ in range(4):
-        k -= 1
-        if k < 0:
-            return 0
-        if timeline[first + k] <= t:
-            return k
-    low, high = -1, k  # timeline[high] > t; timeline[low] <= t or low == -1
-    while high - low > 1:
-        middle = (low + high) >> 1
-        if timeline[first + middle] <= t:
-            low = middle
-        else:
-            high = middle
-    return max(low, 0)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _in_place(work: Any, at: Any, up: Any) -> None:
-    """Joint ``at`` of the sampled pose rows of ``work`` in place about unit ``up``: height and swing kept.
-
-    ``q ← (-s·u, c) · q`` with ``(s, c) = (sin, cos)(yaw / 2)``, ``yaw = 2·atan2(q⃗·u, q_w)`` in
-    ``(-π, π]``, and ``t ← (t·u) u`` (:func:`~engine.anim.rootmotion.remove_planar`).
-    """
-    ux, uy, uz = up[0], up[1], up[2]
-    x, y, z, w = work[_POSE + 3, at], work[_POSE + 4, at], work[_POSE + 5, at], work[_POSE + 6, at]
-    yaw = 2.0 * math.atan2(x * ux + y * uy + z * uz, w)
-    if yaw > math.pi:
-        yaw -= 2.0 * math.pi
-    elif yaw <= -math.pi:
-        yaw += 2.0 * math.pi
-    s, c = math.sin(0.5 * yaw), math.cos(0.5 * yaw)
-    work[_POSE + 3, at] = c * x - s * w * ux - s * (uy * z - uz * y)
-    work[_POSE + 4, at] = c * y - s * w * uy - s * (uz * x - ux * z)
-    work[_POSE + 5, at] = c * z - s * w * uz - s * (ux * y - uy * x)
-    work[_POSE + 6, at] = c * w + s * (ux * x + uy * y + uz * z)
-    height = work[_POSE, at] * ux + work[_POSE + 1, at] * uy + work[_POSE + 2, at] * uz
-    work[_POSE, at], work[_POSE + 1, at], work[_POSE + 2, at] = height * ux, height * uy, height * uz
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -274,7 +214,7 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
                             samples[c, slot, 10, j] *= 1.0 - overriding * override_masks[g, j]
             slot += 1
             if root_joint >= 0:  # in place: M⁻¹ · root (engine.anim.rootmotion.remove_planar)
-                _in_place(work, root_joint, up)
+                in_place(work, _POSE, root_joint, up)
             # --- blend the layer in, joint by joint; rotations aligned to the first weighted layer's
             # hemisphere (the reference rows hold the first layer's rotation until a weighted one comes)
             for j in range(n):
@@ -284,46 +224,53 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
                 if overriding > 0.0 and override_spans[g, 0] <= layer < override_spans[g, 1]:
                     for j in range(n):
                         work[_WEIGHT, j] *= 1.0 - overriding * override_masks[g, j]
-            if fresh:
+            if fresh:  # one output row per loop (they vectorise)
                 for j in range(n):
-                    w = work[_WEIGHT, j]
-                    work[total, j] = w
-                    work[referenced, j] = w
-                    for e in range(10):
-                        work[e, j] = w * work[_POSE + e, j]
-                    for e in range(4):
+                    work[total, j] = work[_WEIGHT, j]
+                for j in range(n):
+                    work[referenced, j] = work[_WEIGHT, j]
+                for e in range(10):
+                    for j in range(n):
+                        work[e, j] = work[_WEIGHT, j] * work[_POSE + e, j]
+                for e in range(4):
+                    for j in range(n):
                         work[reference + e, j] = work[_POSE + 3 + e, j]
             else:
+                signed = _VALUE  # the weight with the sign that aligns the rotation to the reference
                 for j in range(n):
+                    dot = work[_POSE + 3, j] * work[reference, j] + work[_POSE + 4, j] * work[reference + 1, j]
+                    dot += work[_POSE + 5, j] * work[reference + 2, j] + work[_POSE + 6, j] * work[reference + 3, j]
                     w = work[_WEIGHT, j]
-                    x, y, z, q = work[_POSE + 3, j], work[_POSE + 4, j], work[_POSE + 5, j], work[_POSE + 6, j]
-                    r0, r1 = work[reference, j], work[reference + 1, j]
-                    r2, r3 = work[reference + 2, j], work[reference + 3, j]
-                    has = work[referenced, j] > 0.0
-                    signed = math.copysign(w, x * r0 + y * r1 + z * r2 + q * r3) if has else w
-                    work[reference, j], work[reference + 1, j] = (r0, r1) if has else (x, y)
-                    work[reference + 2, j], work[reference + 3, j] = (r2, r3) if has else (z, q)
-                    work[referenced, j] = max(work[referenced, j], w)
-                    work[total, j] += w
-                    work[3, j] += signed * x
-                    work[4, j] += signed * y
-                    work[5, j] += signed * z
-                    work[6, j] += signed * q
-                    for e in (0, 1, 2, 7, 8, 9):
-                        work[e, j] += w * work[_POSE + e, j]
+                    work[signed, j] = math.copysign(w, dot) if work[referenced, j] > 0.0 else w
+                for e in range(4):  # no reference yet (every earlier weight 0 here): this rotation
+                    for j in range(n):
+                        if not work[referenced, j] > 0.0:
+                            work[reference + e, j] = work[_POSE + 3 + e, j]
+                for j in range(n):
+                    work[referenced, j] = max(work[referenced, j], work[_WEIGHT, j])
+                for j in range(n):
+                    work[total, j] += work[_WEIGHT, j]
+                for e in range(3, 7):
+                    for j in range(n):
+                        work[e, j] += work[signed, j] * work[_POSE + e, j]
+                for e in (0, 1, 2, 7, 8, 9):
+                    for j in range(n):
+                        work[e, j] += work[_WEIGHT, j] * work[_POSE + e, j]
             fresh = False
         if fresh:  # no weighted layer: only the rest pose
             for r in range(_ACC, _ACC + 16):
                 for j in range(n):
                     work[r, j] = 0.0
         # --- the rest pose below the threshold, averages, normalised rotations (short loops: they vectorise)
-        rest_weight, rest_signed, inverse_total = _VALUE, _VALUE + 1, _VALUE + 2
+        rest_weight, rest_signed, inverse_total, norm = _VALUE, _VALUE + 1, _VALUE + 2, _VALUE + 3
         for j in range(n):
-            rest_share = max(threshold - work[total, j], 0.0)
+            work[rest_weight, j] = max(threshold - work[total, j], 0.0)
+        for j in range(n):
             dot = rest[3, j] * work[reference, j] + rest[4, j] * work[reference + 1, j]
             dot += rest[5, j] * work[reference + 2, j] + rest[6, j] * work[reference + 3, j]
-            work[rest_weight, j] = rest_share
+            rest_share = work[rest_weight, j]
             work[rest_signed, j] = math.copysign(rest_share, dot) if work[referenced, j] > 0.0 else rest_share
+        for j in range(n):
             work[inverse_total, j] = 1.0 / max(work[total, j], threshold)
         for e in (0, 1, 2, 7, 8, 9):
             for j in range(n):
@@ -333,8 +280,10 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
                 work[e, j] += work[rest_signed, j] * rest[e, j]
         for j in range(n):
             x, y, z, w = work[3, j], work[4, j], work[5, j], work[6, j]
-            norm = math.sqrt(x * x + y * y + z * z + w * w)
-            work[3, j], work[4, j], work[5, j], work[6, j] = x / norm, y / norm, z / norm, w / norm
+            work[norm, j] = math.sqrt(x * x + y * y + z * z + w * w)
+        for e in range(3, 7):
+            for j in range(n):
+                work[e, j] = work[e, j] / work[norm, j]
         if not compose:
             for j in range(n):
                 for e in range(3):
@@ -350,65 +299,68 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
                 work[7 + e, j] = scales[c, j, e]
             for e in range(4):
                 work[3 + e, j] = rotations[c, j, e]
-    # --- T·R·S of every joint (as engine.anim.local_to_model._trs_into), local rows 0..2
+    # --- T·R·S of every joint (as engine.anim.local_to_model._trs_into): the 3×3 part in the local
+    # rows, one row per loop (they vectorise); the translations stay in rows 0..2
     m = _LOCAL
     for j in range(n):
-        x, y, z, w = work[3, j], work[4, j], work[5, j], work[6, j]
-        sx, sy, sz = work[7, j], work[8, j], work[9, j]
-        xx, yy, zz = x * x, y * y, z * z
-        s0, s1, s2 = sx * 2.0, sy * 2.0, sz * 2.0
-        work[m, j], work[m + 1, j], work[m + 2, j], work[m + 3, j] = (
-            sx - (zz + yy) * s0,
-            (x * y - z * w) * s1,
-            (x * z + y * w) * s2,
-            work[0, j],
-        )
-        work[m + 4, j], work[m + 5, j], work[m + 6, j], work[m + 7, j] = (
-            (x * y + z * w) * s0,
-            sy - (xx + zz) * s1,
-            (y * z - x * w) * s2,
-            work[1, j],
-        )
-        work[m + 8, j], work[m + 9, j], work[m + 10, j], work[m + 11, j] = (
-            (x * z - y * w) * s0,
-            (y * z + x * w) * s1,
-            sz - (xx + yy) * s2,
-            work[2, j],
-        )
-    # --- down the joints: model = model[parent] @ local (joint-major in ``model``, read back by
-    # the children), palette = model @ inverse_bind stored column-major (the model's last row is 0 0 0 1)
+        work[m, j] = work[7, j] - (work[5, j] * work[5, j] + work[4, j] * work[4, j]) * (work[7, j] * 2.0)
     for j in range(n):
-        l00, l01, l02, l03 = work[m, j], work[m + 1, j], work[m + 2, j], work[m + 3, j]
-        l10, l11, l12, l13 = work[m + 4, j], work[m + 5, j], work[m + 6, j], work[m + 7, j]
-        l20, l21, l22, l23 = work[m + 8, j], work[m + 9, j], work[m + 10, j], work[m + 11, j]
+        work[m + 1, j] = (work[3, j] * work[4, j] - work[5, j] * work[6, j]) * (work[8, j] * 2.0)
+    for j in range(n):
+        work[m + 2, j] = (work[3, j] * work[5, j] + work[4, j] * work[6, j]) * (work[9, j] * 2.0)
+    for j in range(n):
+        work[m + 3, j] = (work[3, j] * work[4, j] + work[5, j] * work[6, j]) * (work[7, j] * 2.0)
+    for j in range(n):
+        work[m + 4, j] = work[8, j] - (work[3, j] * work[3, j] + work[5, j] * work[5, j]) * (work[8, j] * 2.0)
+    for j in range(n):
+        work[m + 5, j] = (work[4, j] * work[5, j] - work[3, j] * work[6, j]) * (work[9, j] * 2.0)
+    for j in range(n):
+        work[m + 6, j] = (work[3, j] * work[5, j] - work[4, j] * work[6, j]) * (work[7, j] * 2.0)
+    for j in range(n):
+        work[m + 7, j] = (work[4, j] * work[5, j] + work[3, j] * work[6, j]) * (work[8, j] * 2.0)
+    for j in range(n):
+        work[m + 8, j] = work[9, j] - (work[3, j] * work[3, j] + work[4, j] * work[4, j]) * (work[9, j] * 2.0)
+    # --- down the joints: model = model[parent] @ local (joint-major in ``model``, read back by
+    # the children; a parent that is the previous joint, as along chains, is still in registers),
+    # palette = model @ inverse_bind stored column-major (the model's last row is 0 0 0 1)
+    m00 = m01 = m02 = m03 = m10 = m11 = m12 = m13 = m20 = m21 = m22 = m23 = 0.0
+    for j in range(n):
+        l00, l01, l02, l03 = work[m, j], work[m + 1, j], work[m + 2, j], work[0, j]
+        l10, l11, l12, l13 = work[m + 3, j], work[m + 4, j], work[m + 5, j], work[1, j]
+        l20, l21, l22, l23 = work[m + 6, j], work[m + 7, j], work[m + 8, j], work[2, j]
         parent = parents[j]
         if parent < 0:
             m00, m01, m02, m03 = l00, l01, l02, l03
             m10, m11, m12, m13 = l10, l11, l12, l13
             m20, m21, m22, m23 = l20, l21, l22, l23
         else:
-            q = np.uint64(12 * parent)
-            p0, p1, p2, p3 = model[q], model[q + _1], model[q + _2], model[q + _3]
+            if parent == j - 1:
+                p0, p1, p2, p3 = m00, m01, m02, m03
+                p4, p5, p6, p7 = m10, m11, m12, m13
+                p8, p9, p10, p11 = m20, m21, m22, m23
+            else:
+                q = np.uint64(12 * parent)
+                p0, p1, p2, p3 = model[q], model[q + _1], model[q + _2], model[q + _3]
+                p4, p5, p6, p7 = model[q + _4], model[q + _5], model[q + _6], model[q + _7]
+                p8, p9, p10, p11 = model[q + _8], model[q + _9], model[q + _10], model[q + _11]
             m00, m01, m02 = (
                 p0 * l00 + p1 * l10 + p2 * l20,
                 p0 * l01 + p1 * l11 + p2 * l21,
                 p0 * l02 + p1 * l12 + p2 * l22,
             )
             m03 = p0 * l03 + p1 * l13 + p2 * l23 + p3
-            p0, p1, p2, p3 = model[q + _4], model[q + _5], model[q + _6], model[q + _7]
             m10, m11, m12 = (
-                p0 * l00 + p1 * l10 + p2 * l20,
-                p0 * l01 + p1 * l11 + p2 * l21,
-                p0 * l02 + p1 * l12 + p2 * l22,
+                p4 * l00 + p5 * l10 + p6 * l20,
+                p4 * l01 + p5 * l11 + p6 * l21,
+                p4 * l02 + p5 * l12 + p6 * l22,
             )
-            m13 = p0 * l03 + p1 * l13 + p2 * l23 + p3
-            p0, p1, p2, p3 = model[q + _8], model[q + _9], model[q + _10], model[q + _11]
+            m13 = p4 * l03 + p5 * l13 + p6 * l23 + p7
             m20, m21, m22 = (
-                p0 * l00 + p1 * l10 + p2 * l20,
-                p0 * l01 + p1 * l11 + p2 * l21,
-                p0 * l02 + p1 * l12 + p2 * l22,
+                p8 * l00 + p9 * l10 + p10 * l20,
+                p8 * l01 + p9 * l11 + p10 * l21,
+                p8 * l02 + p9 * l12 + p10 * l22,
             )
-            m23 = p0 * l03 + p1 * l13 + p2 * l23 + p3
+            m23 = p8 * l03 + p9 * l13 + p10 * l23 + p11
         o = np.uint64(12 * j)
         model[o], model[o + _1], model[o + _2], model[o + _3] = m00, m01, m02, m03
         model[o + _4], model[o + _5], model[o + _6], model[o + _7] = m10, m11, m12, m13
@@ -533,17 +485,6 @@ def run(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, co
     )
 
 
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def select_due(rates: Any, last: Any, frame: Any, out: Any) -> Any:
-    """Indices ``c`` due on ``frame`` into ``out`` (see engine.backend.lod); sets their ``last``; returns how many."""
-    count = 0
-    for c in range(rates.size):
-        if (c + frame) % rates[c] == 0 or frame - last[c] >= rates[c]:
-            out[count] = c
-            last[c] = frame
-            count += 1
-    return count
-
-
-# the frame kernels inline the compressed clips' decoder: their cache follows its modules too
-kernel_cache.follow(run_serial, __file__, (compressed_kernels, compressed_quantize, compressed_library))
+# the frame kernels inline the segment search and the compressed clips' decoder: their cache follows those modules too
+INLINED = (_sampling_kernels, compressed_kernels, compressed_quantize, compressed_library)
+kernel_cache.follow(run_serial, __file__, INLINED)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from engine.backend.select import kernels, resolve
+from engine.backend.select import compiled_module, resolve
 from engine.errors import InvalidInputError
 from engine.math._checks import as_array
 
@@ -124,7 +124,8 @@ class UpdateSchedule:
         as updated. The compiled backend allocates nothing; the numpy one an index array.
         """
         if resolve(backend) == "numba":
-            return self._due[: kernels().select_due(self._rates, self._last, self.frame, self._due)]
+            due = compiled_module("engine.backend._clock_kernels").select_due
+            return self._due[: due(self._rates, self._last, self.frame, self._due)]
         np.add(self._index, self.frame, out=self._phase)
         np.remainder(self._phase, self._rates, out=self._phase)
         np.equal(self._phase, 0, out=self._flag)
