@@ -23,6 +23,7 @@ per call on the compiled backend.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,7 @@ def threads_for(state: FrameState, threads: Any, count: int) -> int:
 
 def check_threshold(threshold: float) -> float:
     """A positive, finite rest threshold, else :class:`InvalidInputError`."""
-    if not (threshold > 0.0 and np.isfinite(threshold)):
+    if not (threshold > 0.0 and math.isfinite(threshold)):
         raise InvalidInputError(f"threshold must be positive and finite, got {threshold}")
     return float(threshold)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import sys
 import warnings
 from types import ModuleType
 
@@ -71,6 +72,9 @@ def compiled_module(name: str) -> ModuleType:
     InvalidInputError
         When numba cannot be imported (the message carries numba's own error).
     """
+    loaded = sys.modules.get(name)  # every frame asks: the import machinery only the first time
+    if loaded is not None:
+        return loaded
     try:
         return importlib.import_module(name)
     except ImportError as error:
