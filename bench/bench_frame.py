@@ -119,6 +119,26 @@ def measure(bank: ClipBank, repeat_for: Callable[[int], int]) -> dict[str, dict[
     return rows
 
 
+def paired_ratios(bank: ClipBank, pairs: int) -> dict[int, tuple[float, float]]:
+    """Per C of :data:`OZZ_PER_JOBS` (C > 1): median and spread of numpy jobs / compiled frame (1 thread), interleaved.
+
+    The two frames alternate, ``pairs`` times, and each pair gives one ratio: a drift of the
+    shared machine's speed touches both sides of a pair alike, unlike two medians taken minutes apart.
+    """
+    result = {}
+    for count in (c for c in OZZ_PER_JOBS if c > 1):
+        jobs, jobs_times = jobs_frame(bank, count)
+        state, times, weights, palette = crowd(bank, count, 1)
+
+        def compiled(state=state, times=times, weights=weights, palette=palette) -> None:
+            evaluate_frame(state, times, weights, out=palette, backend="numba")
+
+        ratios = [timed(jobs, jobs_times, 1)[0] / timed(compiled, times, 3)[0] for _ in range(pairs)]
+        quartiles = np.percentile(ratios, [25, 75])
+        result[count] = (statistics.median(ratios), float(quartiles[1] - quartiles[0]))
+    return result
+
+
 def allocations(bank: ClipBank) -> list[tuple[str, int]]:
     """Peak bytes traced during a frame of 1000 characters (after a warm-up frame)."""
     result = []
@@ -254,6 +274,13 @@ def main() -> None:
         if "numba" in label:
             ratios = ", ".join(f"C={c}: {ozz[c] / by_count[c][0]:.2f}×" for c in ozz)
             print(f"{label} vs ozz (estimated ozz time / ours, >1 = faster than ozz): {ratios}")
+    print("Paired, interleaved (numpy jobs, then the compiled frame on 1 thread, alternating):")
+    for count, (ratio, spread) in paired_ratios(bank, 15 if args.quick else 41).items():
+        versus = OZZ_PER_JOBS[count] * ratio
+        print(
+            f"  C={count}: numpy jobs / compiled = {ratio:.2f} (interquartile range {spread:.2f}), "
+            f"so estimated ozz / compiled = {versus:.2f}× ({'faster' if versus > 1 else 'slower'} than ozz)"
+        )
     single, multi = rows["Ossa numba, 1 thread"][1000], list(rows.values())[-1][1000]
     print(
         f"All threads vs 1 thread at C = 1000: {single[0] / multi[0]:.2f}× (medians), "
