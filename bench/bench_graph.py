@@ -231,6 +231,26 @@ def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[flo
     return 1e3 * statistics.median(totals), 1e3 * statistics.median(jobs)
 
 
+def paired_threads(graph: Any, count: int, pairs: int) -> tuple[float, float]:
+    """Median and interquartile range of 1-thread / 2-thread frame time, the two runtimes' frames interleaved.
+
+    Both play the same random inputs (the same seed), a frame of one then the same frame of the
+    other: each pair gives one ratio, which a drift of the shared machine's speed touches alike.
+    """
+    runtimes = [make(graph, count, "numba", threads) for threads in (1, 2)]
+    ratios = []
+    for _ in range(pairs):
+        spent = []
+        for runtime, inputs in runtimes:
+            inputs.apply()
+            start = time.perf_counter()
+            runtime.update(DT)
+            spent.append(time.perf_counter() - start)
+        ratios.append(spent[0] / spent[1])
+    quartiles = np.percentile(ratios, [25, 75])
+    return statistics.median(ratios), float(quartiles[1] - quartiles[0])
+
+
 def allocations(runtime: GraphRuntime, inputs: Inputs, frames: int = 5) -> tuple[float, float]:
     """Bytes still held per frame after ``frames`` frames (tracemalloc, garbage collected), and the peak within one."""
     inputs.apply()
@@ -336,7 +356,11 @@ def main() -> None:
             layer = total - jobs
             print(f"{label:<18}{count:>7}{total:>10.2f}{jobs:>11.2f}{layer:>13.2f}{layer / total:>13.0%}")
     single, double = split[("numba", 1, 1000)][0], split[("numba", 2, 1000)][0]
-    print(f"\n2 threads vs 1 at 1000 characters (compiled): {single / double:.2f}× the frame")
+    print(f"\n2 threads vs 1 at 1000 characters (compiled): {single / double:.2f}× the frame (medians above)")
+    ratio, spread = paired_threads(graph, 1000, 3 * max(args.repeat, 9))
+    print(
+        f"  paired, the 1- and 2-thread runtimes' frames interleaved: {ratio:.2f}× (interquartile range {spread:.2f})"
+    )
 
     runtime, inputs = make(graph, 1000, "numba", 1)
     held, peak = allocations(runtime, inputs, frames=50)
