@@ -246,8 +246,9 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
                     for j in range(n):
                         if not work[referenced, j] > 0.0:
                             work[reference + e, j] = work[_POSE + 3 + e, j]
-                for j in range(n):
-                    work[referenced, j] = max(work[referenced, j], work[_WEIGHT, j])
+                for j in range(n):  # max() as a select (numba's max() keeps the loop scalar)
+                    w, seen = work[_WEIGHT, j], work[referenced, j]
+                    work[referenced, j] = w if w > seen else seen
                 for j in range(n):
                     work[total, j] += work[_WEIGHT, j]
                 for e in range(3, 7):
@@ -264,14 +265,15 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
         # --- the rest pose below the threshold, averages, normalised rotations (short loops: they vectorise)
         rest_weight, rest_signed, inverse_total, norm = _VALUE, _VALUE + 1, _VALUE + 2, _VALUE + 3
         for j in range(n):
-            work[rest_weight, j] = max(threshold - work[total, j], 0.0)
+            short = threshold - work[total, j]
+            work[rest_weight, j] = 0.0 if short < 0.0 else short
         for j in range(n):
             dot = rest[3, j] * work[reference, j] + rest[4, j] * work[reference + 1, j]
             dot += rest[5, j] * work[reference + 2, j] + rest[6, j] * work[reference + 3, j]
             rest_share = work[rest_weight, j]
             work[rest_signed, j] = math.copysign(rest_share, dot) if work[referenced, j] > 0.0 else rest_share
         for j in range(n):
-            work[inverse_total, j] = 1.0 / max(work[total, j], threshold)
+            work[inverse_total, j] = 1.0 / (threshold if threshold > work[total, j] else work[total, j])
         for e in (0, 1, 2, 7, 8, 9):
             for j in range(n):
                 work[e, j] = (work[e, j] + work[rest_weight, j] * rest[e, j]) * work[inverse_total, j]
