@@ -28,28 +28,30 @@ def find_segment(timeline: Any, first: Any, count: Any, t: Any, k: Any) -> Any:
                 k += 1
             else:
                 return k
-        low, high = k, count  # timeline[low] <= t; timeline[high] > t or high == count
-        while high - low > 1:
-            middle = (low + high) >> 1
-            if timeline[first + middle] <= t:
-                low = middle
-            else:
-                high = middle
-        return low
+        return _bisect(timeline, first, k, count, t)
     for _ in range(4):
         k -= 1
         if k < 0:
             return 0
         if timeline[first + k] <= t:
             return k
-    low, high = -1, k  # timeline[high] > t; timeline[low] <= t or low == -1
+    return max(_bisect(timeline, first, -1, k, t), 0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _bisect(timeline: Any, first: Any, low: Any, high: Any, t: Any) -> Any:
+    """Binary search: the largest ``m`` in ``[low, high)`` with ``timeline[first + m] <= t``.
+
+    Given ``timeline[first + low] <= t`` (or ``low`` = -1) and ``timeline[first + high] > t`` (or
+    ``high`` past the clip's last key).
+    """
     while high - low > 1:
         middle = (low + high) >> 1
         if timeline[first + middle] <= t:
             low = middle
         else:
             high = middle
-    return max(low, 0)
+    return low
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
