@@ -40,10 +40,11 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import config, get_num_threads, njit, prange, set_num_threads
+from numba import njit, prange
 
 from engine.backend import _sampling_kernels, kernel_cache
 from engine.backend._sampling_kernels import find_segment, in_place
+from engine.backend._threads import parallel_blocks
 from engine.compress import _kernels as compressed_kernels
 from engine.compress import library as compressed_library
 from engine.compress import quantize as compressed_quantize
@@ -61,7 +62,7 @@ _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12 = (np.uint64(i) for i in r
 #: A character's scratch: ``SCRATCH_ROWS`` rows of ``J`` float64, then its model matrices.
 _ACC = 0  # blended t (3), q (4), s (3); total weight; reference rotation (4); "has a reference" flag
 _VALUE = 16  # one group's values (4 rows) and a slerp group's arc, arc², sine, cosine (4 rows)
-_LOCAL = 24  # local matrix rows 0..2 (12)
+_LOCAL = 24  # the local matrix's 3×3 part, row-major (9; its translation is the pose's rows 0..2)
 _POSE = 36  # one layer's sampled pose: t (3), q (4), s (3)
 _WEIGHT = 46  # one layer's weight per joint: weight × mask × the overrides' complements
 SCRATCH_ROWS = 47
@@ -450,23 +451,16 @@ def run_parallel(
     return skipped
 
 
-def max_threads() -> int:
-    """The most threads a parallel kernel can use (numba's ``NUMBA_NUM_THREADS``)."""
-    return int(config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
-
-
 def run(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, compose: Any, threads: Any) -> Any:
     """The serial driver, or the parallel one on ``threads`` threads (one scratch block each).
 
     ``inputs`` = (layers, masks, overrides, threshold, root, bank arrays) and ``outputs`` = (local,
     palette, model_out, samples), as :func:`_character` takes them.
     """
-    threads = min(threads, max_threads())
-    if threads <= 1:
+    count = parallel_blocks(threads, characters.size)
+    if count <= 1:
         return run_serial(characters, inputs, scratch, outputs, blend, compose)
-    if get_num_threads() != threads:
-        set_num_threads(threads)
-    blocks = (scratch[0][:threads], scratch[1][:threads])
+    blocks = (scratch[0][:count], scratch[1][:count])
     layers, masks, overrides, threshold, root, bank = inputs
     local, palette, model_out, samples = outputs
     return run_parallel(
