@@ -1,7 +1,7 @@
 """Compiled offsets of inertialized and spring transitions (numba): started, applied to poses and captures.
 
-The same arithmetic as the numpy reference, agreeing to rounding, one character and animated
-column at a time on the player's packed decays (:class:`~engine.player.offsets.Offsets`):
+The same arithmetic as the numpy reference, agreeing to rounding, on the player's packed decays
+(field-major per character, :class:`~engine.player.offsets.Offsets`):
 
 - :func:`start_offsets`: :func:`~engine.anim.inertialization.pose_offsets` (translation and scale
   differences; the rotation vector ``φ = 2 log(q_s q_t⁻¹)`` and its rate ``J_l(φ)⁻¹ (ω_s - R
@@ -10,7 +10,8 @@ column at a time on the player's packed decays (:class:`~engine.player.offsets.O
   written straight into the packed rows;
 - :func:`apply_offsets`: the decaying offsets (:func:`~engine.anim.inertialization.quintic_offset`,
   ``spring_offset``) added to the blended pose in place: ``t + x``, ``exp(x) · q``, ``s + x`` (the
-  sine and cosine of a small half-angle as their series, :func:`half_turn`: to rounding);
+  sine and cosine of a small half-angle as their series, :func:`half_turn`: to rounding), a field
+  at a time over a character's columns (vectorised);
 - :func:`offset_captures`: the offsets and their rates on captured poses and velocities
   (:func:`~engine.anim.inertialization.offset_pose`, ``offset_velocity``).
 
@@ -146,7 +147,7 @@ def start_offsets(
     ``source``, ``target`` = translations, rotations, scales, linear, angular and scaling
     velocities ``(K, J, 3|4)``; ``columns`` = (joints ``(n,)``, paths ``(n,)``: 0 translation, 1
     rotation, 2 scale); ``lengths`` ``(K,)``: the quintic's duration or the spring's half-life;
-    ``packed`` ``(C, n, F)``; ``at``: the columns of the layout's fields in its order
+    ``packed`` ``(C, F, n)`` (field-major); ``at``: the rows of the layout's fields in its order
     (:data:`~engine.backend.stage.QUINTIC_LAYOUT`, :data:`~engine.backend.stage.SPRING_LAYOUT`).
     """
     _starts(0, members.size, quintic, members, source, target, columns, lengths, packed, at)
@@ -212,7 +213,7 @@ def _starts(
     joints, paths = columns
     x, v = np.empty(3), np.empty(3)
     for k in range(first, stop):
-        out_row = packed[members[k]]
+        out_columns = packed[members[k]]
         for i in range(joints.size):
             j, path = joints[i], paths[i]
             if path == 1:
@@ -222,7 +223,7 @@ def _starts(
                 for c in range(3):
                     x[c] = source[first][k, j, c] - target[first][k, j, c]
                     v[c] = source[rate][k, j, c] - target[rate][k, j, c]
-            out = out_row[i]
+            out = out_columns[:, i]
             if quintic:
                 _quintic(x, v, lengths[k], out, at)
             else:
@@ -237,8 +238,8 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
     """The offsets of inertialized and spring transitions, and their rates, added to captures in place.
 
     Capture row ``rows[k]`` is character ``members[k]``, ``elapsed[k]`` seconds into a transition of
-    kind ``kinds[k]`` (2 quintic, 3 spring); ``decays`` = (quintic ``(C, n, Fq)``, spring ``(C, n,
-    Fs)``, their layouts' field columns); ``columns`` as for :func:`start_offsets`; ``capture`` =
+    kind ``kinds[k]`` (2 quintic, 3 spring); ``decays`` = (quintic ``(C, Fq, n)``, spring ``(C, Fs,
+    n)``, their layouts' field rows); ``columns`` as for :func:`start_offsets`; ``capture`` =
     translations, rotations, scales, linear, angular, scaling velocities ``(K, J, 3|4)``. The
     numpy reference: :meth:`~engine.player.offsets.Offsets.full`, then
     :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
@@ -251,9 +252,9 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
         r, c, t = rows[k], members[k], elapsed[k]
         for i in range(joints.size):
             if kinds[k] == INERTIALIZE:
-                _quintic_at(quintic[c, i], at_quintic, t, x, v)
+                _quintic_at(quintic[c, :, i], at_quintic, t, x, v)
             else:
-                _spring_at(spring[c, i], at_spring, t, x, v)
+                _spring_at(spring[c, :, i], at_spring, t, x, v)
             j, path = joints[i], paths[i]
             if path == 0:
                 for e in range(3):
@@ -268,21 +269,32 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _along(t: float, end: float, inverse_end: float, first: float, second: float, position: float) -> float:
+    """A quintic decay's offset along its axis ``t`` seconds in (quintic_offset, without the sweep)."""
+    s = 1.0 if t >= end else t * inverse_end
+    rest = 1.0 - s
+    along = first + s * second
+    along *= s
+    along += position
+    along *= rest * rest * rest
+    return along
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _bump(t: float, duration: float, inverse_duration: float) -> float:
+    """The weight of a quintic decay's sweep (its drift across the axis) ``t`` seconds in."""
+    s2 = 1.0 if t >= duration else t * inverse_duration
+    rest2 = 1.0 - s2
+    return s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _quintic_offset(d: Any, at: Any, t: float, x: Any) -> None:
     """A packed quintic decay's offset into ``x``, ``t`` seconds in (quintic_offset)."""
-    axis, position, end = at[0], at[1], at[4]
-    duration, inverse_end, first, second, inverse_duration, sweep = at[6], at[7], at[8], at[9], at[10], at[11]
-    s = 1.0 if t >= d[end] else t * d[inverse_end]
-    rest = 1.0 - s
-    along = d[first] + s * d[second]
-    along *= s
-    along += d[position]
-    along *= rest * rest * rest
-    s2 = 1.0 if t >= d[duration] else t * d[inverse_duration]
-    rest2 = 1.0 - s2
-    bump = s2 * rest2 * rest2 * rest2 * (1.0 + 3.0 * s2)
+    along = _along(t, d[at[4]], d[at[7]], d[at[8]], d[at[9]], d[at[1]])
+    bump = _bump(t, d[at[6]], d[at[10]])
     for e in range(3):
-        x[e] = along * d[axis + e] + bump * d[sweep + e]
+        x[e] = along * d[at[0] + e] + bump * d[at[11] + e]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -317,6 +329,20 @@ def _spring_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _sinc_series(h: float) -> float:
+    """``sin(n) / n`` as its Taylor series in ``h = n²`` (:func:`half_turn`)."""
+    a1, a2, a3, a4, a5, a6, a7 = _SINC_SERIES
+    return 1.0 + h * (a1 + h * (a2 + h * (a3 + h * (a4 + h * (a5 + h * (a6 + h * a7))))))
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _cos_series(h: float) -> float:
+    """``cos(n)`` as its Taylor series in ``h = n²`` (:func:`half_turn`)."""
+    b1, b2, b3, b4, b5, b6, b7 = _COS_SERIES
+    return 1.0 + h * (b1 + h * (b2 + h * (b3 + h * (b4 + h * (b5 + h * (b6 + h * b7))))))
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def half_turn(n: float) -> Any:
     """``sin(n) / n`` and ``cos(n)`` of a half-angle ``n >= 0``: below :data:`SERIES_HALF` their Taylor series.
 
@@ -325,25 +351,32 @@ def half_turn(n: float) -> Any:
     """
     if n >= SERIES_HALF:
         return math.sin(n) / n, math.cos(n)
-    a1, a2, a3, a4, a5, a6, a7 = _SINC_SERIES
-    b1, b2, b3, b4, b5, b6, b7 = _COS_SERIES
-    h = n * n
-    sinc = 1.0 + h * (a1 + h * (a2 + h * (a3 + h * (a4 + h * (a5 + h * (a6 + h * a7))))))
-    cosine = 1.0 + h * (b1 + h * (b2 + h * (b3 + h * (b4 + h * (b5 + h * (b6 + h * b7))))))
-    return sinc, cosine
+    return _sinc_series(n * n), _cos_series(n * n)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _rotate_by(q: Any, phi: Any) -> Any:
-    """``q ← exp(φ) q`` in place (quat_from_rotvec, quat_multiply); returns ``exp(φ)``'s ``x, y, z, w``."""
-    hx, hy, hz = 0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2]
-    scale, ew = half_turn(math.sqrt(hx * hx + hy * hy + hz * hz))
-    ex, ey, ez = hx * scale, hy * scale, hz * scale
+def _half_norm(x: float, y: float, z: float) -> float:
+    """The length of half the rotation vector ``(x, y, z)``: the half-angle of its turn."""
+    hx, hy, hz = 0.5 * x, 0.5 * y, 0.5 * z
+    return math.sqrt(hx * hx + hy * hy + hz * hz)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _multiply_into(q: Any, ex: float, ey: float, ez: float, ew: float) -> None:
+    """``q ← e q`` in place (quat_multiply)."""
     qx, qy, qz, qw = q[0], q[1], q[2], q[3]
     q[0] = ew * qx + ex * qw + ey * qz - ez * qy
     q[1] = ew * qy - ex * qz + ey * qw + ez * qx
     q[2] = ew * qz + ex * qy - ey * qx + ez * qw
     q[3] = ew * qw - ex * qx - ey * qy - ez * qz
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _rotate_by(q: Any, phi: Any) -> Any:
+    """``q ← exp(φ) q`` in place (quat_from_rotvec, quat_multiply); returns ``exp(φ)``'s ``x, y, z, w``."""
+    scale, ew = half_turn(_half_norm(phi[0], phi[1], phi[2]))
+    ex, ey, ez = (0.5 * phi[0]) * scale, (0.5 * phi[1]) * scale, (0.5 * phi[2]) * scale
+    _multiply_into(q, ex, ey, ez, ew)
     return ex, ey, ez, ew
 
 
@@ -372,30 +405,76 @@ def _turn(q: Any, omega: Any, phi: Any, rate: Any) -> None:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _quintic_rows(d: Any, at: Any, t: float, rows: Any) -> None:
+    """The offsets of one character's packed quintic decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``."""
+    along_row, bump_row, x, y, z, _ = rows
+    end, inverse_end, first, second, position = d[at[4]], d[at[7]], d[at[8]], d[at[9]], d[at[1]]
+    for i in range(along_row.size):
+        along_row[i] = _along(t, end[i], inverse_end[i], first[i], second[i], position[i])
+    duration, inverse_duration = d[at[6]], d[at[10]]
+    for i in range(bump_row.size):
+        bump_row[i] = _bump(t, duration[i], inverse_duration[i])
+    for e, out in enumerate((x, y, z)):  # one row written per loop: each vectorises
+        axis, sweep = d[at[0] + e], d[at[11] + e]
+        for i in range(out.size):
+            out[i] = along_row[i] * axis[i] + bump_row[i] * sweep[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _spring_rows(d: Any, at: Any, t: float, rows: Any) -> None:
+    """The offsets of one character's packed spring decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``."""
+    x, v = np.empty(3), np.empty(3)
+    for i in range(d.shape[1]):
+        _spring_at(d[:, i], at, t, x, v)
+        rows[2][i], rows[3][i], rows[4][i] = x[0], x[1], x[2]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _turn_rows(first: int, stop: int, joints: Any, q: Any, rows: Any) -> None:
+    """``q[joints[i]] ← exp(x_i) q[joints[i]]`` for the columns ``first <= i < stop`` (:func:`_rotate_by`)."""
+    sinc_row, cos_row, x, y, z, norm = rows
+    for i in range(first, stop):
+        norm[i] = _half_norm(x[i], y[i], z[i])
+    for i in range(first, stop):  # the series everywhere (vectorised), then libm where the angle is large
+        sinc_row[i] = _sinc_series(norm[i] * norm[i])
+    for i in range(first, stop):
+        cos_row[i] = _cos_series(norm[i] * norm[i])
+    for i in range(first, stop):
+        if norm[i] >= SERIES_HALF:
+            sinc_row[i], cos_row[i] = half_turn(norm[i])
+    for i in range(first, stop):
+        scale = sinc_row[i]
+        _multiply_into(q[joints[i]], (0.5 * x[i]) * scale, (0.5 * y[i]) * scale, (0.5 * z[i]) * scale, cos_row[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _offsets_on(
     first: int, stop: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
 ) -> None:
-    """:func:`apply_offsets` for the entries ``first <= k < stop``."""
+    """:func:`apply_offsets` for the entries ``first <= k < stop``.
+
+    Each character's offsets are computed a field at a time over all its columns (the decays
+    are field-major), one scratch row written per loop, so that LLVM vectorises them; the
+    scratch rows are separate arrays (their overlap is checked at run time, not assumed).
+    """
     quintic, spring, at_quintic, at_spring = decays
-    joints, paths = columns
+    joints, bounds = columns
     translations, rotations, scales = pose
-    x, v = np.empty(3), np.empty(3)
+    n = joints.size
+    rows = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n))
     for k in range(first, stop):
         c, t = characters[k], elapsed[k]
-        for i in range(joints.size):
-            if kinds[k] == INERTIALIZE:
-                _quintic_offset(quintic[c, i], at_quintic, t, x)
-            else:
-                _spring_at(spring[c, i], at_spring, t, x, v)
-            j, path = joints[i], paths[i]
-            if path == 0:
-                for e in range(3):
-                    translations[c, j, e] += x[e]
-            elif path == 2:
-                for e in range(3):
-                    scales[c, j, e] += x[e]
-            else:
-                _rotate_by(rotations[c, j], x)
+        if kinds[k] == INERTIALIZE:
+            _quintic_rows(quintic[c], at_quintic, t, rows)
+        else:
+            _spring_rows(spring[c], at_spring, t, rows)
+        for out, begin, end in ((translations[c], bounds[0], bounds[1]), (scales[c], bounds[2], bounds[3])):
+            for i in range(begin, end):
+                j = joints[i]
+                out[j, 0] += rows[2][i]
+                out[j, 1] += rows[3][i]
+                out[j, 2] += rows[4][i]
+        _turn_rows(bounds[1], bounds[2], joints, rotations[c], rows)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -403,9 +482,10 @@ def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, column
     """The offsets of inertialized and spring transitions added to a character-major ``pose`` in place.
 
     ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
-    or spring); ``decays`` and ``columns`` as for :func:`offset_captures`; ``pose`` =
-    translations ``(C, J, 3)``, rotations ``(C, J, 4)``, scales ``(C, J, 3)``: ``t + x``,
-    ``exp(x) · q``, ``s + x``.
+    or spring); ``decays`` as for :func:`offset_captures`; ``columns`` = (joints ``(n,)``, the
+    first column of the rotations, of the scales and ``n`` ``(4,)``: the paths' columns follow
+    one another from 0); ``pose`` = translations ``(C, J, 3)``, rotations ``(C, J, 4)``, scales
+    ``(C, J, 3)``: ``t + x``, ``exp(x) · q``, ``s + x``.
     """
     _offsets_on(0, characters.size, characters, elapsed, kinds, decays, columns, pose)
 
@@ -421,7 +501,7 @@ def apply_offsets_parallel(
     at_quintic: Any,
     at_spring: Any,
     joints: Any,
-    paths: Any,
+    bounds: Any,
     translations: Any,
     rotations: Any,
     scales: Any,
@@ -432,7 +512,7 @@ def apply_offsets_parallel(
     """
     count = characters.size
     for b in prange(blocks):
-        decays, columns = (quintic, spring, at_quintic, at_spring), (joints, paths)
+        decays, columns = (quintic, spring, at_quintic, at_spring), (joints, bounds)
         pose = (translations, rotations, scales)
         _offsets_on(b * count // blocks, (b + 1) * count // blocks, characters, elapsed, kinds, decays, columns, pose)
 

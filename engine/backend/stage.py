@@ -121,15 +121,16 @@ def apply_offsets(
     kinds: IntArray,
     decays: tuple[FloatArray, FloatArray],
     joints: IntArray,
-    paths: IntArray,
+    bounds: IntArray,
     pose: PoseBuffer,
     threads: int = 1,
 ) -> None:
     """Inertialized and spring offsets of ``characters`` ``(K,)`` at ``elapsed`` seconds added to ``pose``.
 
-    ``decays`` = packed quintic and spring decays ``(C, n, F)`` over the columns ``joints``,
-    ``paths`` ``(n,)`` (0 translation, 1 rotation, 2 scale); ``pose`` character-major; on
-    ``threads`` threads (blocks of characters; the same numbers).
+    ``decays`` = packed quintic and spring decays ``(C, F, n)`` over the columns ``joints``
+    ``(n,)``: the translations' from column 0, the rotations' from ``bounds[1]``, the scales'
+    from ``bounds[2]`` to ``bounds[3] = n``; ``pose`` character-major; on ``threads`` threads
+    (blocks of characters; the same numbers).
     """
     quintic, spring = decays
     compiled_module("engine.backend._offset_kernels").apply_offsets_on(
@@ -138,7 +139,7 @@ def apply_offsets(
         np.ascontiguousarray(elapsed, dtype=np.float64),
         np.ascontiguousarray(kinds, dtype=np.int64),
         (quintic, spring, QUINTIC_FIELDS, SPRING_FIELDS),
-        (np.ascontiguousarray(joints, dtype=np.int64), np.ascontiguousarray(paths, dtype=np.int64)),
+        (np.ascontiguousarray(joints, dtype=np.int64), np.ascontiguousarray(bounds, dtype=np.int64)),
         character_views(pose),
     )
 

@@ -2,9 +2,10 @@
 
 :class:`Offsets` stores, for each kind (Bollo's quintic, :class:`~engine.anim.inertialization.QuinticDecay`;
 a critically damped spring, :class:`~engine.anim.inertialization.SpringDecay`), one packed array
-``(C, n, F)``: per character, per **column** — a joint some layer animates on one path
-(translation, rotation, scale; the paths' joints one after the other) — the decay's fields in the
-layout of :mod:`engine.backend.stage`. A frame reads whole rows of the characters in transition;
+``(C, F, n)``: per character, the decay's fields in the layout of :mod:`engine.backend.stage`,
+each over the **columns** — the joints some layer animates on one path (translation, rotation,
+scale; the paths' joints one after the other). Field-major, so that the kernels apply a
+character's offsets a field at a time over its columns (vectorised). A frame reads whole rows of the characters in transition;
 the compiled kernels read the same arrays (:func:`engine.backend.stage.apply_offsets`; a numba
 player also starts them and offsets its captures there, :mod:`engine.backend._offset_kernels`),
 the numpy reference views them as decays (:func:`~engine.backend.stage.unpack`).
@@ -84,7 +85,7 @@ class Offsets:
     joints, paths
         ``(n,)`` each column's joint and path (0 translation, 1 rotation, 2 scale).
     packed
-        Per kind, ``(C, n, F)`` (allocated on its first transition); columns added later (a new
+        Per kind, ``(C, F, n)`` (allocated on its first transition); columns added later (a new
         layer animating more joints) start with zero decays: no offset.
     """
 
@@ -94,6 +95,7 @@ class Offsets:
         self.paths = np.zeros(0, dtype=np.int64)
         self.packed: dict[int, FloatArray] = {}
         self._spans = [slice(0, 0)] * len(PATHS)
+        self._bounds = np.zeros(len(PATHS) + 1, dtype=np.int64)  # the first column of each path, and n
 
     def _span(self, path: int) -> slice:
         """The columns of path ``path`` (contiguous, the paths in order)."""
@@ -108,25 +110,26 @@ class Offsets:
         keys = {(int(p), int(j)): i for i, (p, j) in enumerate(zip(paths, joints, strict=True))}
         where = np.array([keys[(int(p), int(j))] for p, j in zip(self.paths, self.joints, strict=True)], dtype=np.intp)
         for kind, values in self.packed.items():
-            grown = np.zeros((self.count, joints.size, values.shape[2]))
-            grown[:, where] = values
+            grown = np.zeros((self.count, values.shape[1], joints.size))
+            grown[:, :, where] = values
             self.packed[kind] = grown
         self.joints, self.paths = joints, paths
         bounds = np.cumsum([0] + [len(animated[path]) for path in PATHS])
         self._spans = [slice(int(bounds[p]), int(bounds[p + 1])) for p in range(len(PATHS))]
+        self._bounds = bounds.astype(np.int64)
 
     def _packed_of(self, kind: int) -> FloatArray:
-        """The packed decays of ``kind`` ``(C, n, F)``, allocated (no offset anywhere) on its first transition."""
+        """The packed decays of ``kind`` ``(C, F, n)``, allocated (no offset anywhere) on its first transition."""
         packed = self.packed.get(kind)
         if packed is None:
             layout = QUINTIC_LAYOUT if kind == INERTIALIZE else SPRING_LAYOUT
-            packed = self.packed[kind] = np.zeros((self.count, self.joints.size, width(layout)))
+            packed = self.packed[kind] = np.zeros((self.count, width(layout), self.joints.size))
         return packed
 
     def store(self, kind: int, members: IntArray, offsets: FloatArray, rates: FloatArray, length: FloatArray) -> None:
         """Offsets and rates ``(K, J, 3, 3)`` of the characters ``members`` starting ``kind`` now."""
         packed = self._packed_of(kind)
-        rows = np.zeros((members.size, self.joints.size, packed.shape[2]))
+        rows = np.zeros((members.size, self.joints.size, packed.shape[1]))
         for p in range(len(PATHS)):
             span = self._span(p)
             if span.stop == span.start:
@@ -135,7 +138,7 @@ class Offsets:
             x, v = offsets[:, joints, p], rates[:, joints, p]  # (K, n, 3)
             decay = quintic_decay(x, v, length[:, None]) if kind == INERTIALIZE else spring_decay(x, v, length[:, None])
             pack(decay, rows[:, span])
-        packed[members] = rows
+        packed[members] = rows.transpose(0, 2, 1)
 
     def start_compiled(
         self, kind: int, members: IntArray, source: tuple[Pose, PoseVelocity], target: tuple[Pose, PoseVelocity],
@@ -182,7 +185,7 @@ class Offsets:
 
     def decay(self, kind: int, path: int, members: Any) -> QuinticDecay | SpringDecay:
         """The stored decays of ``members`` on path ``path``, batch ``(K, n)`` (copies of their rows)."""
-        rows = self.packed[kind][members][:, self._span(path)]
+        rows = self.packed[kind][members][:, :, self._span(path)].transpose(0, 2, 1)  # (K, n, F)
         return unpack(QuinticDecay, rows) if kind == INERTIALIZE else unpack(SpringDecay, rows)
 
     def _decays(self, kind: int, members: IntArray) -> Iterator[tuple[int, slice, QuinticDecay | SpringDecay]]:
@@ -229,11 +232,11 @@ class Offsets:
         self, members: IntArray, kinds: IntArray, pose: PoseBuffer, elapsed: FloatArray, threads: int = 1
     ) -> None:
         """:meth:`apply` for inertialized and spring ``members`` at once, on the kernels (a character-major pose)."""
-        apply_offsets(members, elapsed, kinds, self._packed_pair(), self.joints, self.paths, pose, threads)
+        apply_offsets(members, elapsed, kinds, self._packed_pair(), self.joints, self._bounds, pose, threads)
 
     def _packed_pair(self) -> tuple[FloatArray, FloatArray]:
         """The packed quintic and spring decays as the kernels take them (an empty array for a kind not started yet)."""
-        empty = np.zeros((0, self.joints.size, 1))
+        empty = np.zeros((0, 1, self.joints.size))
         return self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty)
 
 
