@@ -6,9 +6,10 @@ a critically damped spring, :class:`~engine.anim.inertialization.SpringDecay`), 
 each over the **columns** — the joints some layer animates on one path (translation, rotation,
 scale; the paths' joints one after the other). Field-major, so that the kernels apply a
 character's offsets a field at a time over its columns (vectorised). A frame reads the
-characters in transition; the compiled kernels read the same arrays (:func:`engine.backend.stage.apply_offsets`; a numba
-player also starts them and offsets its captures there, :mod:`engine.backend._offset_kernels`),
-the numpy reference views them as decays (:func:`~engine.backend.stage.unpack`).
+characters in transition; the compiled kernels read the same arrays
+(:func:`engine.backend.stage.apply_offsets`; a numba player also starts them and offsets its
+captures there, :mod:`engine.backend._offset_kernels`), the numpy reference views them as
+decays (:func:`~engine.backend.stage.unpack`).
 """
 
 from __future__ import annotations
