@@ -219,9 +219,9 @@ def _starts(
             if path == 1:
                 _rotation_offset(source[1][k, j], target[1][k, j], source[4][k, j], target[4][k, j], x, v)
             else:
-                first, rate = (0, 3) if path == 0 else (2, 5)
+                position, rate = (0, 3) if path == 0 else (2, 5)
                 for c in range(3):
-                    x[c] = source[first][k, j, c] - target[first][k, j, c]
+                    x[c] = source[position][k, j, c] - target[position][k, j, c]
                     v[c] = source[rate][k, j, c] - target[rate][k, j, c]
             out = out_columns[:, i]
             if quintic:
