@@ -1,4 +1,4 @@
-"""Compiled offsets of inertialized and spring transitions (numba): started, applied to poses and captures.
+"""Compiled offsets of inertialized and spring transitions (numba): started, and applied to captures.
 
 The same arithmetic as the numpy reference, agreeing to rounding, on the player's packed decays
 (field-major per character, :class:`~engine.player.offsets.Offsets`):
@@ -8,10 +8,10 @@ The same arithmetic as the numpy reference, agreeing to rounding, on the player'
   ω_t)``), then :func:`~engine.anim.inertialization.quintic_decay` or
   :func:`~engine.anim.inertialization.spring_decay` and :func:`~engine.backend.stage.pack`,
   written straight into the packed rows;
-- :func:`apply_offsets`: the decaying offsets (:func:`~engine.anim.inertialization.quintic_offset`,
-  ``spring_offset``) added to the blended pose in place: ``t + x``, ``exp(x) · q``, ``s + x`` (the
-  sine and cosine of a small half-angle as their series, :func:`half_turn`: to rounding), a field
-  at a time over a character's columns (vectorised);
+- the decays' offsets and rates (:func:`~engine.anim.inertialization.quintic_offset`,
+  ``spring_offset``), one column at a time (the sine and cosine of a small half-angle as their
+  series, :func:`half_turn`: to rounding), shared with :mod:`engine.backend._pose_offset_kernels`
+  (the transition stage on the pose buffer);
 - :func:`offset_captures`: the offsets and their rates on captured poses and velocities
   (:func:`~engine.anim.inertialization.offset_pose`, ``offset_velocity``).
 
@@ -254,7 +254,7 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
             if kinds[k] == INERTIALIZE:
                 _quintic_at(quintic[c, :, i], at_quintic, t, x, v)
             else:
-                _spring_at(spring[c, :, i], at_spring, t, x, v)
+                spring_at(spring[c, :, i], at_spring, t, x, v)
             j, path = joints[i], paths[i]
             if path == 0:
                 for e in range(3):
@@ -269,7 +269,7 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _along(t: float, end: float, inverse_end: float, first: float, second: float, position: float) -> float:
+def quintic_along(t: float, end: float, inverse_end: float, first: float, second: float, position: float) -> float:
     """A quintic decay's offset along its axis ``t`` seconds in (quintic_offset, without the sweep)."""
     s = 1.0 if t >= end else t * inverse_end
     rest = 1.0 - s
@@ -281,7 +281,7 @@ def _along(t: float, end: float, inverse_end: float, first: float, second: float
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _bump(t: float, duration: float, inverse_duration: float) -> float:
+def quintic_bump(t: float, duration: float, inverse_duration: float) -> float:
     """The weight of a quintic decay's sweep (its drift across the axis) ``t`` seconds in."""
     s2 = 1.0 if t >= duration else t * inverse_duration
     rest2 = 1.0 - s2
@@ -291,8 +291,8 @@ def _bump(t: float, duration: float, inverse_duration: float) -> float:
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _quintic_offset(d: Any, at: Any, t: float, x: Any) -> None:
     """A packed quintic decay's offset into ``x``, ``t`` seconds in (quintic_offset)."""
-    along = _along(t, d[at[4]], d[at[7]], d[at[8]], d[at[9]], d[at[1]])
-    bump = _bump(t, d[at[6]], d[at[10]])
+    along = quintic_along(t, d[at[4]], d[at[7]], d[at[8]], d[at[9]], d[at[1]])
+    bump = quintic_bump(t, d[at[6]], d[at[10]])
     for e in range(3):
         x[e] = along * d[at[0] + e] + bump * d[at[11] + e]
 
@@ -318,7 +318,7 @@ def _quintic_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _spring_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
+def spring_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
     """A packed spring decay's offset into ``x`` and its rate into ``v``, ``t`` seconds in (spring_offset, _rates)."""
     y = d[at[2]]
     envelope = math.exp(-y * t)
@@ -329,14 +329,14 @@ def _spring_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _sinc_series(h: float) -> float:
+def sinc_series(h: float) -> float:
     """``sin(n) / n`` as its Taylor series in ``h = n²`` (:func:`half_turn`)."""
     a1, a2, a3, a4, a5, a6, a7 = _SINC_SERIES
     return 1.0 + h * (a1 + h * (a2 + h * (a3 + h * (a4 + h * (a5 + h * (a6 + h * a7))))))
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _cos_series(h: float) -> float:
+def cos_series(h: float) -> float:
     """``cos(n)`` as its Taylor series in ``h = n²`` (:func:`half_turn`)."""
     b1, b2, b3, b4, b5, b6, b7 = _COS_SERIES
     return 1.0 + h * (b1 + h * (b2 + h * (b3 + h * (b4 + h * (b5 + h * (b6 + h * b7))))))
@@ -351,18 +351,18 @@ def half_turn(n: float) -> Any:
     """
     if n >= SERIES_HALF:
         return math.sin(n) / n, math.cos(n)
-    return _sinc_series(n * n), _cos_series(n * n)
+    return sinc_series(n * n), cos_series(n * n)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _half_norm(x: float, y: float, z: float) -> float:
+def half_norm(x: float, y: float, z: float) -> float:
     """The length of half the rotation vector ``(x, y, z)``: the half-angle of its turn."""
     hx, hy, hz = 0.5 * x, 0.5 * y, 0.5 * z
     return math.sqrt(hx * hx + hy * hy + hz * hz)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _multiply_into(q: Any, ex: float, ey: float, ez: float, ew: float) -> None:
+def multiply_into(q: Any, ex: float, ey: float, ez: float, ew: float) -> None:
     """``q ← e q`` in place (quat_multiply)."""
     qx, qy, qz, qw = q[0], q[1], q[2], q[3]
     q[0] = ew * qx + ex * qw + ey * qz - ez * qy
@@ -374,9 +374,9 @@ def _multiply_into(q: Any, ex: float, ey: float, ez: float, ew: float) -> None:
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
 def _rotate_by(q: Any, phi: Any) -> Any:
     """``q ← exp(φ) q`` in place (quat_from_rotvec, quat_multiply); returns ``exp(φ)``'s ``x, y, z, w``."""
-    scale, ew = half_turn(_half_norm(phi[0], phi[1], phi[2]))
+    scale, ew = half_turn(half_norm(phi[0], phi[1], phi[2]))
     ex, ey, ez = (0.5 * phi[0]) * scale, (0.5 * phi[1]) * scale, (0.5 * phi[2]) * scale
-    _multiply_into(q, ex, ey, ez, ew)
+    multiply_into(q, ex, ey, ez, ew)
     return ex, ey, ez, ew
 
 
@@ -402,127 +402,3 @@ def _turn(q: Any, omega: Any, phi: Any, rate: Any) -> None:
     omega[0] = rate[0] + a * cx + b * (py * cz - pz * cy) + wx
     omega[1] = rate[1] + a * cy + b * (pz * cx - px * cz) + wy
     omega[2] = rate[2] + a * cz + b * (px * cy - py * cx) + wz
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _quintic_rows(d: Any, at: Any, t: float, rows: Any) -> None:
-    """The offsets of one character's packed quintic decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``."""
-    along_row, bump_row, x, y, z, _ = rows
-    end, inverse_end, first, second, position = d[at[4]], d[at[7]], d[at[8]], d[at[9]], d[at[1]]
-    for i in range(along_row.size):
-        along_row[i] = _along(t, end[i], inverse_end[i], first[i], second[i], position[i])
-    duration, inverse_duration = d[at[6]], d[at[10]]
-    for i in range(bump_row.size):
-        bump_row[i] = _bump(t, duration[i], inverse_duration[i])
-    for e, out in enumerate((x, y, z)):  # one row written per loop: each vectorises
-        axis, sweep = d[at[0] + e], d[at[11] + e]
-        for i in range(out.size):
-            out[i] = along_row[i] * axis[i] + bump_row[i] * sweep[i]
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _spring_rows(d: Any, at: Any, t: float, rows: Any) -> None:
-    """The offsets of one character's packed spring decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``."""
-    x, v = np.empty(3), np.empty(3)
-    for i in range(d.shape[1]):
-        _spring_at(d[:, i], at, t, x, v)
-        rows[2][i], rows[3][i], rows[4][i] = x[0], x[1], x[2]
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _turn_rows(first: int, stop: int, joints: Any, q: Any, rows: Any) -> None:
-    """``q[joints[i]] ← exp(x_i) q[joints[i]]`` for the columns ``first <= i < stop`` (:func:`_rotate_by`)."""
-    sinc_row, cos_row, x, y, z, norm = rows
-    for i in range(first, stop):
-        norm[i] = _half_norm(x[i], y[i], z[i])
-    for i in range(first, stop):  # the series everywhere (vectorised), then libm where the angle is large
-        sinc_row[i] = _sinc_series(norm[i] * norm[i])
-    for i in range(first, stop):
-        cos_row[i] = _cos_series(norm[i] * norm[i])
-    for i in range(first, stop):
-        if norm[i] >= SERIES_HALF:
-            sinc_row[i], cos_row[i] = half_turn(norm[i])
-    for i in range(first, stop):
-        scale = sinc_row[i]
-        _multiply_into(q[joints[i]], (0.5 * x[i]) * scale, (0.5 * y[i]) * scale, (0.5 * z[i]) * scale, cos_row[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _offsets_on(
-    first: int, stop: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
-) -> None:
-    """:func:`apply_offsets` for the entries ``first <= k < stop``.
-
-    Each character's offsets are computed a field at a time over all its columns (the decays
-    are field-major), one scratch row written per loop, so that LLVM vectorises them; the
-    scratch rows are separate arrays (their overlap is checked at run time, not assumed).
-    """
-    quintic, spring, at_quintic, at_spring = decays
-    joints, bounds = columns
-    translations, rotations, scales = pose
-    n = joints.size
-    rows = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n))
-    for k in range(first, stop):
-        c, t = characters[k], elapsed[k]
-        if kinds[k] == INERTIALIZE:
-            _quintic_rows(quintic[c], at_quintic, t, rows)
-        else:
-            _spring_rows(spring[c], at_spring, t, rows)
-        for out, begin, end in ((translations[c], bounds[0], bounds[1]), (scales[c], bounds[2], bounds[3])):
-            for i in range(begin, end):
-                j = joints[i]
-                out[j, 0] += rows[2][i]
-                out[j, 1] += rows[3][i]
-                out[j, 2] += rows[4][i]
-        _turn_rows(bounds[1], bounds[2], joints, rotations[c], rows)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
-    """The offsets of inertialized and spring transitions added to a character-major ``pose`` in place.
-
-    ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
-    or spring); ``decays`` as for :func:`offset_captures`; ``columns`` = (joints ``(n,)``, the
-    first column of the rotations, of the scales and ``n`` ``(4,)``: the paths' columns follow
-    one another from 0); ``pose`` = translations ``(C, J, 3)``, rotations ``(C, J, 4)``, scales
-    ``(C, J, 3)``: ``t + x``, ``exp(x) · q``, ``s + x``.
-    """
-    _offsets_on(0, characters.size, characters, elapsed, kinds, decays, columns, pose)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
-def apply_offsets_parallel(
-    blocks: int,
-    characters: Any,
-    elapsed: Any,
-    kinds: Any,
-    quintic: Any,
-    spring: Any,
-    at_quintic: Any,
-    at_spring: Any,
-    joints: Any,
-    bounds: Any,
-    translations: Any,
-    rotations: Any,
-    scales: Any,
-) -> None:
-    """:func:`apply_offsets` over ``blocks`` contiguous blocks of the entries in parallel (the same numbers).
-
-    The arguments come one by one (a parallel loop's body takes no tuple of tuples).
-    """
-    count = characters.size
-    for b in prange(blocks):
-        decays, columns = (quintic, spring, at_quintic, at_spring), (joints, bounds)
-        pose = (translations, rotations, scales)
-        _offsets_on(b * count // blocks, (b + 1) * count // blocks, characters, elapsed, kinds, decays, columns, pose)
-
-
-def apply_offsets_on(
-    threads: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
-) -> None:
-    """:func:`apply_offsets` on ``threads`` threads (at most one block of characters each), serial for one."""
-    blocks = parallel_blocks(threads, characters.size)
-    if blocks <= 1:
-        apply_offsets(characters, elapsed, kinds, decays, columns, pose)
-        return
-    apply_offsets_parallel(blocks, characters, elapsed, kinds, *decays, *columns, *pose)

@@ -133,7 +133,7 @@ def apply_offsets(
     (blocks of characters; the same numbers).
     """
     quintic, spring = decays
-    compiled_module("engine.backend._offset_kernels").apply_offsets_on(
+    compiled_module("engine.backend._pose_offset_kernels").apply_offsets_on(
         threads,
         np.ascontiguousarray(characters, dtype=np.int64),
         np.ascontiguousarray(elapsed, dtype=np.float64),

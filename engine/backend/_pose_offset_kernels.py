@@ -1,0 +1,159 @@
+"""Compiled transition stage on a pose buffer (numba): the offsets of inertialized and spring transitions.
+
+:func:`apply_offsets` adds the decaying offsets (:func:`~engine.anim.inertialization.quintic_offset`,
+``spring_offset``) of the characters in transition to a character-major pose in place: ``t + x``,
+``exp(x) · q``, ``s + x``, the same numbers as :mod:`engine.backend._offset_kernels` computes one
+column at a time (whose scalar helpers it inlines). A character's offsets are computed a field at
+a time over all its columns (the player's decays are field-major, ``(C, F, n)``), one scratch row
+written per loop, so that LLVM vectorises them; the scratch rows are separate arrays (their
+overlap is checked at run time, not assumed).
+
+Self-contained but for those helpers: numba's disk cache notices changes to a cached function's
+own file only, so :mod:`engine.backend.kernel_cache` keys this module's by
+:mod:`engine.backend._offset_kernels` too. Inputs are trusted (the callers check them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from engine.backend import _offset_kernels, kernel_cache
+from engine.backend._offset_kernels import (
+    INERTIALIZE,
+    SERIES_HALF,
+    cos_series,
+    half_norm,
+    half_turn,
+    multiply_into,
+    quintic_along,
+    quintic_bump,
+    sinc_series,
+    spring_at,
+)
+from engine.backend._threads import parallel_blocks
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _quintic_rows(d: Any, at: Any, t: float, rows: Any) -> None:
+    """The offsets of one character's packed quintic decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``."""
+    along_row, bump_row, x, y, z, _ = rows
+    end, inverse_end, first, second, position = d[at[4]], d[at[7]], d[at[8]], d[at[9]], d[at[1]]
+    for i in range(along_row.size):
+        along_row[i] = quintic_along(t, end[i], inverse_end[i], first[i], second[i], position[i])
+    duration, inverse_duration = d[at[6]], d[at[10]]
+    for i in range(bump_row.size):
+        bump_row[i] = quintic_bump(t, duration[i], inverse_duration[i])
+    for e, out in enumerate((x, y, z)):  # one row written per loop: each vectorises
+        axis, sweep = d[at[0] + e], d[at[11] + e]
+        for i in range(out.size):
+            out[i] = along_row[i] * axis[i] + bump_row[i] * sweep[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _spring_rows(d: Any, at: Any, t: float, rows: Any) -> None:
+    """The offsets of one character's packed spring decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``."""
+    x, v = np.empty(3), np.empty(3)
+    for i in range(d.shape[1]):
+        spring_at(d[:, i], at, t, x, v)
+        rows[2][i], rows[3][i], rows[4][i] = x[0], x[1], x[2]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _turn_rows(first: int, stop: int, joints: Any, q: Any, rows: Any) -> None:
+    """``q[joints[i]] ← exp(x_i) q[joints[i]]`` for the columns ``first <= i < stop`` (as ``_rotate_by``)."""
+    sinc_row, cos_row, x, y, z, norm = rows
+    for i in range(first, stop):
+        norm[i] = half_norm(x[i], y[i], z[i])
+    for i in range(first, stop):  # the series everywhere (vectorised), then libm where the angle is large
+        sinc_row[i] = sinc_series(norm[i] * norm[i])
+    for i in range(first, stop):
+        cos_row[i] = cos_series(norm[i] * norm[i])
+    for i in range(first, stop):
+        if norm[i] >= SERIES_HALF:
+            sinc_row[i], cos_row[i] = half_turn(norm[i])
+    for i in range(first, stop):
+        scale = sinc_row[i]
+        multiply_into(q[joints[i]], (0.5 * x[i]) * scale, (0.5 * y[i]) * scale, (0.5 * z[i]) * scale, cos_row[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _offsets_on(
+    first: int, stop: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
+) -> None:
+    """:func:`apply_offsets` for the entries ``first <= k < stop`` (module docstring)."""
+    quintic, spring, at_quintic, at_spring = decays
+    joints, bounds = columns
+    translations, rotations, scales = pose
+    n = joints.size
+    rows = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n))
+    for k in range(first, stop):
+        c, t = characters[k], elapsed[k]
+        if kinds[k] == INERTIALIZE:
+            _quintic_rows(quintic[c], at_quintic, t, rows)
+        else:
+            _spring_rows(spring[c], at_spring, t, rows)
+        for out, begin, end in ((translations[c], bounds[0], bounds[1]), (scales[c], bounds[2], bounds[3])):
+            for i in range(begin, end):
+                j = joints[i]
+                out[j, 0] += rows[2][i]
+                out[j, 1] += rows[3][i]
+                out[j, 2] += rows[4][i]
+        _turn_rows(bounds[1], bounds[2], joints, rotations[c], rows)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
+    """The offsets of inertialized and spring transitions added to a character-major ``pose`` in place.
+
+    ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
+    or spring); ``decays`` as for :func:`offset_captures`; ``columns`` = (joints ``(n,)``, the
+    first column of the rotations, of the scales and ``n`` ``(4,)``: the paths' columns follow
+    one another from 0); ``pose`` = translations ``(C, J, 3)``, rotations ``(C, J, 4)``, scales
+    ``(C, J, 3)``: ``t + x``, ``exp(x) · q``, ``s + x``.
+    """
+    _offsets_on(0, characters.size, characters, elapsed, kinds, decays, columns, pose)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
+def apply_offsets_parallel(
+    blocks: int,
+    characters: Any,
+    elapsed: Any,
+    kinds: Any,
+    quintic: Any,
+    spring: Any,
+    at_quintic: Any,
+    at_spring: Any,
+    joints: Any,
+    bounds: Any,
+    translations: Any,
+    rotations: Any,
+    scales: Any,
+) -> None:
+    """:func:`apply_offsets` over ``blocks`` contiguous blocks of the entries in parallel (the same numbers).
+
+    The arguments come one by one (a parallel loop's body takes no tuple of tuples).
+    """
+    count = characters.size
+    for b in prange(blocks):
+        decays, columns = (quintic, spring, at_quintic, at_spring), (joints, bounds)
+        pose = (translations, rotations, scales)
+        _offsets_on(b * count // blocks, (b + 1) * count // blocks, characters, elapsed, kinds, decays, columns, pose)
+
+
+def apply_offsets_on(
+    threads: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
+) -> None:
+    """:func:`apply_offsets` on ``threads`` threads (at most one block of characters each), serial for one."""
+    blocks = parallel_blocks(threads, characters.size)
+    if blocks <= 1:
+        apply_offsets(characters, elapsed, kinds, decays, columns, pose)
+        return
+    apply_offsets_parallel(blocks, characters, elapsed, kinds, *decays, *columns, *pose)
+
+
+# the kernels inline the decays' scalar helpers: their cache follows that module too
+kernel_cache.follow(apply_offsets, __file__, (_offset_kernels,))
