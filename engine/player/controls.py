@@ -151,19 +151,20 @@ class LayerControls:
         """
         index, pick = np.arange(self.num_layers)[rows], self.select(characters)
         values = np.broadcast_to(as_array(raw, "raw"), (np.size(index), pick.size) if np.ndim(index) else (pick.size,))
-        entries = np.ix_(np.atleast_1d(index), pick)
         values = values.reshape(np.size(index), pick.size)
+        if where is not None and characters is None and isinstance(rows, slice):  # whole rows: in place
+            chosen = np.broadcast_to(np.asarray(where, dtype=bool), values.shape)
+            np.copyto(self._table.raw[rows], values, where=chosen)
+            if fresh:
+                self._table.fresh[rows] |= chosen
+            return
+        entries = np.ix_(np.atleast_1d(index), pick)
         if where is None:
             self._table.raw[entries] = values
             if fresh:
                 self._table.fresh[entries] = True
             return
         chosen = np.broadcast_to(np.asarray(where, dtype=bool), values.shape)
-        if characters is None and isinstance(rows, slice):  # a block of whole rows: write in place
-            np.copyto(self._table.raw[rows], values, where=chosen)
-            if fresh:
-                self._table.fresh[rows] |= chosen
-            return
         self._table.raw[entries] = np.where(chosen, values, self._table.raw[entries])
         if fresh:
             self._table.fresh[entries] |= chosen
