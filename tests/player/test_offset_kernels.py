@@ -162,3 +162,20 @@ def test_the_offsets_on_threads_are_one_threads(threads):
         poses.append(arrays)
     for mine, theirs in zip(*poses, strict=True):
         assert np.array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_decays_keep_their_columns_when_more_joints_are_animated(compiled):
+    """A layer added mid-transition animates more joints: the stored decays move with their columns, new ones are 0."""
+    rng = np.random.default_rng(22)
+    source, target = capture(rng), capture(rng)
+    members = rng.choice(C, K, replace=False)
+    stage = TransitionStage(C, J, compiled=compiled)
+    stage.animate({"translation": np.array([0, 4]), "rotation": np.arange(0, J, 2), "scale": np.zeros(0, int)})
+    stage.begin(members, "inertialize", 0.4, 0.2, source, target, np.zeros(K))
+    before = stage._offsets.full(INERTIALIZE, members, np.full(K, 0.1), J)
+    stage.animate({"translation": np.array([0, 1, 4]), "rotation": np.arange(J), "scale": np.array([3])})
+    after = stage._offsets.full(INERTIALIZE, members, np.full(K, 0.1), J)
+    for old, new in zip(before, after, strict=True):
+        assert np.array_equal(new, old)  # the old columns' offsets and rates, and zeros where nothing was stored
+    assert np.abs(before[0][:, 2, 1]).max() > 1e-3  # a stored rotation offset: the test sees decays move
