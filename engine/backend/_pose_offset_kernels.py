@@ -38,7 +38,11 @@ from engine.backend._threads import parallel_blocks
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _quintic_rows(d: Any, at: Any, t: float, rows: Any) -> None:
-    """The offsets of one character's packed quintic decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``."""
+    """The offsets of one character's packed quintic decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``.
+
+    ``rows``: six scratch rows ``(n,)``; the first two hold each column's offset along its axis and
+    the sweep's weight here, the sine and cosine of its half-angle in :func:`_turn_rows`.
+    """
     along_row, bump_row, x, y, z, _ = rows
     end, inverse_end, first, second, position = d[at[4]], d[at[7]], d[at[8]], d[at[9]], d[at[1]]
     for i in range(along_row.size):
@@ -109,10 +113,10 @@ def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, column
     """The offsets of inertialized and spring transitions added to a character-major ``pose`` in place.
 
     ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
-    or spring); ``decays`` as for :func:`offset_captures`; ``columns`` = (joints ``(n,)``, the
-    first column of the rotations, of the scales and ``n`` ``(4,)``: the paths' columns follow
-    one another from 0); ``pose`` = translations ``(C, J, 3)``, rotations ``(C, J, 4)``, scales
-    ``(C, J, 3)``: ``t + x``, ``exp(x) · q``, ``s + x``.
+    or spring); ``decays`` as for :func:`~engine.backend._offset_kernels.offset_captures`;
+    ``columns`` = (joints ``(n,)``, the first column of the rotations, of the scales and ``n``
+    ``(4,)``: the paths' columns follow one another from 0); ``pose`` = translations ``(C, J,
+    3)``, rotations ``(C, J, 4)``, scales ``(C, J, 3)``: ``t + x``, ``exp(x) · q``, ``s + x``.
     """
     _offsets_on(0, characters.size, characters, elapsed, kinds, decays, columns, pose)
 
