@@ -71,14 +71,6 @@ def linear_weights(positions: Any, values: Any) -> FloatArray:
     return weights
 
 
-def _signed_angle(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Angle from 2-D vectors ``a`` to ``b`` in ``(-π, π]``; 0 when either is the zero vector."""
-    cross = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    dot = a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
-    zero = np.all(a == 0.0, axis=-1) | np.all(b == 0.0, axis=-1)
-    return np.where(zero, 0.0, np.arctan2(cross, dot))
-
-
 class GradientBand:
     """2-D freeform blend space over sample ``points`` ``(P, 2)`` (see the module docstring).
 
@@ -113,29 +105,42 @@ class GradientBand:
         self.points.flags.writeable = False
         self.mode = mode
         self._magnitudes = np.hypot(samples[:, 0], samples[:, 1])
+        self._at_origin = (samples[:, 0] == 0.0) & (samples[:, 1] == 0.0)
         if mode == "directional":
-            self._average = 0.5 * (self._magnitudes[:, None] + self._magnitudes[None, :])  # (P, P)
-            if np.any((self._average == 0.0) & ~np.eye(count, dtype=bool)):  # only with two samples at 0
+            average = 0.5 * (self._magnitudes[:, None] + self._magnitudes[None, :])  # (P, P)
+            if np.any((average == 0.0) & ~np.eye(count, dtype=bool)):  # only with two samples at 0
                 raise InvalidInputError("points must be distinct, got two samples at the origin")
-        # p_ij = p_iv at v = p_j, computed by the same arithmetic as for values, so that a value
-        # exactly at sample j gives h_i = 1 - 1 = 0 exactly for every other sample i.
-        rows, columns = np.meshgrid(np.arange(count), np.arange(count), indexing="ij")
-        self._pairs = self._pair_vectors(samples)[columns, rows, columns]  # (P, P, 2)
-        lengths = np.einsum("ijk,ijk->ij", self._pairs, self._pairs)
-        np.fill_diagonal(lengths, 1.0)
+            self._average = np.where(average > 0.0, average, 1.0).T.copy()  # [j, i]: the pair's mean speed
+        # Laid out [j, i, value]: the minimum over the partners j is then one pass over whole
+        # blocks, and every step runs along the values. p_ij = p_iv at v = p_j, computed by the
+        # same arithmetic as for values, so that a value exactly at sample j gives h_i = 1 - 1 = 0
+        # exactly for every other sample i.
+        partners, samples_i = np.meshgrid(np.arange(count), np.arange(count), indexing="ij")
+        at_partner = [np.broadcast_to(part, (count, count, count)) for part in self._toward(samples)]
+        self._pairs = tuple(part[partners, samples_i, partners][..., None] for part in at_partner)  # [j, i, 1]
+        lengths = self._pairs[0] * self._pairs[0] + self._pairs[1] * self._pairs[1]
+        lengths[np.arange(count), np.arange(count)] = 1.0
         self._lengths = lengths
+        self._itself = np.where(np.eye(count, dtype=bool), np.inf, 0.0)[..., None]  # a sample does not limit itself
 
-    def _pair_vectors(self, values: FloatArray) -> FloatArray:
-        """``p_iv`` ``(..., P, P, 2)`` from every sample ``i`` to ``values`` ``(..., 2)``, per partner ``j``."""
-        count = self.points.shape[0]
-        if self.mode == "cartesian":
-            difference = values[..., None, :] - self.points  # (..., P, 2): same for every j
-            return np.broadcast_to(difference[..., :, None, :], (*values.shape[:-1], count, count, 2))
-        size = np.hypot(values[..., 0], values[..., 1])
-        safe = np.where(self._average > 0.0, self._average, 1.0)
-        radial = (size[..., None, None] - self._magnitudes[:, None]) / safe  # (..., P, P)
-        angle = ANGLE_WEIGHT * _signed_angle(self.points, values[..., None, :])  # (..., P)
-        return np.stack((radial, np.broadcast_to(angle[..., None], radial.shape)), axis=-1)
+    def _toward(self, values: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The two components of ``p_iv`` from every sample ``i`` to ``values`` ``(K, 2)``, per partner ``j``.
+
+        Each broadcasts to ``(P, P, K)`` indexed ``[j, i, k]`` (one that is the same for every
+        partner has an axis of 1 there).
+        """
+        value_x, value_y = values[:, 0], values[:, 1]
+        if self.mode == "cartesian":  # the same for every j
+            return (value_x - self.points[:, 0, None])[None], (value_y - self.points[:, 1, None])[None]
+        size = np.hypot(value_x, value_y)
+        radial = (size - self._magnitudes[:, None]) / self._average[..., None]  # (P, P, K)
+        # the signed angle from each sample to the value (0 when either is the zero vector)
+        x, y = self.points[:, 0, None], self.points[:, 1, None]
+        cross = x * value_y - y * value_x
+        dot = x * value_x + y * value_y
+        zero = self._at_origin[:, None] | ((value_x == 0.0) & (value_y == 0.0))
+        angle = ANGLE_WEIGHT * np.where(zero, 0.0, np.arctan2(cross, dot))  # (P, K)
+        return radial, angle[None]
 
     def influences(self, values: Any) -> FloatArray:
         """Unnormalised influences ``h_i`` ``(..., P)`` of ``values`` ``(..., 2)``, clamped at 0."""
@@ -143,11 +148,14 @@ class GradientBand:
         count = self.points.shape[0]
         if count == 1:
             return np.ones((*v.shape[:-1], 1))
-        toward = self._pair_vectors(v)  # (..., P, P, 2)
-        h = 1.0 - np.einsum("...ijk,ijk->...ij", toward, self._pairs) / self._lengths
-        diagonal = np.arange(count)
-        h[..., diagonal, diagonal] = np.inf  # a sample does not limit itself
-        return np.maximum(h.min(axis=-1), 0.0)
+        first, second = self._toward(v.reshape(-1, 2))
+        along = first * self._pairs[0]
+        along += second * self._pairs[1]  # p_iv · p_ij
+        along /= self._lengths
+        h = np.subtract(1.0, along, out=along)
+        h += self._itself  # inf for j = i, + 0 (exact) elsewhere
+        lowest = np.maximum(h.min(axis=0), 0.0)  # (P, K)
+        return np.ascontiguousarray(lowest.T).reshape(*v.shape[:-1], count)
 
     def weights(self, values: Any) -> FloatArray:
         """Blend weights ``(..., P)`` of ``values`` ``(..., 2)``: non-negative, summing to 1."""

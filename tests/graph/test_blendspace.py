@@ -198,3 +198,41 @@ def test_weights_are_batched():
     batched = space.weights(values)
     assert batched.shape == (4, 3, 17)
     np.testing.assert_allclose(batched[2, 1], space.weights(values[2, 1]), atol=0)
+
+
+def johansen_weights(points: np.ndarray, value: np.ndarray, mode: str) -> np.ndarray:
+    """The gradient band weights of one value, written out per sample pair from the module docstring's formula."""
+    count = len(points)
+
+    def polar(v: np.ndarray, i: int, j: int) -> np.ndarray:  # p_iv in the directional form, with partner j
+        p_i, p_j = points[i], points[j]
+        mean = (np.hypot(*p_i) + np.hypot(*p_j)) / 2.0
+        angle = 0.0
+        if np.any(p_i != 0.0) and np.any(v != 0.0):
+            angle = np.arctan2(p_i[0] * v[1] - p_i[1] * v[0], p_i[0] * v[0] + p_i[1] * v[1])
+        return np.array([(np.hypot(*v) - np.hypot(*p_i)) / mean, 2.0 * angle])
+
+    def toward(v: np.ndarray, i: int, j: int) -> np.ndarray:
+        return v - points[i] if mode == "cartesian" else polar(v, i, j)
+
+    influence = np.full(count, np.inf)
+    for i in range(count):
+        for j in range(count):
+            if i != j:
+                pair = toward(points[j], i, j)
+                influence[i] = min(influence[i], 1.0 - toward(value, i, j) @ pair / (pair @ pair))
+    influence = np.maximum(influence, 0.0)
+    if influence.sum() <= 0.0:  # the nearest sample
+        influence = np.eye(count)[np.argmin(np.linalg.norm(points - value, axis=-1))]
+    return influence / influence.sum()
+
+
+@pytest.mark.parametrize("mode", ["cartesian", "directional"])
+def test_weights_equal_the_pairwise_formula(mode):
+    """Against the formula evaluated pair by pair (an independent reference of the batched arrays)."""
+    rng = np.random.default_rng(23)
+    for points in (locomotion_points(), locomotion_points(4), rng.normal(size=(6, 2)) * 2.0):
+        space = GradientBand(points, mode)
+        values = np.concatenate((rng.normal(size=(40, 2)) * 2.0, points, [[0.0, 0.0]]))
+        expected = np.array([johansen_weights(points, v, mode) for v in values])
+        np.testing.assert_allclose(space.weights(values), expected, rtol=0, atol=1e-12)
