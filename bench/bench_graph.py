@@ -22,7 +22,9 @@ Also printed: allocations per frame on the compiled path after warm-up (tracemal
 character's frame beside the Animator's alone (two actions, the same clips), and 10,000
 characters each in its own state machine at 60 FPS with animation LOD (the poses by the LOD mix
 of bench_frame: 10 % every frame, 25 % every 2nd, 65 % every 4th; the machines every frame, then
-with the poses: a machine runs when its character is posed, with the dt accumulated since).
+with the poses: a machine runs when its character is posed, with the dt accumulated since), with
+the part of the frame spent in the machines and layers and the part in ``finalize`` (local→model
+and the palette, float64: 16 KB a character written).
 
 Run: ``python bench/bench_graph.py [--repeat 9] [--quick]`` (a few minutes; ``--quick``: fewer
 repeats and no numpy run at 10,000).
@@ -270,7 +272,9 @@ def allocations(runtime: GraphRuntime, inputs: Inputs, frames: int = 5) -> tuple
     return held, statistics.median(peaks) - before
 
 
-def lod_frame(graph: Any, count: int, threads: int, repeat: int, hold: bool) -> tuple[float, float, float, float]:
+def lod_frame(
+    graph: Any, count: int, threads: int, repeat: int, hold: bool
+) -> tuple[float, float, float, float, float]:
     """10,000 characters, the poses by distance bands (10 % / 25 % / 65 %); the machines every frame or, with
     ``hold``, with their poses (logic LOD: a character's machine runs when it is posed, with its accumulated dt)."""
     runtime, inputs = make(graph, count, "numba", threads)
@@ -286,7 +290,7 @@ def lod_frame(graph: Any, count: int, threads: int, repeat: int, hold: bool) -> 
     schedule = UpdateSchedule(count).set_rates_by_distance(distances)
     schedule.due()
     pending = np.zeros(count)
-    totals, evaluated, logic = [], [], []
+    totals, evaluated, logic, composing = [], [], [], []
     for _ in range(repeat):
         due = schedule.advance().due()
         inputs.apply()
@@ -298,13 +302,15 @@ def lod_frame(graph: Any, count: int, threads: int, repeat: int, hold: bool) -> 
         runtime.control(due if hold else None)
         middle = time.perf_counter()
         runtime.player.pose(due)
+        posed = time.perf_counter()
         runtime.player.finalize()
         totals.append(time.perf_counter() - start)
         pending[due] = 0.0
         logic.append(middle - start)
+        composing.append(totals[-1] - (posed - start))
         evaluated.append(due.size)
     median, best, machines = (1e3 * statistics.median(totals), 1e3 * min(totals), 1e3 * statistics.median(logic))
-    return median, best, machines, statistics.mean(evaluated)
+    return median, best, machines, 1e3 * statistics.median(composing), statistics.mean(evaluated)
 
 
 def one_character(graph: Any, clips: dict[str, Clip], repeat: int) -> tuple[float, float]:
@@ -375,11 +381,12 @@ def main() -> None:
     for hold in (False, True):
         print("  the machines with their poses (logic LOD):" if hold else "  the machines every frame:")
         for threads in (1, 2):
-            median, best, logic, evaluated = lod_frame(graph, 10_000, threads, max(6, args.repeat), hold)
+            median, best, logic, composing, evaluated = lod_frame(graph, 10_000, threads, max(6, args.repeat), hold)
             verdict = "fits 60 FPS" if median < 1000 / 60 else "misses 60 FPS"
             print(
                 f"    {threads} thread{'s' if threads > 1 else ''}: {median:.1f} ms [{best:.1f}] per frame, of which "
-                f"the machines and layers {logic:.1f} ms; {evaluated:.0f} characters posed: {verdict}"
+                f"the machines and layers {logic:.1f} ms, local→model and the palette {composing:.1f} ms; "
+                f"{evaluated:.0f} characters posed: {verdict}"
             )
 
 
