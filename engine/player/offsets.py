@@ -95,12 +95,11 @@ class Offsets:
         self.joints = np.zeros(0, dtype=np.int64)
         self.paths = np.zeros(0, dtype=np.int64)
         self.packed: dict[int, FloatArray] = {}
-        self._spans = [slice(0, 0)] * len(PATHS)
         self._bounds = np.zeros(len(PATHS) + 1, dtype=np.int64)  # the first column of each path, and n
 
     def _span(self, path: int) -> slice:
         """The columns of path ``path`` (contiguous, the paths in order)."""
-        return self._spans[path]
+        return slice(int(self._bounds[path]), int(self._bounds[path + 1]))
 
     def animate(self, animated: dict[str, IntArray]) -> None:
         """Follow the joints each path's layers animate now (a superset of the earlier ones)."""
@@ -115,9 +114,7 @@ class Offsets:
             grown[:, :, where] = values
             self.packed[kind] = grown
         self.joints, self.paths = joints, paths
-        bounds = np.cumsum([0] + [len(animated[path]) for path in PATHS])
-        self._spans = [slice(int(bounds[p]), int(bounds[p + 1])) for p in range(len(PATHS))]
-        self._bounds = bounds.astype(np.int64)
+        self._bounds = np.cumsum([0] + [len(animated[path]) for path in PATHS]).astype(np.int64)
 
     def _packed_of(self, kind: int) -> FloatArray:
         """The packed decays of ``kind`` ``(C, F, n)``, allocated (no offset anywhere) on its first transition."""
