@@ -1,6 +1,7 @@
 """The frame kernels' sampling helpers (numba): the segment search from a cursor, a root played in place.
 
-Inlined into :mod:`engine.backend._kernels` (whose disk cache follows this file). Inputs are trusted.
+Inlined into :mod:`engine.backend._kernels` and :mod:`engine.backend._transition_kernels` (whose
+disk caches follow this file). Inputs are trusted.
 """
 
 from __future__ import annotations
@@ -28,18 +29,18 @@ def find_segment(timeline: Any, first: Any, count: Any, t: Any, k: Any) -> Any:
                 k += 1
             else:
                 return k
-        return _bisect(timeline, first, k, count, t)
+        return bisect(timeline, first, k, count, t)
     for _ in range(4):
         k -= 1
         if k < 0:
             return 0
         if timeline[first + k] <= t:
             return k
-    return max(_bisect(timeline, first, -1, k, t), 0)
+    return max(bisect(timeline, first, -1, k, t), 0)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _bisect(timeline: Any, first: Any, low: Any, high: Any, t: Any) -> Any:
+def bisect(timeline: Any, first: Any, low: Any, high: Any, t: Any) -> Any:
     """Binary search: the largest ``m`` in ``[low, high)`` with ``timeline[first + m] <= t``.
 
     Given ``timeline[first + low] <= t`` (or ``low`` = -1) and ``timeline[first + high] > t`` (or

@@ -14,8 +14,10 @@ arrays:
   the blend (:func:`~engine.anim.velocity.blend_velocity`), the rest pose as one more layer where
   the weights sum below the threshold.
 
-Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
-to a cached function's own file only. Inputs are trusted (the callers check them).
+Self-contained on purpose, like :mod:`engine.backend._kernels`, but for the segment search it
+shares with the frame kernels: numba's disk cache notices changes to a cached function's own file
+only, so :mod:`engine.backend.kernel_cache` keys this module's by
+:mod:`engine.backend._sampling_kernels` too. Inputs are trusted (the callers check them).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from typing import Any
 
 from numba import njit, prange
 
+from engine.backend import _sampling_kernels, kernel_cache
+from engine.backend._sampling_kernels import bisect
 from engine.backend._threads import parallel_blocks
 
 #: Stage kinds (:mod:`engine.backend.stage`, where they are defined for every caller).
@@ -100,13 +104,7 @@ def _segment(times: Any, first: Any, count: Any, t: Any, loop: Any, leaving: Any
     if leaving:
         if loop and t >= times[first + count - 1]:
             t = times[first]
-        low, high = -1, count  # the last m with times[m] <= t
-        while high - low > 1:
-            middle = (low + high) >> 1
-            if times[first + middle] <= t:
-                low = middle
-            else:
-                high = middle
+        low = bisect(times, first, -1, count, t)  # the last m with times[m] <= t
     else:
         if loop and t <= times[first]:
             t = times[first + count - 1]
@@ -316,3 +314,7 @@ def _velocities(
         planar_out[k, 0] = planar_x / norm_root
         planar_out[k, 1] = planar_z / norm_root
         planar_out[k, 2] = yaw_rate_sum / norm_root
+
+
+# the velocity lookup inlines the frame kernels' segment search: the cache follows that module too
+kernel_cache.follow(capture_velocity, __file__, (_sampling_kernels,))
