@@ -24,7 +24,8 @@ characters each in its own state machine at 60 FPS with animation LOD (the poses
 of bench_frame: 10 % every frame, 25 % every 2nd, 65 % every 4th; the machines every frame, then
 with the poses: a machine runs when its character is posed, with the dt accumulated since), with
 the part of the frame spent in the machines and layers and the part in ``finalize`` (local→model
-and the palette, float64: 16 KB a character written).
+and the palette, float64: 16 KB a character written; or, as a crowd that only draws ends its frame,
+float32 upload records only: 4 KB, ``finalize(records, model=False)``).
 
 Run: ``python bench/bench_graph.py [--repeat 9] [--quick]`` (a few minutes; ``--quick``: fewer
 repeats and no numpy run at 10,000).
@@ -278,11 +279,16 @@ def allocations(runtime: GraphRuntime, inputs: Inputs, frames: int = 5) -> tuple
 
 
 def lod_frame(
-    graph: Any, count: int, threads: int, repeat: int, hold: bool
+    graph: Any, count: int, threads: int, repeat: int, hold: bool, records: bool = False
 ) -> tuple[float, float, float, float, float]:
     """10,000 characters, the poses by distance bands (10 % / 25 % / 65 %); the machines every frame or, with
-    ``hold``, with their poses (logic LOD: a character's machine runs when it is posed, with its accumulated dt)."""
+    ``hold``, with their poses (logic LOD: a character's machine runs when it is posed, with its accumulated dt).
+
+    ``records``: the frame ends as a crowd's does — the palette into float32 upload records, the
+    model matrices not stored (``finalize(records, model=False)``) — instead of the float64 model
+    matrices and palette."""
     runtime, inputs = make(graph, count, "numba", threads)
+    upload = np.zeros((count, graph.skeleton.num_joints, 4, 4), np.float32) if records else None
     distances = np.random.default_rng(7).permutation(
         np.concatenate(
             (
@@ -308,7 +314,7 @@ def lod_frame(
         middle = time.perf_counter()
         runtime.player.pose(due)
         posed = time.perf_counter()
-        runtime.player.finalize()
+        runtime.player.finalize(upload, model=upload is None)
         totals.append(time.perf_counter() - start)
         pending[due] = 0.0
         logic.append(middle - start)
@@ -383,14 +389,18 @@ def main() -> None:
     print(f"one character: the graph's frame {graph_us:.0f} µs, an Animator of two actions alone {animator_us:.0f} µs")
 
     print("\n10,000 characters, each in its own state machine; LOD 1000 every frame, 2500 every 2nd, 6500 every 4th:")
-    for hold in (False, True):
-        print("  the machines with their poses (logic LOD):" if hold else "  the machines every frame:")
+    for hold, records in ((False, False), (True, False), (True, True)):
+        heading = "the machines with their poses (logic LOD)" if hold else "the machines every frame"
+        ending = "float32 upload records only" if records else "float64 model matrices and palette"
+        print(f"  {heading}, {ending}:")
         for threads in (1, 2):
-            median, best, logic, composing, evaluated = lod_frame(graph, 10_000, threads, max(6, args.repeat), hold)
+            median, best, logic, composing, evaluated = lod_frame(
+                graph, 10_000, threads, max(6, args.repeat), hold, records
+            )
             verdict = "fits 60 FPS" if median < 1000 / 60 else "misses 60 FPS"
             print(
                 f"    {threads} thread{'s' if threads > 1 else ''}: {median:.1f} ms [{best:.1f}] per frame, of which "
-                f"the machines and layers {logic:.1f} ms, local→model and the palette {composing:.1f} ms; "
+                f"the machines and layers {logic:.1f} ms, finalize {composing:.1f} ms; "
                 f"{evaluated:.0f} characters posed: {verdict}"
             )
 

@@ -125,6 +125,7 @@ class BufferFrame:
         characters: Any = None,
         backend: str | None = None,
         palette: bool = True,
+        model: bool = True,
     ) -> MatrixBuffer:
         """Model matrices into :attr:`model` and the palette from :attr:`pose`; returns :attr:`palette`.
 
@@ -132,7 +133,9 @@ class BufferFrame:
         there instead, each matrix column-major (the upload layout of
         :func:`~engine.backend.frame.evaluate_frame`), and :attr:`palette` is left as it was.
         Without ``palette`` the kernels write the model matrices only (a stage edits the pose
-        before the palette is made; the numpy reference writes both).
+        before the palette is made); without ``model`` the palette only (the model matrices are
+        composed on the way and not stored: half the memory written). The numpy reference
+        writes both.
         """
         state = self.state
         chosen = state.select(characters)
@@ -160,7 +163,7 @@ class BufferFrame:
             1.0,
             self._local_views,
             out if palette else state.no_palette,
-            self._model_view,
+            self._model_view if model else state.no_model,
             False,
             True,
             threads_for(state, None, chosen.size),

@@ -173,6 +173,7 @@ class Composer:
         self._stale: set[int] | None = set()  # joints whose subtrees need model matrices; None: all
         self._palette_stale = False
         self._characters: IntArray | None = None
+        self._unkept = np.zeros(count, dtype=bool)  # characters whose model matrices a finalize did not store
 
     @property
     def buffers(self) -> tuple[PoseBuffer, MatrixBuffer, MatrixBuffer]:
@@ -190,7 +191,19 @@ class Composer:
         self._palette_stale = True
 
     def update_model(self, compiled: BufferFrame | None, backend: str | None) -> MatrixBuffer:
-        """Model matrices up to date: the whole skeleton once (no palette: stages may edit), then stale subtrees."""
+        """Model matrices up to date: the whole skeleton once (no palette: stages may edit), then stale subtrees.
+
+        Characters whose matrices a :meth:`finalize` without ``model`` did not store are composed
+        whole first (with the posed ones).
+        """
+        if self._unkept.any() and compiled is not None:
+            if self._stale is None:  # the posed characters too, in the same pass
+                posed = np.arange(self._unkept.size) if self._characters is None else self._characters
+                self._unkept[posed] = True
+                self._stale = set()
+            compiled.finalize(characters=np.flatnonzero(self._unkept), backend=backend, palette=False)
+            self._unkept[:] = False
+            self._palette_stale = True
         if self._stale is None and compiled is not None:  # every joint; the palette waits for the stages' edits
             compiled.finalize(characters=self._characters, backend=backend, palette=False)
             self._palette_stale = True
@@ -204,12 +217,21 @@ class Composer:
         self._stale = set()
         return self.model_buffer
 
-    def finalize(self, compiled: BufferFrame | None, backend: str | None, records: np.ndarray | None) -> MatrixBuffer:
-        """Model matrices and the palette, once; the palette also into ``records`` (column-major) when given."""
+    def finalize(
+        self, compiled: BufferFrame | None, backend: str | None, records: np.ndarray | None, *, model: bool = True
+    ) -> MatrixBuffer:
+        """Model matrices and the palette, once; the palette also into ``records`` (column-major) when given.
+
+        Without ``model`` (records given, compiled, nothing composed since the pose) the model
+        matrices are not stored: :meth:`update_model` composes them when asked.
+        """
         if records is not None:
             _check_records(records, self.pose_buffer.shape)
         if self._stale is None and compiled is not None:  # nothing composed since the pose: one pass for both
-            compiled.finalize(records=records, characters=self._characters, backend=backend)
+            keep = model or records is None
+            compiled.finalize(records=records, characters=self._characters, backend=backend, model=keep)
+            if not keep:
+                self._unkept[slice(None) if self._characters is None else self._characters] = True
             self._stale, self._palette_stale = set(), records is not None  # with records, the palette went there only
             return self.palette_buffer
         self.update_model(compiled, backend)

@@ -324,14 +324,17 @@ class Player(LayerControls):
         """
         return self._composer.update_model(self._compiled_frame(), self._requested)
 
-    def finalize(self, records: np.ndarray | None = None) -> MatrixBuffer:
+    def finalize(self, records: np.ndarray | None = None, *, model: bool = True) -> MatrixBuffer:
         """End the frame: model matrices and the skinning palette, once; returns :attr:`palette_buffer`.
 
         With ``records`` (a writable ``(C, J, 4, 4)`` float32 or float64 array) the palette is
         also written there, each matrix column-major: what
-        :meth:`engine.render.PaletteBuffer.upload` sends as it is (``packed=True``).
+        :meth:`engine.render.PaletteBuffer.upload` sends as it is (``packed=True``). With
+        ``records`` and ``model=False`` the compiled kernels write the records only — the model
+        matrices are composed on the way but not stored, half the memory a character writes (a
+        crowd that only draws); :meth:`update_model` (and :attr:`model`) compose them when asked.
         """
-        return self._composer.finalize(self._compiled_frame(), self._requested, records)
+        return self._composer.finalize(self._compiled_frame(), self._requested, records, model=model)
 
     def _compiled_frame(self) -> BufferFrame | None:
         """The kernels' frame when this player composes on them (the numba backend with layers), else ``None``."""

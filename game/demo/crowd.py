@@ -249,7 +249,7 @@ class Crowd:
             due = np.arange(self.count)
         player = self.player
         player.pose(due)
-        player.finalize(self.palettes)
+        player.finalize(self.palettes, model=False)  # only the palettes are drawn
         self.evaluated = int(due.size)
         return due
 

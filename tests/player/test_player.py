@@ -212,6 +212,29 @@ def test_records_are_the_palette_column_major(mannequin, backend) -> None:
     np.testing.assert_allclose(np.swapaxes(records, -1, -2), player.palette, atol=1e-6)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_records_without_model_matrices_compose_them_when_asked(mannequin, backend) -> None:
+    """finalize(records, model=False) writes the records only; the model matrices come on request, LOD included."""
+    player, rows = rig(mannequin, backend, count=12)
+    reference, _ = rig(mannequin, "numpy", count=12)
+    records = np.zeros((12, mannequin.skeleton.num_joints, 4, 4), dtype=np.float32)
+    layers = [rows[n] for n in ("walk", "run", "wave", "lean")]
+    for frame, due in enumerate((None, np.array([1, 4, 9]), np.array([0, 4]), None, np.array([2]))):
+        for each in (player, reference):
+            each.begin_frame(1 / 60)
+            each.advance_layers(layers, each.raw_times[layers] + 1 / 60, True)
+            each.pose(due)
+        stored = player.model_buffer.to_array().copy()
+        player.finalize(records, model=False)
+        reference.finalize()
+        np.testing.assert_allclose(np.swapaxes(records, -1, -2), reference.palette, rtol=0.0, atol=1e-5)
+        if backend == "numba" and frame:  # not stored: the buffer still holds the last matrices asked for
+            np.testing.assert_array_equal(player.model_buffer.to_array(), stored)
+        if frame % 2:  # asked every other frame: every character current, the unposed ones too
+            np.testing.assert_allclose(player.model, reference.model, rtol=0.0, atol=1e-12)
+            np.testing.assert_allclose(player.palette, reference.palette, rtol=0.0, atol=1e-12)
+
+
 def test_results_are_ordinary_arrays_or_read_only(mannequin) -> None:
     player, rows = rig(mannequin, "numpy", count=3)
     play(player, rows, 1, 1 / 60)
