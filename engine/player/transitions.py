@@ -100,10 +100,14 @@ def decay_weight(kind: IntArray, elapsed: FloatArray, duration: FloatArray, half
     Each curve is computed for the entries of its kind only (a start captures a few kinds).
     """
     weight = np.zeros(np.shape(kind))
-    for code, curve in _DECAYS.items():
+    for code in np.unique(kind).tolist():  # loop over the kinds present (a start: usually one)
+        curve = _DECAYS.get(code)
+        if curve is None:
+            continue
         picked = kind == code
-        if picked.any():
-            weight[picked] = curve(elapsed[picked], duration[picked], half_life[picked])
+        if picked.all():  # one kind: no gathers
+            return curve(elapsed, duration, half_life)
+        weight[picked] = curve(elapsed[picked], duration[picked], half_life[picked])
     return weight
 
 
