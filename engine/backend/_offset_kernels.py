@@ -1,13 +1,9 @@
-"""Compiled offsets of inertialized and spring transitions (numba): started, and applied to captures.
+"""Compiled offsets of inertialized and spring transitions (numba): their decays read back, on captures.
 
 The same arithmetic as the numpy reference, agreeing to rounding, on the player's packed decays
-(field-major per character, :class:`~engine.player.offsets.Offsets`):
+(field-major per character, :class:`~engine.player.offsets.Offsets`; started by
+:mod:`engine.backend._start_offset_kernels`, which takes its constants from here):
 
-- :func:`start_offsets`: :func:`~engine.anim.inertialization.pose_offsets` (translation and scale
-  differences; the rotation vector ``φ = 2 log(q_s q_t⁻¹)`` and its rate ``J_l(φ)⁻¹ (ω_s - R
-  ω_t)``), then :func:`~engine.anim.inertialization.quintic_decay` or
-  :func:`~engine.anim.inertialization.spring_decay` and :func:`~engine.backend.stage.pack`,
-  written straight into the packed rows;
 - the decays' offsets and rates (:func:`~engine.anim.inertialization.quintic_offset`,
   ``spring_offset``), one column at a time (the sine and cosine of a small half-angle as their
   series, :func:`half_turn`: to rounding), shared with :mod:`engine.backend._pose_offset_kernels`
@@ -25,15 +21,14 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
-
-from engine.backend._threads import parallel_blocks
+from numba import njit
 
 #: As :mod:`engine.anim.inertialization`: ``t1 = min(T, -STEEPEST x0 / v0)``; offsets below
 #: ``OFFSET_NOISE · |v0| · T`` are rounding noise (no offset); the spring's rate times the half-life.
 STEEPEST, OFFSET_NOISE, SPRING_RATE = 5.0, 1e-12, 1.6783469900166608
-#: Below these the series forms are used (:mod:`engine.math.kernels`' log, :mod:`engine.anim.velocity`).
-_SERIES_THRESHOLD, _SERIES_ANGLE = 1e-4, 1e-4
+#: Below these the series forms are used (:mod:`engine.math.kernels`' log, :mod:`engine.anim.velocity`):
+#: the half-angle's sine of a rotation offset's start, and an angle.
+SERIES_THRESHOLD, SERIES_ANGLE = 1e-4, 1e-4
 #: Below this half-angle :func:`half_turn` sums Taylor series: their coefficients of ``h¹ … h⁷``, ``h = n²``.
 SERIES_HALF = 0.5
 _SINC_SERIES = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 8))
@@ -43,205 +38,15 @@ INERTIALIZE = 2
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _rotation_offset(qs: Any, qt: Any, ws: Any, wt: Any, x: Any, v: Any) -> None:
-    """``φ = 2 log(q_s q_t*)`` into ``x`` and ``J_l(φ)⁻¹ (ω_s - R(q_s q_t*) ω_t)`` into ``v``."""
-    ax, ay, az, aw = qs[0], qs[1], qs[2], qs[3]
-    bx, by, bz, bw = -qt[0], -qt[1], -qt[2], qt[3]
-    dx = aw * bx + ax * bw + ay * bz - az * by
-    dy = aw * by - ax * bz + ay * bw + az * bx
-    dz = aw * bz + ax * by - ay * bx + az * bw
-    dw = aw * bw - ax * bx - ay * by - az * bz
-    # ω_s - R ω_t with the product as it is (v + w·t + u × t, t = 2 u × v)
-    tx = 2.0 * (dy * wt[2] - dz * wt[1])
-    ty = 2.0 * (dz * wt[0] - dx * wt[2])
-    tz = 2.0 * (dx * wt[1] - dy * wt[0])
-    ox = ws[0] - (wt[0] + dw * tx + (dy * tz - dz * ty))
-    oy = ws[1] - (wt[1] + dw * ty + (dz * tx - dx * tz))
-    oz = ws[2] - (wt[2] + dw * tz + (dx * ty - dy * tx))
-    # 2 log of the normalised, canonical (w >= 0, ties on x, y, z) product
-    n = math.sqrt(dx * dx + dy * dy + dz * dz + dw * dw)
-    dx, dy, dz, dw = dx / n, dy / n, dz / n, dw / n
-    key = dw
-    if key == 0.0:
-        key = dx
-    if key == 0.0:
-        key = dy
-    if key == 0.0:
-        key = dz
-    if key < 0.0:
-        dx, dy, dz, dw = -dx, -dy, -dz, -dw
-    sin_half = math.sqrt(dx * dx + dy * dy + dz * dz)
-    small = sin_half < _SERIES_THRESHOLD
-    scale = 1.0 + sin_half**2 / 6.0 if small else math.atan2(sin_half, dw) / sin_half
-    px, py, pz = 2.0 * (dx * scale), 2.0 * (dy * scale), 2.0 * (dz * scale)
-    x[0], x[1], x[2] = px, py, pz
-    # φ̇ = ω - ½ φ × ω + c φ × (φ × ω), c = (1 - (θ/2) cot(θ/2)) / θ²
-    theta_sq = px * px + py * py + pz * pz
-    theta = math.sqrt(theta_sq)
-    if theta < _SERIES_ANGLE:
-        inverse = 1.0 / 12.0 + theta_sq / 720.0
-    else:
-        half = 0.5 * theta
-        inverse = (1.0 - half * math.cos(half) / math.sin(half)) / (theta * theta)
-    cx, cy, cz = py * oz - pz * oy, pz * ox - px * oz, px * oy - py * ox
-    v[0] = ox - 0.5 * cx + inverse * (py * cz - pz * cy)
-    v[1] = oy - 0.5 * cy + inverse * (pz * cx - px * cz)
-    v[2] = oz - 0.5 * cz + inverse * (px * cy - py * cx)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _quintic(x: Any, v: Any, total: float, out: Any, at: Any) -> None:
-    """Bollo's quintic decay of ``x`` moving at ``v`` within ``total`` seconds, its fields at columns ``at``."""
-    size = math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
-    speed = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    if size <= OFFSET_NOISE * speed * total:  # rounding noise is no offset
-        size = 0.0
-    axis, drift = at[0], at[5]  # their columns: built in place (no temporary arrays)
-    for k in range(3):
-        if size > 0.0:
-            out[axis + k] = x[k] / size
-        elif speed > 0.0:
-            out[axis + k] = v[k] / speed
-        else:
-            out[axis + k] = 1.0 if k == 0 else 0.0
-    along = v[0] * out[axis] + v[1] * out[axis + 1] + v[2] * out[axis + 2]
-    for k in range(3):
-        out[drift + k] = v[k] - along * out[axis + k]
-    dx, dy, dz = out[drift], out[drift + 1], out[drift + 2]
-    if math.sqrt(dx * dx + dy * dy + dz * dz) <= 1e-12 * speed:
-        for k in range(3):
-            out[drift + k] = 0.0
-    end = total
-    if along < 0.0 and STEEPEST * size < -along * total:
-        end = -STEEPEST * size / along
-    positive = end > 0.0
-    safe = end if positive else 1.0
-    acceleration = max(0.0, -8.0 * along * end - 20.0 * size) / (safe * safe) if positive else 0.0
-    start = size if positive else 0.0
-    rate = along * end
-    bend = acceleration * end * end
-    lasting = total > 0.0
-    fields = (
-        size,
-        along,
-        acceleration,
-        end,
-        total,
-        1.0 / safe if positive else 0.0,
-        3.0 * start + rate if positive else 0.0,
-        6.0 * start + 3.0 * rate + 0.5 * bend if positive else 0.0,
-        1.0 / total if lasting else 0.0,
-    )
-    for k in range(3):
-        out[at[11] + k] = out[drift + k] * total if lasting else 0.0
-    out[at[1]], out[at[2]], out[at[3]], out[at[4]] = fields[0], fields[1], fields[2], fields[3]
-    out[at[6]], out[at[7]], out[at[8]], out[at[9]], out[at[10]] = fields[4], fields[5], fields[6], fields[7], fields[8]
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def start_offsets(
-    quintic: bool, members: Any, source: Any, target: Any, columns: Any, lengths: Any, packed: Any, at: Any
-) -> None:
-    """Decays of the offsets of ``source`` from ``target`` into ``packed[members[k]]`` (every column).
-
-    ``source``, ``target`` = translations, rotations, scales, linear, angular and scaling
-    velocities ``(K, J, 3|4)``; ``columns`` = (joints ``(n,)``, paths ``(n,)``: 0 translation, 1
-    rotation, 2 scale); ``lengths`` ``(K,)``: the quintic's duration or the spring's half-life;
-    ``packed`` ``(C, F, n)`` (field-major); ``at``: the rows of the layout's fields in its order
-    (:data:`~engine.backend.stage.QUINTIC_LAYOUT`, :data:`~engine.backend.stage.SPRING_LAYOUT`).
-    """
-    _starts(0, members.size, quintic, members, source, target, columns, lengths, packed, at)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
-def start_offsets_parallel(
-    blocks: int,
-    quintic: bool,
-    members: Any,
-    source: Any,
-    target: Any,
-    joints: Any,
-    paths: Any,
-    lengths: Any,
-    packed: Any,
-    at: Any,
-) -> None:
-    """:func:`start_offsets` over ``blocks`` contiguous blocks of the members in parallel (the same numbers).
-
-    ``columns`` comes as its two arrays (a parallel loop's body takes no tuple of tuples).
-    """
-    count = members.size
-    for b in prange(blocks):
-        first, stop = b * count // blocks, (b + 1) * count // blocks
-        _starts(first, stop, quintic, members, source, target, (joints, paths), lengths, packed, at)
-
-
-def start_offsets_on(
-    threads: int,
-    quintic: bool,
-    members: Any,
-    source: Any,
-    target: Any,
-    columns: Any,
-    lengths: Any,
-    packed: Any,
-    at: Any,
-) -> None:
-    """:func:`start_offsets` on ``threads`` threads (at most one block of members each), serial for one."""
-    blocks = parallel_blocks(threads, members.size)
-    if blocks <= 1:
-        start_offsets(quintic, members, source, target, columns, lengths, packed, at)
-        return
-    joints, paths = columns
-    start_offsets_parallel(blocks, quintic, members, source, target, joints, paths, lengths, packed, at)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _starts(
-    first: int,
-    stop: int,
-    quintic: bool,
-    members: Any,
-    source: Any,
-    target: Any,
-    columns: Any,
-    lengths: Any,
-    packed: Any,
-    at: Any,
-) -> None:
-    """:func:`start_offsets` for the members ``first <= k < stop``."""
-    joints, paths = columns
-    x, v = np.empty(3), np.empty(3)
-    for k in range(first, stop):
-        out_columns = packed[members[k]]
-        for i in range(joints.size):
-            j, path = joints[i], paths[i]
-            if path == 1:
-                _rotation_offset(source[1][k, j], target[1][k, j], source[4][k, j], target[4][k, j], x, v)
-            else:
-                position, rate = (0, 3) if path == 0 else (2, 5)
-                for c in range(3):
-                    x[c] = source[position][k, j, c] - target[position][k, j, c]
-                    v[c] = source[rate][k, j, c] - target[rate][k, j, c]
-            out = out_columns[:, i]
-            if quintic:
-                _quintic(x, v, lengths[k], out, at)
-            else:
-                for c in range(3):
-                    out[at[0] + c] = x[c]
-                    out[at[1] + c] = v[c]
-                out[at[2]] = SPRING_RATE / lengths[k]
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, capture: Any) -> None:
     """The offsets of inertialized and spring transitions, and their rates, added to captures in place.
 
     Capture row ``rows[k]`` is character ``members[k]``, ``elapsed[k]`` seconds into a transition of
     kind ``kinds[k]`` (2 quintic, 3 spring); ``decays`` = (quintic ``(C, Fq, n)``, spring ``(C, Fs,
-    n)``, their layouts' field rows); ``columns`` as for :func:`start_offsets`; ``capture`` =
-    translations, rotations, scales, linear, angular, scaling velocities ``(K, J, 3|4)``. The
-    numpy reference: :meth:`~engine.player.offsets.Offsets.full`, then
+    n)``, their layouts' field rows); ``columns`` = (joints ``(n,)``, paths ``(n,)``: 0
+    translation, 1 rotation, 2 scale); ``capture`` = translations, rotations, scales, linear,
+    angular, scaling velocities ``(K, J, 3|4)``. The numpy reference:
+    :meth:`~engine.player.offsets.Offsets.full`, then
     :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
     """
     quintic, spring, at_quintic, at_spring = decays
@@ -388,7 +193,7 @@ def _turn(q: Any, omega: Any, phi: Any, rate: Any) -> None:
     px, py, pz = phi[0], phi[1], phi[2]
     theta_sq = px * px + py * py + pz * pz
     theta = math.sqrt(theta_sq)
-    if theta < _SERIES_ANGLE:
+    if theta < SERIES_ANGLE:
         a, b = 0.5 - theta_sq / 24.0, 1.0 / 6.0 - theta_sq / 120.0
     else:
         a, b = (1.0 - math.cos(theta)) / (theta * theta), (theta - math.sin(theta)) / (theta * theta * theta)

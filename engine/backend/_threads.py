@@ -1,7 +1,7 @@
 """How many blocks a parallel kernel splits its items into, and numba's thread count to run them (numba).
 
 Shared by the backend's kernel drivers (:func:`engine.backend._kernels.run` and the ``*_on``
-drivers of :mod:`engine.backend._offset_kernels`, :mod:`engine.backend._pose_offset_kernels` and
+drivers of :mod:`engine.backend._start_offset_kernels`, :mod:`engine.backend._pose_offset_kernels` and
 :mod:`engine.backend._transition_kernels`):
 one block per thread, never more blocks than items or than numba's threads.
 """

@@ -7,9 +7,10 @@ each over the **columns** — the joints some layer animates on one path (transl
 scale; the paths' joints one after the other). Field-major, so that the kernels apply a
 character's offsets a field at a time over its columns (vectorised). A frame reads the
 characters in transition; the compiled kernels read the same arrays
-(:func:`engine.backend.stage.apply_offsets`; a numba player also starts them and offsets its
-captures there, :mod:`engine.backend._offset_kernels`), the numpy reference views them as
-decays (:func:`~engine.backend.stage.unpack`).
+(:func:`engine.backend.stage.apply_offsets`; a numba player also starts them there,
+:mod:`engine.backend._start_offset_kernels`, and offsets its captures,
+:mod:`engine.backend._offset_kernels`), the numpy reference views them as decays
+(:func:`~engine.backend.stage.unpack`).
 """
 
 from __future__ import annotations
@@ -150,13 +151,13 @@ class Offsets:
         """
         packed = self._packed_of(kind)
         at = QUINTIC_FIELDS if kind == INERTIALIZE else SPRING_FIELDS
-        compiled_module("engine.backend._offset_kernels").start_offsets_on(
+        compiled_module("engine.backend._start_offset_kernels").start_offsets_on(
             threads,
             kind == INERTIALIZE,
             np.ascontiguousarray(members, dtype=np.int64),
             _motion(*source),
             _motion(*target),
-            (self.joints, self.paths),
+            (self.joints, self._bounds),
             np.ascontiguousarray(length, dtype=np.float64),
             packed,
             at,

@@ -16,6 +16,7 @@ def test_only_the_kernel_modules_import_numba(path: Path) -> None:
         ROOT / "engine" / "backend" / "_transition_kernels.py",
         ROOT / "engine" / "backend" / "_offset_kernels.py",
         ROOT / "engine" / "backend" / "_pose_offset_kernels.py",
+        ROOT / "engine" / "backend" / "_start_offset_kernels.py",
         ROOT / "engine" / "backend" / "_clock_kernels.py",
         ROOT / "engine" / "backend" / "_sampling_kernels.py",
         ROOT / "engine" / "backend" / "_threads.py",
