@@ -3,12 +3,13 @@
 from engine.anim.additive import additive_clip, additive_pose, apply_additive, restrict_clip
 from engine.anim.blending import blend, interpolate_poses, slerp_chain, subtree_mask
 from engine.anim.clip import Channel, Clip, Clips
+from engine.anim.compiled_clip import CompiledClip, compile_clip
 from engine.anim.ik import IKResult, aim_ik, apply_corrections, ccd_ik, fabrik_ik, two_bone_ik
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
 from engine.anim.local_to_model import local_to_model, model_from_pose
 from engine.anim.pose import Pose
 from engine.anim.retarget import RetargetPlan, plan_retarget, propose_joint_map, retarget_clip, retarget_pose
-from engine.anim.sampling import CompiledClip, compile_clip, sample, sample_channel
+from engine.anim.sampling import sample, sample_channel
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import joint_matrices, skin_vertices, skin_vertices_dq, skinning_palette
 

@@ -95,7 +95,7 @@ class Clip:
     channels: tuple[Channel, ...]
     num_targets: int
     markers: dict[str, tuple[float, ...]] | None = None
-    #: The clip re-keyed for sampling: filled once by :func:`engine.anim.sampling.compiled`.
+    #: The clip re-keyed for sampling: filled once by :func:`engine.anim.compiled_clip.compiled`.
     _compiled: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

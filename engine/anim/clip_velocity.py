@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from engine.anim.clip import Clip, SampledClip
+from engine.anim.compiled_clip import CompiledClip
 from engine.anim.pose import Pose
-from engine.anim.sampling import CompiledClip, sample
+from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity
 from engine.errors import InvalidInputError

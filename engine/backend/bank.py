@@ -2,13 +2,13 @@
 
 A :class:`ClipBank` is built once (load time) from a skeleton and its clips and is shared,
 read-only, by every crowd that plays them. It holds the exact numbers of
-:func:`~engine.anim.sampling.compile_clip` (each clip re-keyed on one merged timeline, channels
+:func:`~engine.anim.compiled_clip.compile_clip` (each clip re-keyed on one merged timeline, channels
 grouped by path and evaluation kind), laid out so that one character reads one contiguous row
 per clip:
 
 - ``table``: clip ``k``'s compiled ``table`` transposed, ``(M, R)`` → one row of ``R``
   coefficients per merged segment, starting at ``table_starts[k] + m * row_sizes[k]``. Inside a
-  row the groups keep :class:`~engine.anim.sampling.CompiledClip`'s order: ``terms × width ×
+  row the groups keep :class:`~engine.anim.compiled_clip.CompiledClip`'s order: ``terms × width ×
   count`` coefficients (channel innermost), then a slerp group's ``count`` arcs.
 - ``groups``: one row of :data:`GROUP_FIELDS` per group, clip ``k`` owning
   ``group_starts[k]:group_starts[k+1]``; ``targets[group.targets : +count]`` are its joints. A
@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.anim.clip import PATH_WIDTHS, Clip
-from engine.anim.sampling import CompiledClip, compiled
+from engine.anim.compiled_clip import CompiledClip, compiled
 from engine.anim.skeleton import Skeleton
 from engine.compress.clip import CompressedClip
 from engine.compress.library import kernel_arrays, skeleton_difference

@@ -20,10 +20,10 @@ import numpy as np
 
 from engine.anim.additive import additive_clip, restrict_clip
 from engine.anim.clip import Clip, SampledClip
+from engine.anim.compiled_clip import CompiledClip, compile_clip
 from engine.anim.events import Loop
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import parent_up
-from engine.anim.sampling import CompiledClip, compile_clip
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray, as_array

@@ -16,10 +16,11 @@ import numpy as np
 
 from engine.anim.additive import restrict_clip
 from engine.anim.clip import Channel, Clip, SampledClip
+from engine.anim.compiled_clip import CompiledClip, compile_clip
 from engine.anim.events import Loop, clip_time
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import UP, Planar, planar_from_root, root_motion_delta
-from engine.anim.sampling import CompiledClip, compile_clip, sample
+from engine.anim.sampling import sample
 from engine.math._checks import FloatArray, IntArray, trusted
 
 

@@ -26,8 +26,8 @@ from engine.anim import (
     sample,
     skinning_palette,
 )
+from engine.anim.compiled_clip import compiled, compiled_channel
 from engine.anim.layout import MatrixBuffer, PoseBuffer, Workspace
-from engine.anim.sampling import compiled, compiled_channel
 from engine.animator import Animator
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math import trusted, validating

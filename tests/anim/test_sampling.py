@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation, Slerp
 
 from engine.anim import Channel, Clip, CompiledClip, Pose, Skeleton, compile_clip, sample, sample_channel
-from engine.anim.sampling import compiled
+from engine.anim.compiled_clip import compiled
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from tests.helpers import assert_quat_allclose
 from tests.reference import interpolate_gltf
