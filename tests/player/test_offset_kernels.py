@@ -2,7 +2,7 @@
 
 :meth:`engine.player.offsets.Offsets.start_compiled` computes the offsets of a source capture
 from a target, their rates and their decays per animated column on the kernels
-(:mod:`engine.backend._offset_kernels`); :func:`~engine.anim.inertialization.pose_offsets` and
+(:mod:`engine.backend._start_offset_kernels`); :func:`~engine.anim.inertialization.pose_offsets` and
 :meth:`~engine.player.offsets.Offsets.store` are the reference. The decays are compared through
 what they produce, the offsets and their rates over the transition: to 1e-12 for offsets of
 ordinary size; where source and target agree, rounding at most. (An offset of
