@@ -181,20 +181,9 @@ def _springs(half_life: float, out: Any, at: Any, rows: Any) -> None:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _starts(
-    first: int,
-    stop: int,
-    quintic: bool,
-    members: Any,
-    source: Any,
-    target: Any,
-    columns: Any,
-    lengths: Any,
-    packed: Any,
-    at: Any,
-    rows: Any,
-) -> None:
-    """:func:`start_offsets` for the members ``first <= k < stop``, with the scratch ``rows``."""
+def _starts(first: int, stop: int, arguments: Any, rows: Any) -> None:
+    """:func:`start_offsets` for the members ``first <= k < stop`` (its ``arguments``), with the scratch ``rows``."""
+    quintic, members, source, target, columns, lengths, packed, at = arguments
     joints, bounds = columns
     for k in range(first, stop):
         _differences(k, bounds[0], bounds[1], joints, (source[0], target[0]), (source[3], target[3]), rows)
@@ -229,7 +218,7 @@ def start_offsets(
     (:data:`~engine.backend.stage.QUINTIC_LAYOUT`, :data:`~engine.backend.stage.SPRING_LAYOUT`).
     """
     rows = _scratch(columns[0].size)
-    _starts(0, members.size, quintic, members, source, target, columns, lengths, packed, at, rows)
+    _starts(0, members.size, (quintic, members, source, target, columns, lengths, packed, at), rows)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
@@ -252,8 +241,8 @@ def start_offsets_parallel(
     count = members.size
     for b in prange(blocks):
         first, stop = b * count // blocks, (b + 1) * count // blocks
-        rows = _scratch(joints.size)
-        _starts(first, stop, quintic, members, source, target, (joints, bounds), lengths, packed, at, rows)
+        arguments = (quintic, members, source, target, (joints, bounds), lengths, packed, at)
+        _starts(first, stop, arguments, _scratch(joints.size))
 
 
 def start_offsets_on(
