@@ -227,11 +227,14 @@ class Animator:
 
     # --- the frame: control → pose → stages → finalize ------------------------------------------
 
-    def update(self, dt: Any) -> None:
-        """One whole frame: :meth:`advance` by ``dt``, the post-blend :attr:`stages`, then :meth:`finalize`."""
+    def update(self, dt: Any, *, records: Any = None, model: bool = True) -> None:
+        """One whole frame: :meth:`advance` by ``dt``, the post-blend :attr:`stages`, then :meth:`finalize`.
+
+        ``records`` and ``model`` as :meth:`engine.player.Player.finalize` takes them.
+        """
         self.advance(dt)
         self.player.run_stages()
-        self.finalize()
+        self.player.finalize(records, model=model)
 
     def advance(self, dt: Any) -> None:
         """Advance every action by ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and blend the local pose.

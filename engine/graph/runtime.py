@@ -149,11 +149,17 @@ class GraphRuntime:
 
     # --- the frame ---------------------------------------------------------------------------------
 
-    def update(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
-        """One whole frame: :meth:`advance`, the player's post-blend stages, local→model and palette."""
+    def update(
+        self, dt: Any, characters: Any = None, *, hold: bool = False, records: Any = None, model: bool = True
+    ) -> None:
+        """One whole frame: :meth:`advance`, the player's post-blend stages, local→model and palette.
+
+        ``records`` and ``model`` as :meth:`engine.player.Player.finalize` takes them (a crowd
+        that only draws: its upload records, ``model=False``).
+        """
         self.advance(dt, characters, hold=hold)
         self.player.run_stages()
-        self.player.finalize()
+        self.player.finalize(records, model=model)
 
     def advance(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
         """The graph's logic for ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and the player's pose.

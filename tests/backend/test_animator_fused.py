@@ -280,3 +280,17 @@ def test_rest_threshold(mannequin: Rig, threshold: float) -> None:
         results.append((animator.local_pose.rotations, animator.local_pose.translations, animator.palette))
     for fused, numpy in zip(*results, strict=True):
         np.testing.assert_allclose(fused, numpy, rtol=0.0, atol=1e-12)
+
+
+def test_an_update_into_records_alone(mannequin: Rig) -> None:
+    """Animator.update(dt, records=..., model=False): the records are the palette, the model comes when asked."""
+    animators = [Animator(mannequin.skeleton, 6, backend="numba") for _ in range(2)]
+    for animator in animators:
+        animator.action(mannequin.clips["walk"]).play().set_weight(0.7)
+        animator.action(mannequin.clips["run"]).play().set_weight(0.3)
+    records = np.zeros((6, mannequin.skeleton.num_joints, 4, 4))
+    for _ in range(5):
+        animators[0].update(1 / 60, records=records, model=False)
+        animators[1].update(1 / 60)
+        assert np.array_equal(np.swapaxes(records, -1, -2), animators[1].player.palette)
+    assert np.array_equal(animators[0].model, animators[1].model)

@@ -247,6 +247,24 @@ def test_the_compiled_machines_hold_as_numpy_does(character) -> None:
         assert_same(compiled, reference, frame)
 
 
+def test_an_update_into_records_alone_keeps_the_frame(character) -> None:
+    """update(..., records, model=False): the records are the palette, the model matrices come when asked."""
+    mannequin, clips = character
+    graph = bind_graph(parse_graph(everything()), mannequin.skeleton, clips)
+    drawn, kept = GraphRuntime(graph, 12, backend="numba"), GraphRuntime(graph, 12, backend="numba")
+    records = np.zeros((12, mannequin.skeleton.num_joints, 4, 4))
+    streams = np.random.default_rng(8), np.random.default_rng(8)
+    for frame in range(40):
+        due = np.arange(frame % 2, 12, 2)
+        for runtime, rng in zip((drawn, kept), streams, strict=True):
+            drive(runtime, rng)
+        drawn.update(1 / 60, due, records=records, model=False)
+        kept.update(1 / 60, due)
+        assert np.array_equal(np.swapaxes(records[due], -1, -2), kept.player.palette[due]), frame
+        if frame % 5 == 4:
+            assert np.array_equal(drawn.model, kept.model), frame
+
+
 def test_only_plain_machines_compile(character) -> None:
     compiled, _ = pair(character, with_sub_machine(), 2)
     assert compiled.machines["root"].compiled is None
