@@ -10,8 +10,8 @@ A character's columns are computed a step at a time over all of them, each step'
 separate scratch rows (one array each: LLVM vectorises a loop that writes rows it can tell apart),
 the branches as selects; libm's ``atan2``, ``sin`` and ``cos`` in loops of their own, only where
 the angle is not small; every field row of the packed decays is written by a loop of its own.
-The same operations in the same order as the per-column arithmetic of the numpy reference's
-decays: the same numbers to the bit as the scalar kernel this replaced.
+The same operations in the same order as the scalar kernel this replaced: the same numbers to the
+bit; the numpy reference agrees to rounding (``tests/player/test_offset_kernels.py``).
 
 Self-contained but for the constants of :mod:`engine.backend._offset_kernels` (numba compiles
 them in: :mod:`engine.backend.kernel_cache` keys this module's cache by that module too). Inputs
@@ -29,9 +29,6 @@ from numba import njit, prange
 from engine.backend import _offset_kernels, kernel_cache
 from engine.backend._offset_kernels import OFFSET_NOISE, SERIES_ANGLE, SERIES_THRESHOLD, SPRING_RATE, STEEPEST
 from engine.backend._threads import parallel_blocks
-
-#: Scratch rows a block of starts uses (each a separate array of the columns).
-SCRATCH_ROWS = 16
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -197,7 +194,7 @@ def _starts(first: int, stop: int, arguments: Any, rows: Any) -> None:
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _scratch(n: int) -> Any:
-    """:data:`SCRATCH_ROWS` separate rows of ``n`` columns."""
+    """The sixteen separate scratch rows of ``n`` columns a block of starts uses (rows 0-5: ``x``, ``v``)."""
     return (
         np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n),
         np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n),
