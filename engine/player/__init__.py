@@ -21,7 +21,8 @@ A frame is a straight line (ozz-animation's sample → blend → IK → local-to
     player.run_stages()                    IK and the like: update_model(), edit, pose_changed()
     player.finalize(records)               model matrices (whole skeleton once, then only the
                                            edited subtrees) and the palette ──▶ palette_buffer,
-                                           and the upload records
+                                           and the upload records (model=False: the records
+                                           only, the matrices composed when asked)
 
 Modules: :mod:`~engine.player.player` (the frame), :mod:`~engine.player.controls` (what
 controllers write), :mod:`~engine.player.layers` (the layer table),
