@@ -43,14 +43,15 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
 
     Capture row ``rows[k]`` is character ``members[k]``, ``elapsed[k]`` seconds into a transition of
     kind ``kinds[k]`` (2 quintic, 3 spring); ``decays`` = (quintic ``(C, Fq, n)``, spring ``(C, Fs,
-    n)``, their layouts' field rows); ``columns`` = (joints ``(n,)``, paths ``(n,)``: 0
-    translation, 1 rotation, 2 scale); ``capture`` = translations, rotations, scales, linear,
-    angular, scaling velocities ``(K, J, 3|4)``. The numpy reference:
+    n)``, their layouts' field rows); ``columns`` = (joints ``(n,)``, the first column of the
+    rotations, of the scales and ``n`` ``(4,)``: the paths' columns follow one another from 0);
+    ``capture`` = translations, rotations, scales, linear, angular, scaling velocities ``(K, J,
+    3|4)``. The numpy reference:
     :meth:`~engine.player.offsets.Offsets.full`, then
     :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
     """
     quintic, spring, at_quintic, at_spring = decays
-    joints, paths = columns
+    joints, bounds = columns
     translations, rotations, scales, linear, angular, scaling = capture
     x, v = np.empty(3), np.empty(3)
     for k in range(rows.size):
@@ -60,12 +61,12 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
                 _quintic_at(quintic[c, :, i], at_quintic, t, x, v)
             else:
                 spring_at(spring[c, :, i], at_spring, t, x, v)
-            j, path = joints[i], paths[i]
-            if path == 0:
+            j = joints[i]
+            if i < bounds[1]:
                 for e in range(3):
                     translations[r, j, e] += x[e]
                     linear[r, j, e] += v[e]
-            elif path == 2:
+            elif i >= bounds[2]:
                 for e in range(3):
                     scales[r, j, e] += x[e]
                     scaling[r, j, e] += v[e]

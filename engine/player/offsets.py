@@ -84,8 +84,9 @@ class Offsets:
 
     Attributes
     ----------
-    joints, paths
-        ``(n,)`` each column's joint and path (0 translation, 1 rotation, 2 scale).
+    joints
+        ``(n,)`` each column's joint (the translations' columns, then the rotations', then the
+        scales'; :attr:`paths`).
     packed
         Per kind, ``(C, F, n)`` (allocated on its first transition); columns added later (a new
         layer animating more joints) start with zero decays: no offset.
@@ -94,9 +95,13 @@ class Offsets:
     def __init__(self, count: int) -> None:
         self.count = count
         self.joints = np.zeros(0, dtype=np.int64)
-        self.paths = np.zeros(0, dtype=np.int64)
         self.packed: dict[int, FloatArray] = {}
         self._bounds = np.zeros(len(PATHS) + 1, dtype=np.int64)  # the first column of each path, and n
+
+    @property
+    def paths(self) -> IntArray:
+        """``(n,)`` each column's path (0 translation, 1 rotation, 2 scale), from the paths' bounds."""
+        return _paths(self._bounds)
 
     def _span(self, path: int) -> slice:
         """The columns of path ``path`` (contiguous, the paths in order)."""
@@ -105,17 +110,16 @@ class Offsets:
     def animate(self, animated: dict[str, IntArray]) -> None:
         """Follow the joints each path's layers animate now (a superset of the earlier ones)."""
         joints = np.concatenate([np.asarray(animated[path], dtype=np.int64) for path in PATHS])
-        paths = np.concatenate([np.full(len(animated[path]), p, dtype=np.int64) for p, path in enumerate(PATHS)])
-        if np.array_equal(joints, self.joints) and np.array_equal(paths, self.paths):
+        bounds = np.cumsum([0] + [len(animated[path]) for path in PATHS]).astype(np.int64)
+        if np.array_equal(joints, self.joints) and np.array_equal(bounds, self._bounds):
             return
-        keys = {(int(p), int(j)): i for i, (p, j) in enumerate(zip(paths, joints, strict=True))}
+        keys = {(int(p), int(j)): i for i, (p, j) in enumerate(zip(_paths(bounds), joints, strict=True))}
         where = np.array([keys[(int(p), int(j))] for p, j in zip(self.paths, self.joints, strict=True)], dtype=np.intp)
         for kind, values in self.packed.items():
             grown = np.zeros((self.count, values.shape[1], joints.size))
             grown[:, :, where] = values
             self.packed[kind] = grown
-        self.joints, self.paths = joints, paths
-        self._bounds = np.cumsum([0] + [len(animated[path]) for path in PATHS]).astype(np.int64)
+        self.joints, self._bounds = joints, bounds
 
     def _packed_of(self, kind: int) -> FloatArray:
         """The packed decays of ``kind`` ``(C, F, n)``, allocated (no offset anywhere) on its first transition."""
@@ -178,7 +182,7 @@ class Offsets:
             np.ascontiguousarray(elapsed, dtype=np.float64),
             np.ascontiguousarray(kinds, dtype=np.int64),
             (*self._packed_pair(), QUINTIC_FIELDS, SPRING_FIELDS),
-            (self.joints, self.paths),
+            (self.joints, self._bounds),
             (*capture.pose.arrays(), velocity.linear, velocity.angular, velocity.scaling),
         )
 
@@ -237,6 +241,11 @@ class Offsets:
         """The packed quintic and spring decays as the kernels take them (an empty array for a kind not started yet)."""
         empty = np.zeros((0, 1, self.joints.size))
         return self.packed.get(INERTIALIZE, empty), self.packed.get(SPRING, empty)
+
+
+def _paths(bounds: IntArray) -> IntArray:
+    """Each column's path from the first column of each path and ``n`` (``bounds``, ``(4,)``)."""
+    return np.repeat(np.arange(len(PATHS), dtype=np.int64), np.diff(bounds))
 
 
 def _motion(pose: Pose, velocity: PoseVelocity) -> tuple[FloatArray, ...]:
