@@ -32,9 +32,9 @@ from engine.backend._threads import parallel_blocks
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _differences(k: int, first: int, stop: int, joints: Any, ends: Any, rates: Any, rows: Any) -> None:
-    """Offsets ``x`` (rows 0-2) and rates ``v`` (rows 3-5) of a translation or scale column: differences."""
-    (position_s, position_t), (speed_s, speed_t) = ends, rates
+def _differences(k: int, first: int, stop: int, joints: Any, positions: Any, speeds: Any, rows: Any) -> None:
+    """Offsets ``x`` (rows 0-2) and rates ``v`` (rows 3-5) of translation or scale columns: source minus target."""
+    (position_s, position_t), (speed_s, speed_t) = positions, speeds
     x0, x1, x2, v0, v1, v2 = rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]
     for i in range(first, stop):
         j = joints[i]
