@@ -38,7 +38,9 @@ INERTIALIZE = 2
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, capture: Any) -> None:
+def offset_captures(
+    rows: Any, members: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, capture: Any, root: Any
+) -> None:
     """The offsets of inertialized and spring transitions, and their rates, added to captures in place.
 
     Capture row ``rows[k]`` is character ``members[k]``, ``elapsed[k]`` seconds into a transition of
@@ -46,16 +48,23 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
     n)``, their layouts' field rows); ``columns`` = (joints ``(n,)``, the first column of the
     rotations, of the scales and ``n`` ``(4,)``: the paths' columns follow one another from 0);
     ``capture`` = translations, rotations, scales, linear, angular, scaling velocities ``(K, J,
-    3|4)``. The numpy reference:
+    3|4)``; ``root`` = the transitions' durations and half-lives ``(C,)``, their planar velocity
+    offsets ``(C, 3)`` and the captures' planar velocities ``(K, 3)``, to which each offset is
+    added times its decay ``d(e)``. The numpy reference:
     :meth:`~engine.player.offsets.Offsets.full`, then
-    :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
+    :func:`~engine.anim.inertialization.offset_pose`, :func:`~engine.anim.inertialization.offset_velocity`
+    and :func:`~engine.player.transitions.decay_weight`.
     """
     quintic, spring, at_quintic, at_spring = decays
     joints, bounds = columns
     translations, rotations, scales, linear, angular, scaling = capture
+    durations, half_lives, root_offsets, planar = root
     x, v = np.empty(3), np.empty(3)
     for k in range(rows.size):
         r, c, t = rows[k], members[k], elapsed[k]
+        weight = _quintic_weight(t, durations[c]) if kinds[k] == INERTIALIZE else _spring_weight(t, half_lives[c])
+        for e in range(3):
+            planar[r, e] += root_offsets[c, e] * weight
         for i in range(joints.size):
             if kinds[k] == INERTIALIZE:
                 _quintic_at(quintic[c, :, i], at_quintic, t, x, v)
@@ -72,6 +81,21 @@ def offset_captures(rows: Any, members: Any, elapsed: Any, kinds: Any, decays: A
                     scaling[r, j, e] += v[e]
             else:
                 _turn(rotations[r, j], angular[r, j], x, v)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _quintic_weight(t: float, duration: float) -> float:
+    """The quintic's root-velocity decay ``1 - 10s³ + 15s⁴ - 6s⁵``, ``s = t / T`` clipped (1 for ``T = 0``)."""
+    s = min(max(t / duration, 0.0), 1.0) if duration > 0.0 else 1.0
+    return 1.0 - s**3.0 * (10.0 - 15.0 * s + 6.0 * s * s)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _spring_weight(t: float, half_life: float) -> float:
+    """The spring's root-velocity decay ``e^{-yt}(1 + yt)``."""
+    rate = SPRING_RATE / (half_life if half_life > 0.0 else 1.0)
+    t = max(t, 0.0)
+    return math.exp(-rate * t) * (1.0 + rate * t)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")

@@ -168,12 +168,21 @@ class Offsets:
         )
 
     def offset_compiled(
-        self, rows: IntArray, members: IntArray, elapsed: FloatArray, kinds: IntArray, capture: Capture
+        self,
+        rows: IntArray,
+        members: IntArray,
+        elapsed: FloatArray,
+        kinds: IntArray,
+        capture: Capture,
+        root: tuple[FloatArray, FloatArray, FloatArray],
     ) -> None:
         """The offsets and their rates of ``members`` at ``elapsed`` added to ``capture``'s rows ``rows``, in place.
 
-        On the kernels; the numpy reference is :meth:`full`, then
-        :func:`~engine.anim.inertialization.offset_pose` and :func:`~engine.anim.inertialization.offset_velocity`.
+        With the root's: ``root`` = every character's transition duration, half-life ``(C,)`` and
+        planar velocity offset ``(C, 3)``, added to ``capture.root`` times its decay. On the
+        kernels; the numpy reference is :meth:`full`, then
+        :func:`~engine.anim.inertialization.offset_pose`, :func:`~engine.anim.inertialization.offset_velocity`
+        and :func:`~engine.player.transitions.decay_weight`.
         """
         velocity = capture.velocity
         compiled_module("engine.backend._offset_kernels").offset_captures(
@@ -184,6 +193,7 @@ class Offsets:
             (*self._packed_pair(), QUINTIC_FIELDS, SPRING_FIELDS),
             (self.joints, self._bounds),
             (*capture.pose.arrays(), velocity.linear, velocity.angular, velocity.scaling),
+            (*root, capture.root),
         )
 
     def decay(self, kind: int, path: int, members: Any) -> QuinticDecay | SpringDecay:

@@ -288,17 +288,18 @@ class TransitionStage:
         elapsed = at - self.start[characters]
         kinds = self.kind[characters]
         busy = np.flatnonzero(kinds != NONE)
+        codes: tuple[int, ...] = (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND)
+        if self.compiled and busy.size:  # the offsets on the kernels, in place, with the root's
+            decaying = (kinds[busy] == INERTIALIZE) | (kinds[busy] == SPRING)
+            if decaying.any():
+                rows = busy[decaying]
+                root = (self.duration, self.half_life, self.root_offset)
+                self._offsets.offset_compiled(rows, characters[rows], elapsed[rows], kinds[rows], capture, root)
+                busy = busy[~decaying]
+            codes = (FROZEN, DEAD_BLEND)
         if not busy.size:
             return
         members, spent = characters[busy], elapsed[busy]
-        codes: tuple[int, ...] = (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND)
-        if self.compiled:  # the offsets on the kernels, in place
-            decaying = np.flatnonzero((kinds[busy] == INERTIALIZE) | (kinds[busy] == SPRING))
-            if decaying.size:
-                self._offsets.offset_compiled(
-                    busy[decaying], members[decaying], spent[decaying], kinds[busy][decaying], capture
-                )
-            codes = (FROZEN, DEAD_BLEND)
         for code in codes:
             picked = np.flatnonzero(kinds[busy] == code)
             if not picked.size:

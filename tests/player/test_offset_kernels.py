@@ -79,17 +79,22 @@ def test_compiled_start_equals_the_numpy_reference(kind):
         assert np.abs(offsets[:, 1, 1]).max() < 1e-15, "equal rotations, not moving: rounding at most"
 
 
-@pytest.mark.parametrize("kind", ["inertialize", "spring"])
-def test_compiled_offsets_on_a_capture_equal_the_numpy_reference(kind):
-    """The stage on a capture (pose and velocity), from the same stored decays, mid-transition."""
+def test_compiled_offsets_on_a_capture_equal_the_numpy_reference():
+    """The stage on a capture (pose, velocity, root), from the same stored decays, mid-transition.
+
+    One capture holds characters of every kind (the last rows: none), as a graph's start captures them.
+    """
     rng = np.random.default_rng(12)
     source, target = capture(rng), capture(rng)
     members = rng.choice(C, K, replace=False)
     durations, half_lives = rng.uniform(0.05, 0.5, K), rng.uniform(0.1, 0.4, K)
+    groups = np.array_split(np.arange(K - 3), 4)  # inertialize, spring, frozen, dead_blend; the last 3 rows none
     stages = [TransitionStage(C, J, compiled=compiled) for compiled in (False, True)]
     for stage in stages:
         stage.animate({"translation": np.arange(0, J, 3), "rotation": np.arange(1, J), "scale": np.array([2])})
-        stage.begin(members, kind, durations, half_lives, source, target, np.zeros(K))
+        for kind, rows in zip(("inertialize", "spring", "frozen", "dead_blend"), groups, strict=True):
+            picked = (source.take(rows), target.take(rows))
+            stage.begin(members[rows], kind, durations[rows], half_lives[rows], *picked, np.zeros(rows.size))
     for code, packed in stages[0]._offsets.packed.items():
         stages[1]._offsets.packed[code][:] = packed  # the same decays: only the application differs
     for elapsed in (0.0, 0.02, 0.1, 0.3, 0.7, 5.0):
