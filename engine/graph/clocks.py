@@ -6,9 +6,7 @@ speed`` (looped or held at its end). :class:`LeafClocks` holds those constants f
 one machine as ``(n, 1)`` columns, so a whole ``(n, K)`` block of leaf times is a few array
 operations instead of a loop over the machine's states and their leaves. Each entry is computed
 with the same operations, in the same order, as :meth:`Leaf.times <engine.graph.flat.Leaf.times>`
-(the numbers are identical). :class:`LayerState` is every player layer's state at one instant,
-what a capture for the transition stage reads; :class:`Slot`, what a played state's clips did in
-a frame.
+(the numbers are identical). :class:`Slot` is what a played state's clips did in a frame.
 """
 
 from __future__ import annotations
@@ -119,27 +117,6 @@ def leaf_block(leaves: slice | IntArray, characters: slice | IntArray) -> Any:
     if isinstance(leaves, slice) or isinstance(characters, slice):
         return leaves, characters
     return np.ix_(leaves, characters)
-
-
-@dataclass(frozen=True)
-class LayerState:
-    """Every player layer's state for ``K`` characters at one instant: what a capture reads.
-
-    ``times``, ``rates``, ``weights``, ``weight_rates``, ``leaving`` ``(L, K)``,
-    ``override_weights`` ``(G, K)``, and ``at`` ``(K,)``: the player clock of that instant.
-    """
-
-    times: FloatArray
-    rates: FloatArray
-    weights: FloatArray
-    weight_rates: FloatArray
-    override_weights: FloatArray
-    leaving: BoolArray
-    at: FloatArray
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The fields, in order."""
-        return (self.times, self.rates, self.weights, self.weight_rates, self.override_weights, self.leaving, self.at)
 
 
 @dataclass

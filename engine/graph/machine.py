@@ -29,7 +29,7 @@ its phase and clock travelled (the layers' exact travel, :meth:`Machine.slots`).
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -39,33 +39,29 @@ from engine.graph.compiled import CompiledStep
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import FROZEN, NONE, SPRING, STAGE_KINDS, SYNCED, marker_phase
 from engine.math._checks import BoolArray, FloatArray, IntArray
+from engine.player import LayerState
 from engine.player.sync import synced_rate
-from engine.player.transitions import SPRING_SETTLE, Capture
+from engine.player.transitions import SPRING_SETTLE
 
 
 class Hooks(Protocol):
     """What a machine asks of its runtime when a transition starts (:class:`~engine.graph.runtime.GraphRuntime`)."""
 
-    def layer_state(self, rows: IntArray, delay: FloatArray) -> object:
+    def layer_state(self, rows: IntArray, delay: FloatArray) -> LayerState:
         """The layers' times and weights of ``rows`` at ``delay`` seconds into the frame (before a switch)."""
         ...
 
-    def capture_switch(self, rows: IntArray, delay: FloatArray, before: Any) -> tuple[Capture, Capture]:
-        """The output of ``rows`` before the switch (from ``before``) and of the new layers now, in one capture."""
-        ...
-
-    def start_stage(
+    def switch(
         self,
         machine: str,
         rows: IntArray,
+        delay: FloatArray,
+        before: LayerState,
         kind: str,
         duration: FloatArray,
         half_life: FloatArray,
-        source: Capture,
-        target: Capture,
-        delay: FloatArray,
     ) -> None:
-        """Start the player's transition stage for ``rows``."""
+        """Start the stage transition ``kind`` of ``rows``: from the output at ``before`` to the new layers."""
         ...
 
     def stop_stage(self, machine: str, rows: IntArray) -> None:
@@ -425,20 +421,18 @@ class Machine:
         self.source_phase[moving], self.source_elapsed[moving] = old_phase[going], old_elapsed[going]
         if before is None:
             return
-        source, target_capture = self.hooks.capture_switch(members, delay, before)
         codes = np.where(kinds[staged] <= SYNCED, FROZEN, kinds[staged])  # a crossfade not live: a frozen snapshot
         for code in present(codes, max(STAGE_KINDS) + 1):  # loop over the stage kinds started
             picked = np.flatnonzero(codes == code)
-            alone = picked.size == codes.size  # one kind: the captures as they are
-            self.hooks.start_stage(
+            alone = picked.size == codes.size  # one kind: the layer state as it is
+            self.hooks.switch(
                 self.name,
                 members[picked],
+                delay[picked],
+                before if alone else before.take(picked),
                 STAGE_KINDS[int(code)],
                 self.duration[members[picked]],
                 self.half_life[members[picked]],
-                source if alone else source.take(picked),
-                target_capture if alone else target_capture.take(picked),
-                delay[picked],
             )
 
     def _synced_phase(self, states: IntArray, phases: FloatArray, target: int, members: IntArray) -> FloatArray:

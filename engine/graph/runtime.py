@@ -30,7 +30,7 @@ from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity
 from engine.errors import InvalidInputError
 from engine.graph.binding import BoundGraph
-from engine.graph.clocks import LayerState, LeafClocks, leaf_block
+from engine.graph.clocks import LeafClocks, leaf_block
 from engine.graph.compiled import CompiledLayers, CompiledStep
 from engine.graph.events import GraphMarkerEvent, deliver
 from engine.graph.flat import Weights
@@ -38,7 +38,7 @@ from engine.graph.machine import Machine, present
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import NONE
 from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
-from engine.player import MorphTargets, Player
+from engine.player import LayerState, MorphTargets, Player
 from engine.player.transitions import Capture
 
 
@@ -317,26 +317,23 @@ class GraphRuntime:
         times, rates, entered = self._leaf_times(rows)
         return times, rates, out.weights[:, rows], out.rates[:, rows], entered
 
-    def capture_switch(self, rows: IntArray, delay: FloatArray, before: LayerState) -> tuple[Capture, Capture]:
-        """The output before a switch (``before``, with the transition stage) and the new layers' now: one capture."""
+    def switch(
+        self,
+        machine: str,
+        rows: IntArray,
+        delay: FloatArray,
+        before: LayerState,
+        kind: str,
+        duration: FloatArray,
+        half_life: FloatArray,
+    ) -> None:
+        """Start the player's transition stage ``kind`` for ``rows`` (owned by ``machine``) at ``delay``.
+
+        From the output at ``before`` (the layers before the switch) to the new layers now.
+        """
         after = self.layer_state(rows, delay)
-        both = LayerState(
-            *(np.concatenate((a, b), axis=-1) for a, b in zip(before.arrays(), after.arrays(), strict=True))
-        )
-        pair = self.player.capture(
-            np.concatenate((rows, rows)),
-            both.times,
-            both.rates,
-            both.weights,
-            both.weight_rates,
-            override_weights=both.override_weights,
-            stage=False,
-            leaving=both.leaving,
-        )
-        count = rows.size
-        source, target = pair.take(slice(0, count)), pair.take(slice(count, 2 * count))  # views of its halves
-        self.player.transitions.apply_captured(source, rows, before.at)
-        return source, target
+        self.player.switch_between(rows, before, after, kind, duration, half_life=half_life)
+        self._owner[rows] = self._names.index(machine)
 
     def capture_output(self, rows: IntArray, delay: FloatArray) -> Capture:
         """The output of ``rows`` at ``delay`` seconds into the frame (the transition stage included)."""
@@ -379,22 +376,6 @@ class GraphRuntime:
                 rates[k] = np.where(played, leaf_rates, rates[k])
                 entered[k] = np.where(played, elapsed == 0.0, entered[k])
         return times, rates, entered
-
-    def start_stage(
-        self,
-        machine: str,
-        rows: IntArray,
-        kind: str,
-        duration: FloatArray,
-        half_life: FloatArray,
-        source: Capture,
-        target: Capture,
-        delay: FloatArray,
-    ) -> None:
-        """Start the player's transition stage for ``rows`` (owned by ``machine``)."""
-        at = self.player.frame_start[rows] + delay
-        self.player.start_transition(rows, kind, duration, source, target, half_life=half_life, at=at)
-        self._owner[rows] = self._names.index(machine)
 
     def stop_stage(self, machine: str, rows: IntArray) -> None:
         """End the stage's transition of ``rows`` that ``machine`` started."""

@@ -34,9 +34,10 @@ with its velocity), :mod:`~engine.player.transitions` (the transition stage),
 """
 
 from engine.anim.events import Loop
+from engine.player.capture import LayerState
 from engine.player.morph import MorphTargets
 from engine.player.player import Player
 from engine.player.root import RootMotion
 from engine.player.transitions import Capture
 
-__all__ = ["Capture", "Loop", "MorphTargets", "Player", "RootMotion"]
+__all__ = ["Capture", "LayerState", "Loop", "MorphTargets", "Player", "RootMotion"]

@@ -20,6 +20,9 @@ The transition stage, applied on top by the caller when wanted, is the last step
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+from typing import Any
+
 import numpy as np
 
 from engine.anim.additive import apply_additive
@@ -33,10 +36,65 @@ from engine.anim.sampling import sample
 from engine.anim.skeleton import Skeleton
 from engine.anim.velocity import PoseVelocity, additive_velocity, blend_velocity
 from engine.backend.stage import CaptureFrame
-from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
+from engine.errors import InvalidInputError
+from engine.math._checks import BoolArray, FloatArray, IntArray, as_array, trusted
 from engine.math.quat import quat_conjugate, quat_multiply, quat_rotate
 from engine.player.layers import Layer, LayerTable
 from engine.player.transitions import Capture
+
+
+@dataclass(frozen=True)
+class LayerState:
+    """Every layer's state for ``K`` characters at one instant: what a capture reads.
+
+    ``times`` (clip seconds), ``rates`` (clip seconds per second), ``weights``,
+    ``weight_rates`` and ``leaving`` ``(L, K)`` (where true, a layer's velocity is that of the
+    motion leaving its time: a layer entered now), ``override_weights`` ``(G, K)``, and ``at``
+    ``(K,)``: the player clock of that instant (:meth:`engine.player.Player.layer_state`).
+    """
+
+    times: FloatArray
+    rates: FloatArray
+    weights: FloatArray
+    weight_rates: FloatArray
+    override_weights: FloatArray
+    leaving: BoolArray
+    at: FloatArray
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The fields, in order."""
+        return (self.times, self.rates, self.weights, self.weight_rates, self.override_weights, self.leaving, self.at)
+
+    def checked(self, layers: int, overrides: int, count: int) -> LayerState:
+        """As arrays (float64; ``leaving`` bool) broadcast to ``L = layers``, ``G = overrides``, ``K = count``.
+
+        Raises
+        ------
+        InvalidInputError
+            A field that does not broadcast to its shape, or is not finite.
+        """
+        arrays: list[Any] = []
+        for name, value in zip(_STATE_FIELDS, self.arrays(), strict=True):
+            shape = (count,) if name == "at" else (overrides if name == "override_weights" else layers, count)
+            array = np.asarray(value, dtype=bool) if name == "leaving" else as_array(value, name)
+            try:
+                arrays.append(array if array.shape == shape else np.broadcast_to(array, shape))
+            except ValueError:
+                message = f"a layer state's {name} must broadcast to {shape}, got {array.shape}"
+                raise InvalidInputError(message) from None
+        return LayerState(*arrays)
+
+    def joined(self, other: LayerState) -> LayerState:
+        """The state's characters, then ``other``'s."""
+        pairs = zip(self.arrays(), other.arrays(), strict=True)
+        return LayerState(*(np.concatenate((mine, theirs), axis=-1) for mine, theirs in pairs))
+
+    def take(self, index: IntArray) -> LayerState:
+        """The state of the characters ``index`` ``(K',)``."""
+        return LayerState(*(array[..., index] for array in self.arrays()))
+
+
+_STATE_FIELDS = tuple(field.name for field in fields(LayerState))
 
 
 class VelocityTables:

@@ -21,7 +21,7 @@ from engine.backend.select import compiled_module
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array, trusted
 from engine.player import evaluate
-from engine.player.capture import VelocityTables, capture
+from engine.player.capture import LayerState, VelocityTables, capture
 from engine.player.compose import CompiledLayers, Composer, joint_index, player_threads
 from engine.player.controls import LayerControls, read_only
 from engine.player.layers import Layer
@@ -369,6 +369,19 @@ class Player(LayerControls):
 
     # --- transitions -----------------------------------------------------------------------------
 
+    def layer_state(self, characters: Any = None, *, leaving: bool = False) -> LayerState:
+        """The layers of ``characters`` as they are, as a capture reads them (:class:`LayerState`).
+
+        Clip times (:attr:`times`), the last frame's rates, weights and :attr:`override_weights`
+        (their rates 0), ``leaving`` everywhere, at the current :attr:`clock`.
+        """
+        chosen = self.select(characters)
+        shape = (self.num_layers, chosen.size)
+        table = self._table
+        times, rates, weights = self.times[:, chosen], self._rates[:, chosen], table.weights[:, chosen]
+        overrides, at = table.override_weights[:, chosen], self.clock[chosen]
+        return LayerState(times, rates, weights, np.zeros(shape), overrides, np.full(shape, leaving), at)
+
     def capture(
         self,
         characters: Any,
@@ -384,43 +397,34 @@ class Player(LayerControls):
     ) -> Capture:
         """The output of ``characters`` ``(K,)`` and its velocity, for layers at clip ``times`` ``(L, K)``.
 
-        Defaults: the layers as they are (:attr:`times`, :attr:`rates`, :attr:`weights`, weight
-        rates 0, :attr:`override_weights` ``(G, K)``), the transition stage at clock
+        Defaults: the layers as they are (:meth:`layer_state`), the transition stage at clock
         ``at`` ``(K,)`` (default :attr:`clock`) when ``stage``. A controller that switches
         mid-frame passes the times and weights of that instant. ``leaving`` (scalar or ``(L, K)``):
         where true, a layer's velocity is that of the
         motion leaving its time (a layer entered now), else of the motion arriving.
         """
         chosen = self.select(characters)
-        table = self._table
-        shape = (self.num_layers, chosen.size)
-        times = self.times[:, chosen] if times is None else np.broadcast_to(as_array(times, "times"), shape)
-        rates = self._rates[:, chosen] if rates is None else np.broadcast_to(as_array(rates, "rates"), shape)
-        weights = table.weights[:, chosen] if weights is None else np.broadcast_to(as_array(weights, "weights"), shape)
-        moving = (
-            np.zeros(shape) if weight_rates is None else np.broadcast_to(as_array(weight_rates, "weight_rates"), shape)
-        )
-        when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
-        given = override_weights
-        overrides = table.override_weights[:, chosen] if given is None else as_array(given, "override_weights")
+        given = (times, rates, weights, weight_rates, override_weights, leaving, at)
+        now = self.layer_state(chosen).arrays()
+        state = LayerState(*(mine if value is None else value for mine, value in zip(now, given, strict=True)))
+        return self._captured(chosen, state.checked(self.num_layers, self.num_overrides, chosen.size), stage=stage)
+
+    def _captured(self, chosen: IntArray, state: LayerState, *, stage: bool) -> Capture:
+        """The capture of ``chosen`` at a checked ``state`` (the transition stage at ``state.at`` when ``stage``)."""
         frame = self._compiled.captures(self.threads, self._velocity_tables) if self.backend == "numba" else None
         with trusted():
             result = capture(
                 self.skeleton,
-                table,
-                times,
-                rates,
-                weights,
-                moving,
-                overrides,
+                self._table,
+                *state.arrays()[:5],
                 root=self.root_joint,
                 threshold=self.rest_threshold,
-                leaving=np.broadcast_to(np.asarray(leaving, dtype=bool), shape),
+                leaving=state.leaving,
                 tables=self._velocity_tables,
                 compiled=None if frame is None else (frame, chosen),
             )
             if stage:
-                self.transitions.apply_captured(result, chosen, when)
+                self.transitions.apply_captured(result, chosen, state.at)
         return result
 
     def start_transition(
@@ -445,6 +449,26 @@ class Player(LayerControls):
         with trusted():
             self.transitions.begin(chosen, kind, duration, half_life, source, target, when, self.threads)
 
+    def switch_between(
+        self, characters: Any, before: LayerState, after: LayerState, kind: str, duration: Any, *, half_life: Any = 1.0
+    ) -> None:
+        """Start ``kind`` for ``characters`` ``(K,)`` from their output at ``before`` to their layers at ``after``.
+
+        Both are :class:`LayerState` s of the ``K`` characters (:meth:`layer_state`, or a
+        controller's own of an instant within the frame): the source is the output at ``before``
+        with the transition stage in progress, the target the layers at ``after``; the two are
+        captured in one pass (:meth:`capture`, :meth:`start_transition`), the switch at clock
+        ``before.at``.
+        """
+        chosen = self.select(characters)
+        count, shape = chosen.size, (self.num_layers, self.num_overrides, chosen.size)
+        first = before.checked(*shape)
+        pair = self._captured(np.concatenate((chosen, chosen)), first.joined(after.checked(*shape)), stage=False)
+        source, target = pair.take(slice(0, count)), pair.take(slice(count, 2 * count))  # views of its halves
+        with trusted():
+            self.transitions.apply_captured(source, chosen, first.at)
+            self.transitions.begin(chosen, kind, duration, half_life, source, target, first.at, self.threads)
+
     def switch(
         self, characters: Any, kind: str, duration: Any, change: Callable[[], None], *, half_life: Any = 1.0
     ) -> None:
@@ -455,10 +479,9 @@ class Player(LayerControls):
         frames, e.g. motion matching's jump to a new database frame).
         """
         chosen = self.select(characters)
-        source = self.capture(chosen)
+        before = self.layer_state(chosen)
         change()
-        target = self.capture(chosen, stage=False, leaving=True)
-        self.start_transition(chosen, kind, duration, source, target, half_life=half_life)
+        self.switch_between(chosen, before, self.layer_state(chosen, leaving=True), kind, duration, half_life=half_life)
 
     def output_velocity(self, characters: Any = None) -> PoseVelocity:
         """Velocity ``(K, J)`` of the output now (the layers at their last frame's rates, weights held)."""

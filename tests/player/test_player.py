@@ -8,6 +8,7 @@ inertialization jobs, and the numpy backend for the compiled one (1e-12).
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -334,3 +335,60 @@ def test_a_capture_during_transitions_on_the_kernels_equals_numpy(mannequin) -> 
             getattr(kernel_capture.velocity, name), getattr(numpy_capture.velocity, name), atol=1e-11
         )
     np.testing.assert_allclose(kernel_capture.root, numpy_capture.root, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_switch_between_is_both_captures_then_the_start(mannequin, backend) -> None:
+    """``switch_between`` (what the graph calls) against ``capture`` twice and ``start_transition``, mid-transition.
+
+    The states are an instant of the frame with weights moving and layers entered (``leaving``),
+    the characters already in transitions of every kind (the stage on the source): the same
+    poses, velocities and root travel afterwards: bit for bit on the kernels; numpy's products
+    sum in an order that follows the batch size (one capture of ``2K`` rows instead of two of
+    ``K``), to rounding there.
+    """
+    kinds = ["inertialize", "spring", "frozen", "dead_blend", "inertialize", "spring"]
+    players = []
+    for batched in (False, True):
+        player, rows = rig(mannequin, backend, count=8, root="root")
+        play(player, rows, 4, 1 / 60)
+        for k, kind in enumerate(kinds):
+            player.switch(np.array([k]), kind, 0.4, functools.partial(player.set_weights, rows["run"], 1.0, [k]))
+        play(player, rows, 3, 0.013)
+        chosen = np.array([0, 1, 2, 3, 6, 7])
+        before, after = player.layer_state(chosen), player.layer_state(chosen, leaving=True)
+        rng = np.random.default_rng(5)
+        before = replace(before, weight_rates=rng.uniform(-1.0, 1.0, before.weights.shape), at=before.at + 0.004)
+        after = replace(after, times=after.times + 0.1, leaving=rng.uniform(size=after.leaving.shape) < 0.5)
+        if batched:
+            player.switch_between(chosen, before, after, "inertialize", 0.3, half_life=0.05)
+        else:
+            given = before.override_weights
+            source = player.capture(chosen, *before.arrays()[:4], override_weights=given, at=before.at)
+            target = player.capture(
+                chosen, *after.arrays()[:4], override_weights=after.override_weights, stage=False, leaving=after.leaving
+            )
+            player.start_transition(chosen, "inertialize", 0.3, source, target, half_life=0.05, at=before.at)
+        play(player, rows, 6, 1 / 60)
+        players.append(player)
+    single, batched_player = players
+    tolerance = 0.0 if backend == "numba" else 1e-15
+    pairs = [
+        *zip(single.local_pose.arrays(), batched_player.local_pose.arrays(), strict=True),
+        (single.root_motion.translation, batched_player.root_motion.translation),
+        (single.output_velocity().angular, batched_player.output_velocity().angular),
+    ]
+    for expected, got in pairs:
+        np.testing.assert_allclose(got, expected, rtol=0, atol=tolerance)
+
+
+def test_a_bad_layer_state_is_refused(mannequin) -> None:
+    player, _ = rig(mannequin, "numpy", count=3)
+    state = player.layer_state([0, 1])
+    for bad, message in (
+        (replace(state, times=np.zeros((2, 2))), r"times must broadcast to \(4, 2\)"),
+        (replace(state, at=np.zeros(3)), r"at must broadcast to \(2,\)"),
+        (replace(state, weights=np.full((4, 2), np.nan)), "weights must be finite"),
+    ):
+        with pytest.raises(InvalidInputError, match=message):
+            player.switch_between([0, 1], state, bad, "inertialize", 0.3)
