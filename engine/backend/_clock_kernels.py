@@ -19,24 +19,37 @@ ONCE, REPEAT, PING_PONG = 0, 1, 2
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def advance_layers(index: Any, ends: Any, running: Any, layers: Any, step: Any, table: Any, out: Any) -> None:
-    """Move the layers ``index`` ``(n,)`` to the raw times ``ends`` ``(n, C)`` (``Player.advance_layers``).
+def advance_layers(
+    index: Any, characters: Any, ends: Any, running: Any, layers: Any, step: Any, table: Any, writes: Any, out: Any
+) -> None:
+    """Move the layers ``index`` ``(n,)`` of ``characters`` ``(K,)`` to the raw times ``ends`` ``(n, K)``.
 
-    ``running`` ``(n, C)``: where the layer ran (its fresh flag is consumed); ``layers`` = each
-    entry's clip duration and loop code ``(n,)``; ``step`` ``(C,)`` the frame's seconds;
-    ``table`` = the layers' raw times, rates and fresh flags ``(L, C)``, updated in place. Out
-    ``(n, C)``: the raw times before, the end times as clamped (a layer that plays once stops
-    at its ends), and the whole loops crossed (:func:`~engine.anim.events.wrap_raw`).
+    (``Player.advance_layers``.) ``running`` ``(n, K)``: where the layer ran (its fresh flag is
+    consumed); ``layers`` = each entry's clip duration and loop code ``(n,)``; ``step`` ``(C,)``
+    the frame's seconds; ``table`` = the layers' raw times, rates, fresh flags and weights ``(L,
+    C)``, updated in place. ``writes`` = (weights, jump times, where to jump, exact times ``(n,
+    K)``, each empty ``(0, 0)`` when not given): first the weights set and the jumps made (fresh),
+    last the exact times put where running. Out ``(n, K)``: the raw times before, the end times as
+    clamped (a layer that plays once stops at its ends), the whole loops crossed
+    (:func:`~engine.anim.events.wrap_raw`), the raw times reached and the fresh flags before.
     """
     durations, loops = layers
-    raw_table, rates, fresh = table
-    starts, stops, wraps = out
+    raw_table, rates, fresh, weight_table = table
+    weights, jump, jumped, exact = writes
+    starts, stops, wraps, reached, was_fresh = out
     for r in range(index.size):
         row, duration, mode = index[r], durations[r], loops[r]
         period = 2.0 * duration if mode == PING_PONG else duration
         safe = period if period > 0.0 else 1.0
-        for c in range(ends.shape[1]):
-            stop = ends[r, c]
+        for k in range(characters.size):
+            c = characters[k]
+            if weights.size:
+                weight_table[row, c] = weights[r, k]
+            if jumped.size and jumped[r, k]:
+                raw_table[row, c] = jump[r, k]
+                fresh[row, c] = True
+            was_fresh[r, k] = fresh[row, c]
+            stop = ends[r, k]
             if mode == ONCE:
                 stop = min(max(stop, 0.0), duration)
             turns = 0.0 if mode == ONCE or period <= 0.0 else math.floor(stop / safe)
@@ -45,12 +58,14 @@ def advance_layers(index: Any, ends: Any, running: Any, layers: Any, step: Any, 
                 raw -= safe
                 turns += 1.0
             start = raw_table[row, c]
-            starts[r, c], stops[r, c], wraps[r, c] = start, stop, turns
-            raw_table[row, c] = max(raw, 0.0) if period > 0.0 else 0.0
+            starts[r, k], stops[r, k], wraps[r, k] = start, stop, turns
+            raw_table[row, c] = reached[r, k] = max(raw, 0.0) if period > 0.0 else 0.0
             if step[c] > 0.0:
                 rates[row, c] = (stop - start) / step[c]
-            if running[r, c]:
+            if running[r, k]:
                 fresh[row, c] = False
+                if exact.size:
+                    raw_table[row, c] = exact[r, k]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

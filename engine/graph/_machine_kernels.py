@@ -226,7 +226,7 @@ def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any,
     elapsed ``(C,)``; ``slots`` = the current and previous slots (entered, entry, phase, elapsed);
     ``leaves`` = each leaf's state, duration, speed, state speed, rate, whether it follows the
     phase and whether it loops ``(N,)``; ``factors`` ``(C, N)`` each leaf's weight in its state's
-    tree. Out (``(N, C)``, the times already holding the layers' times before the frame): the
+    tree. Out (``(N, K)``, the times already holding the layers' times before the frame): the
     weights, the layers' end, exact and entry times, and where they run and jumped.
     """
     state, phase, elapsed, kind, progress, duration, source, source_phase, source_elapsed = machine
@@ -239,7 +239,7 @@ def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any,
         total = duration[c] if duration[c] > 0.0 else 1.0
         alpha = min(max(progress[c] / total, 0.0), 1.0) if live else 1.0
         for i in range(leaf_state.size):
-            weights[i, c] = 0.0
+            weights[i, k] = 0.0
             if leaf_state[i] == state[c]:
                 weight, now, seconds = alpha, phase[c], elapsed[c]
                 jumps, at, moved, lasted = entered[c], entry[c], travelled[c], spent[c]
@@ -249,24 +249,24 @@ def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any,
             else:
                 continue
             if weight > 0.0:
-                weights[i, c] = 0.0 + factors[c, i] * weight
-            begin = end[i, c]
+                weights[i, k] = 0.0 + factors[c, i] * weight
+            begin = end[i, k]
             if jumps:
                 begin = at * leaf_duration[i] if sync[i] else 0.0 * leaf_rate[i]
-                jump[i, c], jumped[i, c] = begin, True
+                jump[i, k], jumped[i, k] = begin, True
             if sync[i]:
-                end[i, c] = begin + moved * leaf_duration[i]
-                exact[i, c] = now * leaf_duration[i]
+                end[i, k] = begin + moved * leaf_duration[i]
+                exact[i, k] = now * leaf_duration[i]
             else:
-                end[i, c] = begin + lasted * speed[i] * state_speed[i]
+                end[i, k] = begin + lasted * speed[i] * state_speed[i]
                 raw = seconds * leaf_rate[i]
                 if leaf_duration[i] <= 0.0:
-                    exact[i, c] = 0.0
+                    exact[i, k] = 0.0
                 elif loop[i]:
-                    exact[i, c] = raw % leaf_duration[i]
+                    exact[i, k] = raw % leaf_duration[i]
                 else:
-                    exact[i, c] = min(raw, leaf_duration[i])
-            running[i, c] = True
+                    exact[i, k] = min(raw, leaf_duration[i])
+            running[i, k] = True
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -232,13 +232,14 @@ class CompiledLayers:
         )
 
     def write(self, rows: IntArray, start: FloatArray) -> tuple[np.ndarray, ...]:
-        """Weights ``(N, C)`` and the layers' end, exact and entry times, running and jumped ``(N, C)`` of ``rows``.
+        """Weights and the layers' end, exact and entry times, running and jumped ``(N, K)`` of ``rows`` ``(K,)``.
 
-        ``start`` ``(N, C)``: the layers' raw times before the frame (the times where nothing plays).
+        ``start`` ``(N, K)``: their layers' raw times before the frame (the times where nothing
+        plays), written over with the end times (returned).
         """
         m = self.machine
         self._refresh_factors()
-        out = (np.zeros(start.shape), start.copy(), start.copy(), start.copy())
+        out = (np.empty(start.shape), start, np.zeros(start.shape), np.zeros(start.shape))  # every weight written
         flags = (np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool))
         _kernels().write_layers(
             rows,

@@ -208,19 +208,24 @@ class GraphRuntime:
         """
         every: slice | IntArray = slice(None) if rows is None else rows
         player = self.player
-        start = player.raw_times[self._span].copy()
+        weights = None
         if self._compiled is not None:
             picked = np.arange(self.num_characters)[every]
+            start = player.raw_times[self._span][:, picked]  # (N, K): a copy
             weights, end, exact, jump, running, jumped = self._compiled.write(picked, start)
-            player.set_weights(self._span, weights[:, every], rows)
         else:
             self._write_weights(every, rows)
-            end, exact, jump, running, jumped = self._layer_times(every, start)
+            times = self._layer_times(every, player.raw_times[self._span].copy())
+            end, exact, jump, running, jumped = (array[:, every] for array in times)
+        if advance:  # the weights, the jumps, the travel and the exact times: one pass
+            jumps = (jump, jumped) if jumped.any() else None
+            player.advance_layers(self._span, end, running, rows, weights=weights, jump=jumps, exact=exact)
+            return
+        if weights is not None:
+            player.set_weights(self._span, weights, rows)
         if jumped.any():
-            player.set_time(self._span, jump, where=jumped)
-        if advance:
-            player.advance_layers(self._span, end, running)
-        player.set_time(self._span, exact, where=running, fresh=False)
+            player.set_time(self._span, jump, rows, where=jumped)
+        player.set_time(self._span, exact, rows, where=running, fresh=False)
 
     def _write_weights(self, every: slice | IntArray, rows: IntArray | None) -> None:
         """The leaves' weights and the overrides' of the characters ``every`` into the player."""
@@ -291,18 +296,21 @@ class GraphRuntime:
         layers come from its machines; other controllers' layers as they are in the player.
         """
         player = self.player
-        shape = (player.num_layers, rows.size)
-        times, rates, weight_rates = np.zeros(shape), np.zeros(shape), np.zeros(shape)
-        if player.num_layers > self.layers.size:  # other controllers' layers (the graph's come from its machines)
-            others = np.setdiff1d(np.arange(player.num_layers), self.layers)
-            times[others], rates[others] = player.times[others][:, rows], player.rates[others][:, rows]
-        weights = player.weights[:, rows]
-        leaving = np.zeros(times.shape, dtype=bool)
+        at = player.frame_start[rows] + delay
         overrides = player.override_weights[:, rows].copy()
         mine = self._compiled.layer_state(rows) if self._compiled is not None else self._leaf_state(rows, overrides)
+        if self.layers.size == player.num_layers:  # every layer the graph's (in order: added one after the other)
+            times, rates, weights, weight_rates, leaving = mine
+            return LayerState(times, rates, weights, weight_rates, overrides, leaving, at)
+        shape = (player.num_layers, rows.size)
+        times, rates, weight_rates = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        others = np.setdiff1d(np.arange(player.num_layers), self.layers)  # other controllers' layers, as they are
+        times[others], rates[others] = player.times[others][:, rows], player.rates[others][:, rows]
+        weights = player.weights[:, rows]
+        leaving = np.zeros(times.shape, dtype=bool)
         for array, values in zip((times, rates, weights, weight_rates, leaving), mine, strict=True):
             array[self.layers] = values
-        return LayerState(times, rates, weights, weight_rates, overrides, leaving, player.frame_start[rows] + delay)
+        return LayerState(times, rates, weights, weight_rates, overrides, leaving, at)
 
     def _leaf_state(self, rows: IntArray, overrides: FloatArray) -> tuple[np.ndarray, ...]:
         """The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``rows`` (the numpy path).

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 
 from engine.anim.clip import Clip, SampledClip
-from engine.anim.events import Loop, clip_time
+from engine.anim.events import Loop, clip_time, wrap_raw
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError
-from engine.math._checks import FloatArray, IntArray, as_array
+from engine.math._checks import BoolArray, FloatArray, IntArray, as_array
 from engine.player.layers import Layer, LayerTable, check_mask
 from engine.player.markers import MarkerCallback, Markers
 
@@ -200,12 +200,27 @@ class LayerControls:
     def _set(self, table: FloatArray, rows: Any, values: Any, characters: Any, name: str, *, upper: float) -> None:
         index = np.atleast_1d(np.arange(table.shape[0])[rows])
         pick = self.select(characters)
-        array = as_array(values, name)
-        if np.any(array < 0.0) or np.any(array > upper):
-            limits = "non-negative" if upper == np.inf else f"in [0, {upper:g}]"
-            raise InvalidInputError(f"{name} must be {limits}, got {float(array.min())}..{float(array.max())}")
+        array = check_weights(values, name, upper)
         where = index if characters is None else np.ix_(index, pick)  # whole rows: no character index
         table[where] = np.broadcast_to(array, (index.size, pick.size))
+
+    def _move(
+        self, block: Any, ends: tuple[FloatArray, BoolArray], layers: tuple[FloatArray, FloatArray], step: FloatArray
+    ) -> tuple[FloatArray, ...]:
+        """The layer entries ``block`` moved to ``ends`` = (unwrapped raw times, running) ``(n, K)`` (numpy).
+
+        ``layers`` = each entry's duration and loop code ``(n, 1)``; ``step`` ``(K,)`` the frame's
+        seconds. Returns the raw times before, the end times clamped, the raw times reached and
+        the whole loops crossed (the reference of the compiled clock kernel).
+        """
+        table, (stop, moving), (durations, loops) = self._table, ends, layers
+        start = table.raw[block]
+        stop = np.where(loops == Loop.ONCE, np.clip(stop, 0.0, durations), stop)
+        raw, wraps = wrap_raw(stop, durations, loops)
+        table.raw[block] = raw
+        self._rates[block] = np.divide(stop - start, step, out=self._rates[block], where=step > 0.0)
+        table.fresh[block] &= ~moving
+        return start, stop, raw, wraps
 
     def _animated(self) -> dict[str, IntArray]:
         """Per path, the joints some layer's clip animates."""
@@ -219,6 +234,39 @@ class LayerControls:
                 if channel.path in found:
                     found[channel.path].add(channel.target)
         return {path: np.array(sorted(joints), dtype=np.intp) for path, joints in found.items()}
+
+
+def check_weights(values: Any, name: str, upper: float = np.inf) -> FloatArray:
+    """``values`` as a float64 array of weights: finite, non-negative and at most ``upper``.
+
+    Raises
+    ------
+    InvalidInputError
+        A weight out of range (or not finite), named ``name``.
+    """
+    array = as_array(values, name)
+    if np.any(array < 0.0) or np.any(array > upper):
+        limits = "non-negative" if upper == np.inf else f"in [0, {upper:g}]"
+        raise InvalidInputError(f"{name} must be {limits}, got {float(array.min())}..{float(array.max())}")
+    return array
+
+
+def layer_writes(shape: tuple[int, int], weights: Any, jump: Any, exact: Any) -> tuple[np.ndarray, ...]:
+    """``Player.advance_layers``' weights, jump times, where to jump and exact times as the kernel takes them.
+
+    Each broadcast to ``shape`` ``(n, K)`` and checked; each not given: an empty ``(0, 0)`` array.
+    """
+    none = np.zeros((0, 0))
+    times, where = (none, np.zeros((0, 0), dtype=bool)) if jump is None else jump
+    if jump is not None:
+        times = np.ascontiguousarray(np.broadcast_to(as_array(times, "jump"), shape))
+        where = np.ascontiguousarray(np.broadcast_to(np.asarray(where, dtype=bool), shape))
+    return (
+        none if weights is None else np.ascontiguousarray(np.broadcast_to(check_weights(weights, "weights"), shape)),
+        times,
+        where,
+        none if exact is None else np.ascontiguousarray(np.broadcast_to(as_array(exact, "exact"), shape)),
+    )
 
 
 def read_only(array: np.ndarray) -> np.ndarray:

@@ -41,19 +41,20 @@ class Markers:
         self,
         rows: IntArray,
         layers: list[Layer],
-        start: FloatArray,
-        end: FloatArray,
+        characters: IntArray,
+        moved: tuple[FloatArray, FloatArray],
         eligible: BoolArray,
         fresh: BoolArray,
         weights: FloatArray,
     ) -> None:
-        """The callbacks of layers ``rows`` for one frame that moved their raw times from ``start`` to ``end``.
+        """The callbacks of layers ``rows`` for one frame that moved the raw times of ``characters`` ``(K,)``.
 
-        ``start``, ``end`` (unwrapped), ``eligible`` (ran and weighted), ``fresh`` and ``weights``
-        are ``(n, C)``, one row per entry of ``rows``.
+        ``moved`` = the raw times before and after (unwrapped); they, ``eligible`` (ran and
+        weighted), ``fresh`` and ``weights`` are ``(n, K)``, one row per entry of ``rows``.
         """
         if not self._callbacks:
             return
+        start, end = moved
         for k, row in enumerate(rows.tolist()):  # loop over the layers with callbacks, then marker times
             callbacks = self._callbacks.get(row)
             if not callbacks or not eligible[k].any():
@@ -68,6 +69,6 @@ class Markers:
                 if not named:
                     continue
                 for crossing in range(1, int(counts[:, m].max(initial=0)) + 1):  # one call per crossing
-                    characters = np.nonzero(counts[:, m] >= crossing)[0]
+                    crossed = np.nonzero(counts[:, m] >= crossing)[0]
                     for callback in named:
-                        callback(name, float(layer.marker_times[m]), characters, weights[k][characters])
+                        callback(name, float(layer.marker_times[m]), characters[crossed], weights[k][crossed])

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from engine.anim.blending import REST_THRESHOLD
-from engine.anim.events import Loop, clip_time, wrap_raw
 from engine.anim.ik import IKResult, apply_corrections
 from engine.anim.layout import MatrixBuffer, PoseBuffer
 from engine.anim.pose import Pose
@@ -23,8 +22,7 @@ from engine.math._checks import FloatArray, IntArray, as_array, trusted
 from engine.player import evaluate
 from engine.player.capture import LayerState, VelocityTables, capture
 from engine.player.compose import CompiledLayers, Composer, joint_index, player_threads
-from engine.player.controls import LayerControls, read_only
-from engine.player.layers import Layer
+from engine.player.controls import LayerControls, layer_writes, read_only
 from engine.player.morph import MorphTargets
 from engine.player.root import RootMotion, RootSum
 from engine.player.transitions import Capture, TransitionStage
@@ -103,6 +101,7 @@ class Player(LayerControls):
         self.clock = np.zeros(count)
         self._frame_start = np.zeros(count)
         self._step = np.zeros(count)
+        self._everyone = np.arange(count, dtype=np.int64)
         self._root_sum = RootSum(count, UP if root is None else parent_up(skeleton, root))
         self.transitions = TransitionStage(count, joints, compiled=self.backend == "numba")
         self._velocity_tables = VelocityTables()
@@ -164,64 +163,72 @@ class Player(LayerControls):
         """``(C,)`` the current frame's ``dt``, seconds, exactly as given (a copy)."""
         return self._step.copy()
 
-    def advance_layers(self, rows: Any, end: Any, running: Any) -> None:
-        """Move layers ``rows`` to the unwrapped raw times ``end`` ``(n, C)`` this frame.
+    def advance_layers(
+        self,
+        rows: Any,
+        end: Any,
+        running: Any,
+        characters: Any = None,
+        *,
+        weights: Any = None,
+        jump: tuple[Any, Any] | None = None,
+        exact: Any = None,
+    ) -> None:
+        """Move layers ``rows`` to the unwrapped raw times ``end`` ``(n, K)`` this frame.
 
+        ``characters`` (an index array, ``None``: all ``C``): the ``K`` characters moved; the
+        others' layers stay as they are (a controller running some characters this frame).
         Each layer's loop mode wraps (or clamps) the time; with a root-motion joint each layer's
         exact keyed travel from its time before to ``end`` counts with its current weight at the
-        root (set the weights first); markers crossed fire where ``running`` ``(n, C)`` and the
+        root (set the weights first); markers crossed fire where ``running`` ``(n, K)`` and the
         layer has weight. ``fresh`` flags are consumed where ``running``.
+
+        A controller's whole write in one pass, as :meth:`set_weights` and :meth:`set_time` before
+        and after would do it: ``weights`` ``(n, K)`` set first; ``jump`` = (raw times, where)
+        ``(n, K)``: those layers start from there, fresh (a state entered this frame); ``exact``
+        ``(n, K)``: where ``running``, the raw times the layers are put at after moving (the
+        controller's own clock, e.g. a synced phase; not fresh).
         """
         table = self._table
         index = np.atleast_1d(np.arange(self.num_layers)[rows])
-        stop = np.broadcast_to(as_array(end, "end"), (index.size, self.num_characters))
+        chosen = self._everyone if characters is None else self.select(characters)
+        block: Any = index if characters is None else np.ix_(index, chosen)  # whole rows: no character index
+        stop = np.broadcast_to(as_array(end, "end"), (index.size, chosen.size))
         moving = np.broadcast_to(np.asarray(running, dtype=bool), stop.shape)
         layers = [table.layers[r] for r in index.tolist()]
         durations = np.array([layer.duration for layer in layers])[:, None]
         loops = np.array([int(layer.loop) for layer in layers])[:, None]
-        fresh = table.fresh[index]
+        writes = layer_writes(stop.shape, weights, jump, exact)  # checked, or empty
+        weighted = None if weights is None else writes[0]  # the weights the table will hold
         if self.backend == "numba":  # one pass on the kernel: the same numbers
-            start, wraps = np.empty(stop.shape), np.empty(stop.shape)
-            clamped = np.empty(stop.shape)
+            start, wraps, clamped, raw = (np.empty(stop.shape) for _ in range(4))
+            fresh = np.empty(stop.shape, dtype=bool)
             compiled_module("engine.backend._clock_kernels").advance_layers(
                 index,
+                np.ascontiguousarray(chosen, dtype=np.int64),
                 np.ascontiguousarray(stop, dtype=np.float64),
                 np.ascontiguousarray(moving),
                 (durations[:, 0], loops[:, 0]),
                 self._step,
-                (table.raw, self._rates, table.fresh),
-                (start, clamped, wraps),
+                (table.raw, self._rates, table.fresh, table.weights),
+                writes,
+                (start, clamped, wraps, raw, fresh),
             )
-            stop, raw = clamped, table.raw[index]
+            stop = clamped
         else:
-            start = table.raw[index]
-            stop = np.where(loops == Loop.ONCE, np.clip(stop, 0.0, durations), stop)
-            raw, wraps = wrap_raw(stop, durations, loops)
-            table.raw[index] = raw
-            self._rates[index] = np.divide(stop - start, self._step, out=self._rates[index], where=self._step > 0.0)
-            table.fresh[index] &= ~moving
-        if self.root_joint is not None:
-            self._root_travel(index, layers, start, raw, wraps)
-        self._markers.fire(
-            index, table.layers, start, stop, moving & (table.weights[index] > 0.0), fresh, table.weights[index]
-        )
-
-    def _root_travel(
-        self, index: IntArray, layers: list[Layer], start: FloatArray, raw: FloatArray, wraps: FloatArray
-    ) -> None:
-        """Add the layers' keyed deltas, weighted at the root, to the frame's travel."""
-        assert self.root_joint is not None
-        table = self._table
-        at_root = table.joint_weights(index, table.weights[index], table.override_weights, [self.root_joint])[:, 0]
-        for k, layer in enumerate(layers):  # loop over the moved layers
-            if layer.root is None:
-                continue
-            who = np.flatnonzero(at_root[k] > 0.0)
-            if not who.size:
-                continue
-            times = clip_time(raw[k, who], layer.duration, layer.loop)
-            delta = layer.root.delta(start[k, who], times, wraps[k, who], layer.duration, layer.loop)
-            self._root_sum.add(who, delta, at_root[k, who])
+            if weighted is not None:
+                table.weights[block] = weighted
+            if jump is not None:
+                self.set_time(rows, writes[1], characters, where=writes[2])
+            fresh = table.fresh[block]
+            start, stop, raw, wraps = self._move(block, (stop, moving), (durations, loops), self._step[chosen])
+            if exact is not None:
+                self.set_time(rows, writes[3], characters, fresh=False, where=moving)
+        weighted = table.weights[block] if weighted is None else weighted
+        if self.root_joint is not None:  # each layer's exact keyed travel, with its weight at the root
+            at_root = table.joint_weights(index, weighted, table.override_weights[:, chosen], [self.root_joint])
+            self._root_sum.add_layers(layers, chosen, at_root[:, 0], (start, raw, wraps))
+        self._markers.fire(index, table.layers, chosen, (start, stop), moving & (weighted > 0.0), fresh, weighted)
 
     def pose(self, characters: Any = None) -> PoseBuffer:
         """The frame's local pose into :attr:`pose_buffer`: sample, blend, additive layers, the transition stage.

@@ -10,7 +10,7 @@ weights at the root joint — the travel of the frame, the same at any frame rat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from engine.anim.pose import Pose
 from engine.anim.rootmotion import UP, Planar, planar_from_root, root_motion_delta
 from engine.anim.sampling import sample
 from engine.math._checks import FloatArray, IntArray, trusted
+
+if TYPE_CHECKING:
+    from engine.player.layers import Layer
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,24 @@ class RootSum:
         self.yaw[characters] += weight * delta.yaw
         self.w[characters] += weight * delta.w
         self.weight[characters] += weight
+
+    def add_layers(
+        self, layers: list[Layer], characters: IntArray, at_root: FloatArray, moved: tuple[FloatArray, ...]
+    ) -> None:
+        """Add each layer's exact keyed delta of ``characters`` ``(K,)``, weighted by ``at_root`` ``(n, K)``.
+
+        ``moved`` = the layers' raw times before, after and the whole loops crossed ``(n, K)``.
+        """
+        start, raw, wraps = moved
+        for k, layer in enumerate(layers):  # loop over the moved layers
+            if layer.root is None:
+                continue
+            who = np.flatnonzero(at_root[k] > 0.0)
+            if not who.size:
+                continue
+            times = clip_time(raw[k, who], layer.duration, layer.loop)
+            delta = layer.root.delta(start[k, who], times, wraps[k, who], layer.duration, layer.loop)
+            self.add(characters[who], delta, at_root[k, who])
 
     def motion(self, threshold: float) -> RootMotion:
         """The frame's :class:`RootMotion`."""

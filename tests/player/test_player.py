@@ -279,6 +279,12 @@ def test_bad_input_is_a_typed_one_line_error(mannequin) -> None:
             r"mask must have shape \(25,\)",
         ),
         (lambda: player.begin_frame(-0.1), InvalidInputError, "dt must be >= 0"),
+        (
+            lambda: player.advance_layers(0, 0.1, True, [1], weights=-1.0, jump=([[0.0]], [[True]])),
+            InvalidInputError,
+            "weights must be non-negative",
+        ),
+        (lambda: player.advance_layers(0, 0.1, True, exact=np.nan), InvalidInputError, "exact must be finite"),
         (lambda: player.begin_frame(np.nan), InvalidInputError, "dt must be finite"),
         (lambda: player.layer(7), InvalidInputError, "layer must be an index below 4"),
         (lambda: player.on_marker(0, "nope", print), InvalidInputError, "has no marker 'nope'"),
@@ -392,3 +398,73 @@ def test_a_bad_layer_state_is_refused(mannequin) -> None:
     ):
         with pytest.raises(InvalidInputError, match=message):
             player.switch_between([0, 1], state, bad, "inertialize", 0.3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_advance_layers_of_some_characters_leaves_the_others(mannequin, backend) -> None:
+    """``advance_layers(..., characters)``: those characters as when all move; the others' times, travel untouched.
+
+    Markers report the characters that crossed them (not positions in the subset).
+    """
+    layers = [0, 1, 2]  # walk, run, wave
+    chosen = np.array([1, 3, 4, 6])
+    results = []
+    for subset in (False, True):
+        player, rows = rig(mannequin, backend, count=8, root="root")
+        crossings: list[tuple[str, np.ndarray]] = []
+        record = functools.partial(lambda found, name, time, who, weights: found.append((name, who)), crossings)
+        player.on_marker(rows["walk"], "right_foot_down", record)
+        before = player.raw_times.copy()
+        end = before[layers] + np.linspace(0.4, 0.7, 8)  # past the walk's right foot (0.5 s) for some
+        player.begin_frame(0.55)
+        if subset:
+            player.advance_layers(layers, end[:, chosen], True, chosen)
+        else:
+            player.advance_layers(layers, end, True)
+        player.pose()
+        results.append((before, player.raw_times.copy(), player.root_motion.translation.copy(), crossings))
+    (_, everyone, travel, all_crossed), (before, some, some_travel, some_crossed) = results
+    np.testing.assert_array_equal(some[:, chosen], everyone[:, chosen])
+    others = np.setdiff1d(np.arange(8), chosen)
+    np.testing.assert_array_equal(some[:, others], before[:, others])
+    np.testing.assert_array_equal(some_travel[chosen], travel[chosen])
+    assert not np.any(some_travel[others])
+    expected = [who[np.isin(who, chosen)] for _, who in all_crossed]
+    assert [list(who) for _, who in some_crossed] == [list(who) for who in expected if who.size]
+    assert sum(who.size for _, who in some_crossed) > 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_advance_layers_writes_like_set_weights_and_set_time_around_it(mannequin, backend) -> None:
+    """``advance_layers(..., weights=, jump=, exact=)`` (the graph's one call) against the four calls it replaces.
+
+    Some characters only; a jump onto a marker fires it (fresh); the travel and the times match.
+    """
+    layers, chosen = [0, 1, 2], np.array([0, 2, 5, 7])
+    rng = np.random.default_rng(8)
+    weights = rng.uniform(0.0, 1.0, (3, 4))
+    jump, jumped = np.full((3, 4), 0.5), rng.uniform(size=(3, 4)) < 0.5  # the walk's right foot at 0.5 s
+    running = rng.uniform(size=(3, 4)) < 0.8
+    results = []
+    for fused in (False, True):
+        player, rows = rig(mannequin, backend, count=8, root="root")
+        crossings: list[np.ndarray] = []
+        record = functools.partial(lambda found, name, time, who, weights: found.append(who), crossings)
+        player.on_marker(rows["walk"], "right_foot_down", record)
+        end = np.where(jumped, jump, player.raw_times[np.ix_(layers, chosen)]) + 0.3  # from the jump, if any
+        exact = end - 0.01
+        player.begin_frame(0.3)
+        if fused:
+            player.advance_layers(layers, end, running, chosen, weights=weights, jump=(jump, jumped), exact=exact)
+        else:
+            player.set_weights(layers, weights, chosen)
+            player.set_time(layers, jump, chosen, where=jumped)
+            player.advance_layers(layers, end, running, chosen)
+            player.set_time(layers, exact, chosen, where=running, fresh=False)
+        player.pose()
+        results.append((player.raw_times.copy(), player.weights.copy(), player.root_motion.translation.copy()))
+        results.append([list(who) for who in crossings])
+    for expected, got in zip(results[0], results[2], strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert results[3] == results[1]
+    assert results[1], "the jump onto the marker fires it"
