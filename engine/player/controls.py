@@ -245,7 +245,7 @@ def check_weights(values: Any, name: str, upper: float = np.inf) -> FloatArray:
         A weight out of range (or not finite), named ``name``.
     """
     array = as_array(values, name)
-    if np.any(array < 0.0) or np.any(array > upper):
+    if np.any(array < 0.0) or (upper < np.inf and np.any(array > upper)):
         limits = "non-negative" if upper == np.inf else f"in [0, {upper:g}]"
         raise InvalidInputError(f"{name} must be {limits}, got {float(array.min())}..{float(array.max())}")
     return array
@@ -254,19 +254,26 @@ def check_weights(values: Any, name: str, upper: float = np.inf) -> FloatArray:
 def layer_writes(shape: tuple[int, int], weights: Any, jump: Any, exact: Any) -> tuple[np.ndarray, ...]:
     """``Player.advance_layers``' weights, jump times, where to jump and exact times as the kernel takes them.
 
-    Each broadcast to ``shape`` ``(n, K)`` and checked; each not given: an empty ``(0, 0)`` array.
+    Each broadcast to ``shape`` ``(n, K)`` (C-contiguous) and checked; each not given: an empty
+    ``(0, 0)`` array.
     """
     none = np.zeros((0, 0))
     times, where = (none, np.zeros((0, 0), dtype=bool)) if jump is None else jump
     if jump is not None:
-        times = np.ascontiguousarray(np.broadcast_to(as_array(times, "jump"), shape))
-        where = np.ascontiguousarray(np.broadcast_to(np.asarray(where, dtype=bool), shape))
+        times, where = shaped(as_array(times, "jump"), shape), shaped(np.asarray(where, dtype=bool), shape)
     return (
-        none if weights is None else np.ascontiguousarray(np.broadcast_to(check_weights(weights, "weights"), shape)),
+        none if weights is None else shaped(check_weights(weights, "weights"), shape),
         times,
         where,
-        none if exact is None else np.ascontiguousarray(np.broadcast_to(as_array(exact, "exact"), shape)),
+        none if exact is None else shaped(as_array(exact, "exact"), shape),
     )
+
+
+def shaped(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``array`` broadcast to ``shape``, C-contiguous (itself when it already is)."""
+    if array.shape == shape and array.flags.c_contiguous:
+        return array
+    return np.ascontiguousarray(np.broadcast_to(array, shape))
 
 
 def read_only(array: np.ndarray) -> np.ndarray:

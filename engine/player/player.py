@@ -22,7 +22,7 @@ from engine.math._checks import FloatArray, IntArray, as_array, trusted
 from engine.player import evaluate
 from engine.player.capture import LayerState, VelocityTables, capture
 from engine.player.compose import CompiledLayers, Composer, joint_index, player_threads
-from engine.player.controls import LayerControls, layer_writes, read_only
+from engine.player.controls import LayerControls, layer_writes, read_only, shaped
 from engine.player.morph import MorphTargets
 from engine.player.root import RootMotion, RootSum
 from engine.player.transitions import Capture, TransitionStage
@@ -193,8 +193,8 @@ class Player(LayerControls):
         index = np.atleast_1d(np.arange(self.num_layers)[rows])
         chosen = self._everyone if characters is None else self.select(characters)
         block: Any = index if characters is None else np.ix_(index, chosen)  # whole rows: no character index
-        stop = np.broadcast_to(as_array(end, "end"), (index.size, chosen.size))
-        moving = np.broadcast_to(np.asarray(running, dtype=bool), stop.shape)
+        stop = shaped(as_array(end, "end"), (index.size, chosen.size))
+        moving = shaped(np.asarray(running, dtype=bool), stop.shape)
         layers = [table.layers[r] for r in index.tolist()]
         durations = np.array([layer.duration for layer in layers])[:, None]
         loops = np.array([int(layer.loop) for layer in layers])[:, None]
@@ -206,8 +206,8 @@ class Player(LayerControls):
             compiled_module("engine.backend._clock_kernels").advance_layers(
                 index,
                 np.ascontiguousarray(chosen, dtype=np.int64),
-                np.ascontiguousarray(stop, dtype=np.float64),
-                np.ascontiguousarray(moving),
+                stop,
+                moving,
                 (durations[:, 0], loops[:, 0]),
                 self._step,
                 (table.raw, self._rates, table.fresh, table.weights),
