@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 from numba import njit, prange
 
 from engine.backend import _sampling_kernels, kernel_cache
@@ -129,10 +130,10 @@ def capture_velocity(samples: Any, layers: Any, tables: Any, blend: Any, out: An
     ``tables`` = (key times, every table's first key ``(T + 1,)``, segment velocities ``(N, J, 3,
     3)``, every table's first segment ``(T,)``). ``blend`` = (rest pose ``(10, J)``, threshold,
     root joint or -1). ``out`` = (velocity ``(K, J, 3, 3)``: linear, angular, scaling; planar
-    root velocity ``(K, 3)``: ``(vx, vz, yaw rate)`` in the root's heading). ``scratch`` = (``(B, S,
-    19, J)``: per slot its pose, rows 0-9, the root in place, and velocity, rows 10-18: linear,
-    angular, scaling; ``(B, 2 S, J)``: per slot its per-joint weight and weight rate), ``B``
-    blocks (the serial kernel uses the first).
+    root velocity ``(K, 3)``: ``(vx, vz, yaw rate)`` in the root's heading); ``samples``' root
+    joint is put in place there. ``scratch`` = (``(B, S, 9)``: per slot the root's velocity taken
+    apart, linear, angular, scaling; ``(B, 2 S, J)``: per slot its per-joint weight and weight
+    rate), ``B`` blocks (the serial kernel uses the first).
     """
     work, joint_weights = scratch
     _velocities(0, samples.shape[0], samples, layers, tables, blend, out, work[0], joint_weights[0])
@@ -194,14 +195,17 @@ def _velocities(
 ) -> None:
     """:func:`capture_velocity` for the captures ``first <= k < stop``.
 
-    ``work`` ``(S, 19, J)`` and ``joint_weights`` ``(2 S, J)``: one scratch block (rows ``2 s`` and
-    ``2 s + 1``: slot ``s``'s weight per joint and its rate).
+    Each slot's pose is read where it was sampled (its root put in place there) and its velocity
+    from its table's segment, times its rate; ``work`` ``(S, 9)`` keeps, per slot, the root
+    joint's velocity taken apart and ``joint_weights`` ``(2 S, J)`` (rows ``2 s`` and ``2 s + 1``:
+    slot ``s``'s weight per joint and its rate): one scratch block.
     """
     weights, weight_rates, times, rates, leaving, table_of, loops = layers
     key_times, key_starts, velocities, segment_starts = tables
     rest, threshold, root = blend
     velocity_out, planar_out = out
-    joints = samples.shape[3]
+    slots, joints = samples.shape[1], samples.shape[3]
+    segments, speeds = np.empty(slots, dtype=np.int64), np.empty(slots)  # per slot: its segment (-1: still), rate
     for k in range(first, stop):
         used = 0
         planar_x = planar_z = yaw_rate_sum = root_weight = 0.0
@@ -209,25 +213,23 @@ def _velocities(
             w = weights[layer, k]
             if not w > 0.0:
                 continue
-            rows, sampled = work[used], samples[k, used]
+            sampled = samples[k, used]
             wr = weight_rates[layer, k]
             for j in range(joints):
                 joint_weights[2 * used, j] = w * sampled[10, j]
                 joint_weights[2 * used + 1, j] = wr * sampled[10, j]
-            for e in range(10):
-                for j in range(joints):
-                    rows[e, j] = sampled[e, j]
             table = table_of[layer]
-            first, keys = key_starts[table], key_starts[table + 1] - key_starts[table]
-            m = _segment(key_times, first, keys, times[layer, k], loops[layer], leaving[layer, k])
-            speed = rates[layer, k]
-            for j in range(joints):
-                for e in range(9):
-                    rows[10 + e, j] = velocities[segment_starts[table] + m, j, e // 3, e % 3] * speed if m >= 0 else 0.0
+            first_key, keys = key_starts[table], key_starts[table + 1] - key_starts[table]
+            m = _segment(key_times, first_key, keys, times[layer, k], loops[layer], leaving[layer, k])
+            segments[used] = segment_starts[table] + m if m >= 0 else -1
+            speeds[used] = rates[layer, k]
             if root >= 0:  # the root apart: its planar velocity aside, in place with its velocity
-                x, y, z, q = rows[3, root], rows[4, root], rows[5, root], rows[6, root]
-                vx, vz = rows[10, root], rows[12, root]
-                ox, oy, oz = rows[13, root], rows[14, root], rows[15, root]
+                rows, speed = work[used], speeds[used]
+                for e in range(9):
+                    rows[e] = velocities[segments[used], root, e // 3, e % 3] * speed if m >= 0 else 0.0
+                x, y, z, q = sampled[3, root], sampled[4, root], sampled[5, root], sampled[6, root]
+                vx, vz = rows[0], rows[2]
+                ox, oy, oz = rows[3], rows[4], rows[5]
                 spin_y = 0.5 * (-ox * z + oy * q + oz * x)  # q̇ = ½ (ω, 0) · q: its y and w
                 spin_w = 0.5 * (-ox * x - oy * y - oz * z)
                 yaw_rate = 2.0 * (q * spin_y - y * spin_w) / max(y * y + q * q, 1e-300)
@@ -243,16 +245,17 @@ def _velocities(
                 planar_z += at_root * (-sin_yaw * vx + cos_yaw * vz)
                 yaw_rate_sum += at_root * yaw_rate
                 root_weight += at_root
-                rows[13, root] = cos_yaw * ox + sin_yaw * oz
-                rows[14, root] = oy - yaw_rate
-                rows[15, root] = -sin_yaw * ox + cos_yaw * oz
-                rows[10, root], rows[12, root] = 0.0, 0.0
-                rows[0, root], rows[2, root] = 0.0, 0.0
-                rows[3, root] = bc * x + bs * z
-                rows[4, root] = bc * y + bs * q
-                rows[5, root] = bc * z - bs * x
-                rows[6, root] = bc * q - bs * y
+                rows[3] = cos_yaw * ox + sin_yaw * oz
+                rows[4] = oy - yaw_rate
+                rows[5] = -sin_yaw * ox + cos_yaw * oz
+                rows[0], rows[2] = 0.0, 0.0
+                sampled[0, root], sampled[2, root] = 0.0, 0.0
+                sampled[3, root] = bc * x + bs * z
+                sampled[4, root] = bc * y + bs * q
+                sampled[5, root] = bc * z - bs * x
+                sampled[6, root] = bc * q - bs * y
             used += 1
+        poses = samples[k]
         for j in range(joints):
             total = rate_total = 0.0
             for s in range(used):
@@ -263,17 +266,18 @@ def _velocities(
             rest_rate = -rate_total if below else 0.0
             inverse = 1.0 / (total + rest_weight)
             # translations (rows 0-2) and scales (7-9): (Σ w v + Σ ẇ (t - t̄)) / W
-            for base, speeds, kind in ((0, 10, 0), (7, 16, 2)):
+            for base, kind in ((0, 0), (7, 2)):
                 for e in range(3):
                     mean = rest_weight * rest[base + e, j]
                     for s in range(used):
-                        mean += joint_weights[2 * s, j] * work[s, base + e, j]
+                        mean += joint_weights[2 * s, j] * poses[s, base + e, j]
                     mean *= inverse
                     moving = rest_rate * (rest[base + e, j] - mean)
                     weighted = 0.0
                     for s in range(used):
-                        weighted += joint_weights[2 * s, j] * work[s, speeds + e, j]
-                        moving += joint_weights[2 * s + 1, j] * (work[s, base + e, j] - mean)
+                        speed = _speed(velocities, segments[s], speeds[s], work[s], root, j, 3 * kind + e)
+                        weighted += joint_weights[2 * s, j] * speed
+                        moving += joint_weights[2 * s + 1, j] * (poses[s, base + e, j] - mean)
                     velocity_out[k, j, kind, e] = (weighted + moving) * inverse
             # rotations, signs aligned to the first weighted layer's (else the rest's):
             # s = Σ σ w q, ṡ = Σ σ (w ½ (ω, 0) q + ẇ q), ω = 2 ((ṡ - r (r·ṡ)) / |s|) r*, r = s / |s|
@@ -282,14 +286,16 @@ def _velocities(
                 if joint_weights[2 * s, j] > 0.0:
                     reference = s
                     break
-            aligned = work[reference] if reference < used else rest
+            aligned = poses[reference] if reference < used else rest
             r0, r1, r2, r3 = aligned[3, j], aligned[4, j], aligned[5, j], aligned[6, j]
             s0 = s1 = s2 = s3 = d0 = d1 = d2 = d3 = 0.0
             for s in range(used + 1):
                 if s < used:
                     w, wr = joint_weights[2 * s, j], joint_weights[2 * s + 1, j]
-                    x, y, z, q = work[s, 3, j], work[s, 4, j], work[s, 5, j], work[s, 6, j]
-                    ox, oy, oz = work[s, 13, j], work[s, 14, j], work[s, 15, j]
+                    x, y, z, q = poses[s, 3, j], poses[s, 4, j], poses[s, 5, j], poses[s, 6, j]
+                    ox = _speed(velocities, segments[s], speeds[s], work[s], root, j, 3)
+                    oy = _speed(velocities, segments[s], speeds[s], work[s], root, j, 4)
+                    oz = _speed(velocities, segments[s], speeds[s], work[s], root, j, 5)
                 else:
                     w, wr = rest_weight, rest_rate
                     x, y, z, q = rest[3, j], rest[4, j], rest[5, j], rest[6, j]
@@ -314,6 +320,18 @@ def _velocities(
         planar_out[k, 0] = planar_x / norm_root
         planar_out[k, 1] = planar_z / norm_root
         planar_out[k, 2] = yaw_rate_sum / norm_root
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _speed(velocities: Any, segment: int, speed: float, root_velocity: Any, root: int, j: int, e: int) -> float:
+    """Component ``e`` (0-8: linear, angular, scaling) of a slot's velocity at joint ``j``.
+
+    Its table's ``segment`` (-1: none) times its rate ``speed``; the root joint's, taken apart,
+    from ``root_velocity`` ``(9,)``.
+    """
+    if j == root:
+        return root_velocity[e]
+    return velocities[segment, j, e // 3, e % 3] * speed if segment >= 0 else 0.0
 
 
 # the velocity lookup inlines the frame kernels' segment search: the cache follows that module too

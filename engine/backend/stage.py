@@ -256,7 +256,7 @@ class CaptureFrame:
             (self.key_times, self.key_starts, self.velocities, self.segment_starts),
             (state.bank.rest, float(threshold), root),
             (velocity.transpose(1, 2, 0, 3), planar),
-            (np.empty((blocks, slots, 19, joints)), np.empty((blocks, 2 * slots, joints))),
+            (np.empty((blocks, slots, 9)), np.empty((blocks, 2 * slots, joints))),
         )
         with trusted():
             pose = Pose(*local)
