@@ -172,6 +172,7 @@ class CompiledLayers:
             if isinstance(state.tree, TreeBlend) and state.tree.clips is not None
         }
         self.stamps = np.full((len(states), count), -1, dtype=np.int64)  # the factors' parameter stamps
+        self._refreshed = -1  # the parameters' changes when every factor was last refreshed
 
         clocks = LeafClocks.of(graph, machine.name)  # every leaf of the graph, in order: its only machine
         self.leaves = tuple(
@@ -217,11 +218,14 @@ class CompiledLayers:
         All of them at once, in or out of the state: one blend-space evaluation a frame, not one per use.
         """
         parameters = self.machine.parameters
+        if parameters.changes == self._refreshed:  # no float set since: every factor is fresh
+            return
         for s, (tree, clips) in self.blends.items():  # loop over the blend-space states
             stale = np.flatnonzero(self.stamps[s] != parameters.stamps)
             if stale.size:
                 self.factors[stale[:, None], clips] = tree.blend_weights(parameters, stale)
                 self.stamps[s, stale] = parameters.stamps[stale]
+        self._refreshed = parameters.changes
 
     def refresh_rates(self, states: IntArray, characters: IntArray) -> None:
         """The own phase rates of (state, character) pairs into the machine's kept rates (``Machine.rates``)."""

@@ -41,6 +41,11 @@ class Parameters:
         self.triggers: BoolArray = np.zeros((len(rows["trigger"]), num_characters), dtype=bool)
         self._all = np.arange(num_characters)
 
+    @property
+    def changes(self) -> int:
+        """The count of float changes so far (the stamp the latest wrote): unchanged, no float changed."""
+        return self._changes
+
     def _row(self, name: str, kind: str) -> int:
         found = self.index.get(name)
         if found is None:
