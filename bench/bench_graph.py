@@ -16,7 +16,8 @@ pose: sample, blend, transition stage; local→model and the palette). Its time 
   from: the work any way of posing these characters does;
 - **the graph layer**: everything else — parameters, blend-space weights, conditions, clocks,
   transitions and their captures' bookkeeping, the layers' weights and times, root and markers,
-  the transition stage's offsets.
+  the transition stage's offsets; of it, the column **stage** is the player's transition stage
+  on the pose (``TransitionStage.apply``: the inertialized offsets added to the blended pose).
 
 Also printed: allocations per frame on the compiled path after warm-up (tracemalloc), one
 character's frame beside the Animator's alone (two actions, the same clips), and 10,000
@@ -52,6 +53,7 @@ from engine.backend.stage import CaptureFrame
 from engine.graph import GraphRuntime, bind_graph, parse_graph
 from engine.math import quat_from_axis_angle
 from engine.player import Player, capture, compose, evaluate
+from engine.player.transitions import TransitionStage
 
 DT = 1.0 / 60.0
 WALK, RUN = 1.2, 3.0
@@ -183,9 +185,9 @@ class Inputs:
 
 
 @contextmanager
-def timed_jobs(spent: list[float]) -> Iterator[None]:
-    """Add the wall time spent inside the pose jobs (:data:`JOBS`) to ``spent[0]`` while inside."""
-    originals = [(owner, name, getattr(owner, name)) for owner, name in JOBS]
+def timed_jobs(spent: list[float], jobs: list[tuple[Any, str]] = JOBS) -> Iterator[None]:
+    """Add the wall time spent inside ``jobs`` (default: the pose jobs, :data:`JOBS`) to ``spent[0]`` while inside."""
+    originals = [(owner, name, getattr(owner, name)) for owner, name in jobs]
     depth = [0]
 
     def wrap(job: Callable[..., Any]) -> Callable[..., Any]:
@@ -220,18 +222,19 @@ def make(graph: Any, count: int, backend: str, threads: int) -> tuple[GraphRunti
     return runtime, inputs
 
 
-def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[float, float]:
-    """Median ms of a whole frame and of the pose jobs inside it."""
-    totals, jobs = [], []
+def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[float, float, float]:
+    """Median ms of a whole frame, of the pose jobs inside it and of the transition stage on the pose."""
+    totals, jobs, stages = [], [], []
     for _ in range(repeat):
-        spent = [0.0]
+        spent, staged = [0.0], [0.0]
         inputs.apply()
-        with timed_jobs(spent):
+        with timed_jobs(spent), timed_jobs(staged, [(TransitionStage, "apply")]):
             start = time.perf_counter()
             runtime.update(DT)
             totals.append(time.perf_counter() - start)
         jobs.append(spent[0])
-    return 1e3 * statistics.median(totals), 1e3 * statistics.median(jobs)
+        stages.append(staged[0])
+    return 1e3 * statistics.median(totals), 1e3 * statistics.median(jobs), 1e3 * statistics.median(stages)
 
 
 def paired_threads(graph: Any, count: int, pairs: int) -> tuple[float, float]:
@@ -359,7 +362,8 @@ def main() -> None:
     graph = bind_graph(parse_graph(locomotion_document(), "locomotion"), skeleton, clips)
 
     print(f"{joints} joints, locomotion graph (9-clip 2-D blend space, inertialized transitions); medians")
-    print(f"{'backend':<18}{'C':>7}{'frame ms':>10}{'pose jobs':>11}{'graph layer':>13}{'layer share':>13}")
+    columns = ("frame ms", 10), ("pose jobs", 11), ("graph layer", 13), ("(stage)", 9), ("layer share", 13)
+    print(f"{'backend':<18}{'C':>7}" + "".join(f"{name:>{width}}" for name, width in columns))
     split = {}
     for backend, threads in (("numba", 1), ("numba", 2), ("numpy", 1)):
         for count in COUNTS:
@@ -367,11 +371,11 @@ def main() -> None:
                 continue
             runtime, inputs = make(graph, count, backend, threads)
             repeat = max(3, args.repeat if count <= 1000 else args.repeat // 3)
-            total, jobs = frame_split(runtime, inputs, repeat)
+            total, jobs, stage = frame_split(runtime, inputs, repeat)
             split[(backend, threads, count)] = (total, jobs)
             label = f"{backend}, {threads} thread{'s' if threads > 1 else ''}"
             layer = total - jobs
-            print(f"{label:<18}{count:>7}{total:>10.2f}{jobs:>11.2f}{layer:>13.2f}{layer / total:>13.0%}")
+            print(f"{label:<18}{count:>7}{total:>10.2f}{jobs:>11.2f}{layer:>13.2f}{stage:>9.2f}{layer / total:>13.0%}")
     single, double = split[("numba", 1, 1000)][0], split[("numba", 2, 1000)][0]
     print(f"\n2 threads vs 1 at 1000 characters (compiled): {single / double:.2f}× the frame (medians above)")
     ratio, spread = paired_threads(graph, 1000, 3 * max(args.repeat, 9))
