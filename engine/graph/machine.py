@@ -43,6 +43,9 @@ from engine.player import LayerState
 from engine.player.sync import synced_rate
 from engine.player.transitions import SPRING_SETTLE
 
+#: A stage transition of ``K`` characters: its kind's name, their durations and half-lives ``(K,)``.
+Switch = tuple[str, FloatArray, FloatArray]
+
 
 class Hooks(Protocol):
     """What a machine asks of its runtime when a transition starts (:class:`~engine.graph.runtime.GraphRuntime`)."""
@@ -51,17 +54,8 @@ class Hooks(Protocol):
         """The layers' times and weights of ``rows`` at ``delay`` seconds into the frame (before a switch)."""
         ...
 
-    def switch(
-        self,
-        machine: str,
-        rows: IntArray,
-        delay: FloatArray,
-        before: LayerState,
-        kind: str,
-        duration: FloatArray,
-        half_life: FloatArray,
-    ) -> None:
-        """Start the stage transition ``kind`` of ``rows``: from the output at ``before`` to the new layers."""
+    def switch(self, machine: str, rows: IntArray, delay: FloatArray, before: LayerState, how: Switch) -> None:
+        """Start the stage transition ``how`` of ``rows``: from the output at ``before`` to the new layers."""
         ...
 
     def stop_stage(self, machine: str, rows: IntArray) -> None:
@@ -425,15 +419,8 @@ class Machine:
         for code in present(codes, max(STAGE_KINDS) + 1):  # loop over the stage kinds started
             picked = np.flatnonzero(codes == code)
             alone = picked.size == codes.size  # one kind: the layer state as it is
-            self.hooks.switch(
-                self.name,
-                members[picked],
-                delay[picked],
-                before if alone else before.take(picked),
-                STAGE_KINDS[int(code)],
-                self.duration[members[picked]],
-                self.half_life[members[picked]],
-            )
+            how = (STAGE_KINDS[int(code)], self.duration[members[picked]], self.half_life[members[picked]])
+            self.hooks.switch(self.name, members[picked], delay[picked], before if alone else before.take(picked), how)
 
     def _synced_phase(self, states: IntArray, phases: FloatArray, target: int, members: IntArray) -> FloatArray:
         """The target's starting phase: the source's, moved through shared clip markers when there are some.

@@ -34,7 +34,7 @@ from engine.graph.clocks import LeafClocks, leaf_block
 from engine.graph.compiled import CompiledLayers, CompiledStep
 from engine.graph.events import GraphMarkerEvent, deliver
 from engine.graph.flat import Weights
-from engine.graph.machine import Machine, present
+from engine.graph.machine import Machine, Switch, present
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import NONE
 from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
@@ -325,20 +325,12 @@ class GraphRuntime:
         times, rates, entered = self._leaf_times(rows)
         return times, rates, out.weights[:, rows], out.rates[:, rows], entered
 
-    def switch(
-        self,
-        machine: str,
-        rows: IntArray,
-        delay: FloatArray,
-        before: LayerState,
-        kind: str,
-        duration: FloatArray,
-        half_life: FloatArray,
-    ) -> None:
-        """Start the player's transition stage ``kind`` for ``rows`` (owned by ``machine``) at ``delay``.
+    def switch(self, machine: str, rows: IntArray, delay: FloatArray, before: LayerState, how: Switch) -> None:
+        """Start the player's stage transition ``how`` for ``rows`` (owned by ``machine``) at ``delay``.
 
         From the output at ``before`` (the layers before the switch) to the new layers now.
         """
+        kind, duration, half_life = how
         after = self.layer_state(rows, delay)
         self.player.switch_between(rows, before, after, kind, duration, half_life=half_life)
         self._owner[rows] = self._names.index(machine)
