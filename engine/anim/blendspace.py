@@ -132,15 +132,32 @@ class GradientBand:
         value_x, value_y = values[:, 0], values[:, 1]
         if self.mode == "cartesian":  # the same for every j
             return (value_x - self.points[:, 0, None])[None], (value_y - self.points[:, 1, None])[None]
-        size = np.hypot(value_x, value_y)
+        size, angle = self.polar(values)
         radial = (size - self._magnitudes[:, None]) / self._average[..., None]  # (P, P, K)
-        # the signed angle from each sample to the value (0 when either is the zero vector)
+        return radial, angle[None]
+
+    def polar(self, values: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The speeds ``|p|`` ``(K,)`` of ``values`` ``(K, 2)`` and ``k·∠(p_i, p)`` from every sample ``(P, K)``.
+
+        The signed angle is 0 when either vector is the zero vector (the directional mode's terms).
+        """
+        value_x, value_y = values[:, 0], values[:, 1]
         x, y = self.points[:, 0, None], self.points[:, 1, None]
         cross = x * value_y - y * value_x
         dot = x * value_x + y * value_y
         zero = self._at_origin[:, None] | ((value_x == 0.0) & (value_y == 0.0))
-        angle = ANGLE_WEIGHT * np.where(zero, 0.0, np.arctan2(cross, dot))  # (P, K)
-        return radial, angle[None]
+        return np.hypot(value_x, value_y), ANGLE_WEIGHT * np.where(zero, 0.0, np.arctan2(cross, dot))
+
+    @property
+    def tables(self) -> tuple[FloatArray, ...]:
+        """What a compiled evaluation reads (:func:`influences`' terms), indexed ``[j, i]`` (partner, sample).
+
+        The components of ``p_ij`` and ``|p_ij|²`` ``(P, P)`` (1 where ``j = i``), the samples'
+        speeds ``(P,)`` and, in directional mode, the pairs' mean speeds ``(P, P)`` (else ones).
+        """
+        pairs_x, pairs_y, lengths = (array[..., 0] for array in (*self._pairs, self._lengths))
+        average = self._average if self.mode == "directional" else np.ones_like(lengths)
+        return pairs_x, pairs_y, lengths, self._magnitudes, average
 
     def influences(self, values: Any) -> FloatArray:
         """Unnormalised influences ``h_i`` ``(..., P)`` of ``values`` ``(..., 2)``, clamped at 0."""

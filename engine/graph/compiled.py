@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.anim.blendspace import GradientBand
 from engine.graph.binding import BoundGraph
 from engine.graph.clocks import LeafClocks
 from engine.graph.flat import TreeBlend, TreeClip
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
 #: Condition kinds and comparison operators as the kernels take them.
 CONDITION_KINDS = {"float": 0, "bool": 1, "trigger": 2}
 OPERATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5, "set": 4}  # a trigger's "set": unread
+
+
+def _blends() -> ModuleType:
+    """:mod:`engine.graph._blend_kernels`, imported on first use."""
+    return importlib.import_module("engine.graph._blend_kernels")
 
 
 def _kernels() -> ModuleType:
@@ -223,9 +229,20 @@ class CompiledLayers:
         for s, (tree, clips) in self.blends.items():  # loop over the blend-space states
             stale = np.flatnonzero(self.stamps[s] != parameters.stamps)
             if stale.size:
-                self.factors[stale[:, None], clips] = tree.blend_weights(parameters, stale)
+                self.factors[stale[:, None], clips] = self._blend_weights(tree, stale)
                 self.stamps[s, stale] = parameters.stamps[stale]
         self._refreshed = parameters.changes
+
+    def _blend_weights(self, tree: TreeBlend, rows: IntArray) -> FloatArray:
+        """A blend space's child weights ``(K, P)`` of ``rows``: a 2-D one on the kernel (numpy's numbers)."""
+        space, parameters = tree.space, self.machine.parameters
+        if not isinstance(space, GradientBand) or space.points.shape[0] > _blends().MOST_SAMPLES:
+            return tree.blend_weights(parameters, rows)
+        values = np.stack([parameters.float_values(name)[rows] for name in tree.parameters], axis=-1)
+        polar = space.polar(values) if space.mode == "directional" else (np.zeros(0), np.zeros((0, 0)))
+        weights = np.empty((rows.size, space.points.shape[0]))
+        _blends().gradient_weights(values, space.points, space.tables, polar, weights)
+        return weights
 
     def refresh_rates(self, states: IntArray, characters: IntArray) -> None:
         """The own phase rates of (state, character) pairs into the machine's kept rates (``Machine.rates``)."""
