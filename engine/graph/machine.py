@@ -393,7 +393,8 @@ class Machine:
             phase[picked] = self._synced_phase(
                 old_state[picked], old_phase[picked], int(targets[picked[0]]), rows[picked]
             )
-        self.previous.copy_from(self.current, rows[keep])  # the live source plays on
+        if keep.any():
+            self.previous.copy_from(self.current, rows[keep])  # the live source plays on
         self.state[rows], self.phase[rows], self.elapsed[rows] = targets, phase, 0.0
         self.current.entered[rows], self.current.entry[rows] = True, phase
         self.current.phase[rows], self.current.elapsed[rows] = 0.0, 0.0

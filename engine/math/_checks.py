@@ -71,6 +71,13 @@ def as_array(value: Any, name: str, trailing: tuple[int, ...] = (), *, finite: b
     return array
 
 
+def shaped(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``array`` broadcast to ``shape``, C-contiguous (itself when it already is)."""
+    if array.shape == shape and array.flags.c_contiguous:
+        return array
+    return np.ascontiguousarray(np.broadcast_to(array, shape))
+
+
 def readonly_copy(array: Any) -> np.ndarray:
     """A copy of ``array`` that cannot be written: runtime data is shared, so it must stay const."""
     copy = np.array(array, copy=True)

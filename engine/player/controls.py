@@ -16,7 +16,7 @@ from engine.anim.events import Loop, clip_time, wrap_raw
 from engine.anim.pose import Pose
 from engine.anim.skeleton import Skeleton
 from engine.errors import InvalidInputError
-from engine.math._checks import BoolArray, FloatArray, IntArray, as_array
+from engine.math._checks import BoolArray, FloatArray, IntArray, as_array, shaped
 from engine.player.layers import Layer, LayerTable, check_mask
 from engine.player.markers import MarkerCallback, Markers
 
@@ -124,10 +124,16 @@ class LayerControls:
     @property
     def times(self) -> FloatArray:
         """``(L, C)`` clip times: the raw times mapped by each layer's loop mode (a copy)."""
+        return self._clip_times().copy()
+
+    def _clip_times(self) -> FloatArray:
+        """``(L, C)`` clip times; the raw times themselves (not to be written) unless a layer ping-pongs."""
         table = self._table
+        loops = [int(layer.loop) for layer in table.layers]
+        if Loop.PING_PONG not in loops:  # clip time = raw time
+            return table.raw
         durations = np.array([layer.duration for layer in table.layers])[:, None]
-        loops = np.array([int(layer.loop) for layer in table.layers])[:, None]
-        return clip_time(table.raw, durations, loops) if table.count else np.zeros((0, self.num_characters))
+        return clip_time(table.raw, durations, np.array(loops)[:, None])
 
     @property
     def rates(self) -> FloatArray:
@@ -267,13 +273,6 @@ def layer_writes(shape: tuple[int, int], weights: Any, jump: Any, exact: Any) ->
         where,
         none if exact is None else shaped(as_array(exact, "exact"), shape),
     )
-
-
-def shaped(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """``array`` broadcast to ``shape``, C-contiguous (itself when it already is)."""
-    if array.shape == shape and array.flags.c_contiguous:
-        return array
-    return np.ascontiguousarray(np.broadcast_to(array, shape))
 
 
 def read_only(array: np.ndarray) -> np.ndarray:

@@ -18,11 +18,11 @@ from engine.anim.velocity import PoseVelocity
 from engine.backend import BACKENDS, BufferFrame, active_backend
 from engine.backend.select import compiled_module
 from engine.errors import InvalidInputError
-from engine.math._checks import FloatArray, IntArray, as_array, trusted
+from engine.math._checks import FloatArray, IntArray, as_array, shaped, trusted
 from engine.player import evaluate
 from engine.player.capture import LayerState, VelocityTables, capture
 from engine.player.compose import CompiledLayers, Composer, joint_index, player_threads
-from engine.player.controls import LayerControls, layer_writes, read_only, shaped
+from engine.player.controls import LayerControls, layer_writes, read_only
 from engine.player.morph import MorphTargets
 from engine.player.root import RootMotion, RootSum
 from engine.player.transitions import Capture, TransitionStage
@@ -241,7 +241,7 @@ class Player(LayerControls):
         chosen = None if characters is None else self.select(characters)
         table, ws, threshold = self._table, self._composer.workspace, self.rest_threshold
         self.root_motion = self._root_motion()
-        times = self.times
+        times = self._clip_times()  # read only
         blended = any(not layer.additive for layer in table.layers)
         with trusted():
             if self.backend == "numba" and blended:
@@ -385,7 +385,7 @@ class Player(LayerControls):
         chosen = self.select(characters)
         shape = (self.num_layers, chosen.size)
         table = self._table
-        times, rates, weights = self.times[:, chosen], self._rates[:, chosen], table.weights[:, chosen]
+        times, rates, weights = self._clip_times()[:, chosen], self._rates[:, chosen], table.weights[:, chosen]
         overrides, at = table.override_weights[:, chosen], self.clock[chosen]
         return LayerState(times, rates, weights, np.zeros(shape), overrides, np.full(shape, leaving), at)
 

@@ -41,7 +41,7 @@ from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity, blend_velocity
 from engine.backend.stage import DEAD_BLEND, FROZEN, INERTIALIZE, NONE, SPRING, apply_blends, character_major
 from engine.errors import InvalidInputError
-from engine.math._checks import FloatArray, IntArray, trusted
+from engine.math._checks import FloatArray, IntArray, shaped, trusted
 from engine.player.offsets import Offsets
 
 #: The stage's kinds by name (their codes: :mod:`engine.backend.stage`; ``NONE``: no transition in progress).
@@ -205,9 +205,9 @@ class TransitionStage:
         if code is None:
             raise InvalidInputError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
         count = characters.size
-        length = np.broadcast_to(np.asarray(duration, dtype=np.float64), (count,))
-        half = np.broadcast_to(np.asarray(half_life, dtype=np.float64), (count,))
-        if np.any(np.isnan(length) | (length < 0.0)) or np.any(~np.isfinite(half) | (half <= 0.0)):
+        length = shaped(np.asarray(duration, dtype=np.float64), (count,))
+        half = shaped(np.asarray(half_life, dtype=np.float64), (count,))
+        if not (np.all(length >= 0.0) and np.all((half > 0.0) & (half < np.inf))):  # NaN fails both
             raise InvalidInputError(f"duration must be >= 0 and half_life > 0 seconds, got {length} and {half}")
         self.kind[characters] = code
         self.start[characters] = at
