@@ -37,23 +37,25 @@ from engine.backend._threads import parallel_blocks
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _quintic_rows(d: Any, at: Any, t: float, rows: Any) -> None:
+def _quintic_rows(d: Any, at: Any, t: float, total: float, rows: Any) -> None:
     """The offsets of one character's packed quintic decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``.
 
-    ``rows``: six scratch rows ``(n,)``; the first two hold each column's offset along its axis and
-    the sweep's weight here, the sine and cosine of its half-angle in :func:`_turn_rows`.
+    ``total``: the transition's duration (every column's ``duration`` field: its sweep's weight is
+    the character's, computed once; ``inverse_end`` is computed again from ``end``, as stored: ten
+    rows of the decays read instead of thirteen). ``rows``: six scratch rows ``(n,)``; the first
+    holds each column's offset along its axis here, the first two the sine and cosine of its
+    half-angle in :func:`_turn_rows`.
     """
-    along_row, bump_row, x, y, z, _ = rows
-    end, inverse_end, first, second, position = d[at[4]], d[at[7]], d[at[8]], d[at[9]], d[at[1]]
+    along_row, _, x, y, z, _ = rows
+    end, first, second, position = d[at[4]], d[at[8]], d[at[9]], d[at[1]]
     for i in range(along_row.size):
-        along_row[i] = quintic_along(t, end[i], inverse_end[i], first[i], second[i], position[i])
-    duration, inverse_duration = d[at[6]], d[at[10]]
-    for i in range(bump_row.size):
-        bump_row[i] = quintic_bump(t, duration[i], inverse_duration[i])
+        inverse_end = 1.0 / end[i] if end[i] > 0.0 else 0.0
+        along_row[i] = quintic_along(t, end[i], inverse_end, first[i], second[i], position[i])
+    bump = quintic_bump(t, total, 1.0 / total if total > 0.0 else 0.0)
     for e, out in enumerate((x, y, z)):  # one row written per loop: each vectorises
         axis, sweep = d[at[0] + e], d[at[11] + e]
         for i in range(out.size):
-            out[i] = along_row[i] * axis[i] + bump_row[i] * sweep[i]
+            out[i] = along_row[i] * axis[i] + bump * sweep[i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -85,9 +87,10 @@ def _turn_rows(first: int, stop: int, joints: Any, q: Any, rows: Any) -> None:
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _offsets_on(
-    first: int, stop: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
+    first: int, stop: int, characters: Any, timing: Any, kinds: Any, decays: Any, columns: Any, pose: Any
 ) -> None:
     """:func:`apply_offsets` for the entries ``first <= k < stop`` (module docstring)."""
+    elapsed, durations = timing
     quintic, spring, at_quintic, at_spring = decays
     joints, bounds = columns
     translations, rotations, scales = pose
@@ -96,7 +99,7 @@ def _offsets_on(
     for k in range(first, stop):
         c, t = characters[k], elapsed[k]
         if kinds[k] == INERTIALIZE:
-            _quintic_rows(quintic[c], at_quintic, t, rows)
+            _quintic_rows(quintic[c], at_quintic, t, durations[k], rows)
         else:
             _spring_rows(spring[c], at_spring, t, rows)
         for out, begin, end in ((translations[c], bounds[0], bounds[1]), (scales[c], bounds[2], bounds[3])):
@@ -109,16 +112,17 @@ def _offsets_on(
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def apply_offsets(characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
+def apply_offsets(characters: Any, timing: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
     """The offsets of inertialized and spring transitions added to a character-major ``pose`` in place.
 
-    ``characters`` ``(K,)`` with ``elapsed`` seconds and ``kinds`` ``(K,)`` (:data:`INERTIALIZE`
-    or spring); ``decays`` as for :func:`~engine.backend._offset_kernels.offset_captures`;
-    ``columns`` = (joints ``(n,)``, the first column of the rotations, of the scales and ``n``
-    ``(4,)``: the paths' columns follow one another from 0); ``pose`` = translations ``(C, J,
-    3)``, rotations ``(C, J, 4)``, scales ``(C, J, 3)``: ``t + x``, ``exp(x) · q``, ``s + x``.
+    ``characters`` ``(K,)`` with ``timing`` = their seconds elapsed and their transitions'
+    durations ``(K,)``, and ``kinds`` ``(K,)`` (:data:`INERTIALIZE` or spring); ``decays`` as
+    for :func:`~engine.backend._offset_kernels.offset_captures`; ``columns`` = (joints ``(n,)``,
+    the first column of the rotations, of the scales and ``n`` ``(4,)``: the paths' columns
+    follow one another from 0); ``pose`` = translations ``(C, J, 3)``, rotations ``(C, J, 4)``,
+    scales ``(C, J, 3)``: ``t + x``, ``exp(x) · q``, ``s + x``.
     """
-    _offsets_on(0, characters.size, characters, elapsed, kinds, decays, columns, pose)
+    _offsets_on(0, characters.size, characters, timing, kinds, decays, columns, pose)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
@@ -126,6 +130,7 @@ def apply_offsets_parallel(
     blocks: int,
     characters: Any,
     elapsed: Any,
+    durations: Any,
     kinds: Any,
     quintic: Any,
     spring: Any,
@@ -144,19 +149,20 @@ def apply_offsets_parallel(
     count = characters.size
     for b in prange(blocks):
         decays, columns = (quintic, spring, at_quintic, at_spring), (joints, bounds)
-        pose = (translations, rotations, scales)
-        _offsets_on(b * count // blocks, (b + 1) * count // blocks, characters, elapsed, kinds, decays, columns, pose)
+        pose, timing = (translations, rotations, scales), (elapsed, durations)
+        _offsets_on(b * count // blocks, (b + 1) * count // blocks, characters, timing, kinds, decays, columns, pose)
 
 
 def apply_offsets_on(
-    threads: int, characters: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, pose: Any
+    threads: int, characters: Any, timing: Any, kinds: Any, decays: Any, columns: Any, pose: Any
 ) -> None:
     """:func:`apply_offsets` on ``threads`` threads (at most one block of characters each), serial for one."""
     blocks = parallel_blocks(threads, characters.size)
     if blocks <= 1:
-        apply_offsets(characters, elapsed, kinds, decays, columns, pose)
+        apply_offsets(characters, timing, kinds, decays, columns, pose)
         return
-    apply_offsets_parallel(blocks, characters, elapsed, kinds, *decays, *columns, *pose)
+    elapsed, durations = timing
+    apply_offsets_parallel(blocks, characters, elapsed, durations, kinds, *decays, *columns, *pose)
 
 
 # the kernels inline the decays' scalar helpers: their cache follows that module too

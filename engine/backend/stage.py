@@ -117,7 +117,7 @@ def character_views(pose: PoseBuffer) -> tuple[FloatArray, FloatArray, FloatArra
 
 def apply_offsets(
     characters: IntArray,
-    elapsed: FloatArray,
+    timing: tuple[FloatArray, FloatArray],
     kinds: IntArray,
     decays: tuple[FloatArray, FloatArray],
     joints: IntArray,
@@ -125,9 +125,10 @@ def apply_offsets(
     pose: PoseBuffer,
     threads: int = 1,
 ) -> None:
-    """Inertialized and spring offsets of ``characters`` ``(K,)`` at ``elapsed`` seconds added to ``pose``.
+    """Inertialized and spring offsets of ``characters`` ``(K,)`` added to ``pose``.
 
-    ``decays`` = packed quintic and spring decays ``(C, F, n)`` over the columns ``joints``
+    ``timing`` = their seconds elapsed and their transitions' durations ``(K,)``; ``decays`` =
+    packed quintic and spring decays ``(C, F, n)`` over the columns ``joints``
     ``(n,)``: the translations' from column 0, the rotations' from ``bounds[1]``, the scales'
     from ``bounds[2]`` to ``bounds[3] = n``; ``pose`` character-major; on ``threads`` threads
     (blocks of characters; the same numbers).
@@ -136,7 +137,7 @@ def apply_offsets(
     compiled_module("engine.backend._pose_offset_kernels").apply_offsets_on(
         threads,
         np.ascontiguousarray(characters, dtype=np.int64),
-        np.ascontiguousarray(elapsed, dtype=np.float64),
+        tuple(np.ascontiguousarray(values, dtype=np.float64) for values in timing),
         np.ascontiguousarray(kinds, dtype=np.int64),
         (quintic, spring, QUINTIC_FIELDS, SPRING_FIELDS),
         (np.ascontiguousarray(joints, dtype=np.int64), np.ascontiguousarray(bounds, dtype=np.int64)),

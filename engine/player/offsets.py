@@ -242,10 +242,18 @@ class Offsets:
                 components[where] += vectors
 
     def apply_compiled(
-        self, members: IntArray, kinds: IntArray, pose: PoseBuffer, elapsed: FloatArray, threads: int = 1
+        self,
+        members: IntArray,
+        kinds: IntArray,
+        pose: PoseBuffer,
+        timing: tuple[FloatArray, FloatArray],
+        threads: int = 1,
     ) -> None:
-        """:meth:`apply` for inertialized and spring ``members`` at once, on the kernels (a character-major pose)."""
-        apply_offsets(members, elapsed, kinds, self._packed_pair(), self.joints, self._bounds, pose, threads)
+        """:meth:`apply` for inertialized and spring ``members`` at once, on the kernels (a character-major pose).
+
+        ``timing`` = their seconds elapsed and their transitions' durations ``(K,)``.
+        """
+        apply_offsets(members, timing, kinds, self._packed_pair(), self.joints, self._bounds, pose, threads)
 
     def _packed_pair(self) -> tuple[FloatArray, FloatArray]:
         """The packed quintic and spring decays as the kernels take them (an empty array for a kind not started yet)."""

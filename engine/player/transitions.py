@@ -261,7 +261,9 @@ class TransitionStage:
         if self.compiled and character_major(pose):
             offsets = (kinds == INERTIALIZE) | (kinds == SPRING)
             if offsets.any():
-                self._offsets.apply_compiled(characters[offsets], kinds[offsets], pose, elapsed[offsets], threads)
+                members = characters[offsets]
+                timing = (elapsed[offsets], self.duration[members])
+                self._offsets.apply_compiled(members, kinds[offsets], pose, timing, threads)
             if not offsets.all():
                 blends = ~offsets
                 snapshots = (self._snapshot_rows, self._snapshot_velocity)
