@@ -201,14 +201,17 @@ def capture(
     """
     if compiled is not None:
         frame, characters = compiled
-        not_additive = np.array([not layer.additive for layer in table.layers])[:, None]
         loops = np.array([layer.loop == Loop.REPEAT for layer in table.layers])
+        blended_weights, blended_rates = weights, weight_rates
+        if any(layer.additive for layer in table.layers):  # the additive layers weigh nothing in the blend
+            not_additive = np.array([not layer.additive for layer in table.layers])[:, None]
+            blended_weights, blended_rates = weights * not_additive, weight_rates * not_additive
         pose, velocity, planar = frame.capture(
             characters,
             times,
             rates,
-            weights * not_additive,
-            weight_rates * not_additive,
+            blended_weights,
+            blended_rates,
             override_weights,
             leaving,
             loops,
