@@ -238,7 +238,7 @@ class CompiledLayers:
         space, parameters = tree.space, self.machine.parameters
         if not isinstance(space, GradientBand) or space.points.shape[0] > _blends().MOST_SAMPLES:
             return tree.blend_weights(parameters, rows)
-        values = np.stack([parameters.float_values(name)[rows] for name in tree.parameters], axis=-1)
+        values = tree.values(parameters, rows)
         polar = space.polar(values) if space.mode == "directional" else (np.zeros(0), np.zeros((0, 0)))
         weights = np.empty((rows.size, space.points.shape[0]))
         _blends().gradient_weights(values, space.points, space.tables, polar, weights)

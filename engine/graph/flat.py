@@ -185,13 +185,17 @@ class TreeBlend(Tree):
         weights, stamps = found
         stale = rows[stamps[rows] != parameters.stamps[rows]]
         if stale.size:
-            values = [parameters.float_values(name)[stale] for name in self.parameters]
+            values = self.values(parameters, stale)
             if isinstance(self.space, GradientBand):
-                weights[stale] = self.space.weights(np.stack(values, axis=-1))
+                weights[stale] = self.space.weights(values)
             else:
-                weights[stale] = linear_weights(self.space, values[0])
+                weights[stale] = linear_weights(self.space, values[:, 0])
             stamps[stale] = parameters.stamps[stale]
         return weights[rows]
+
+    def values(self, parameters: Parameters, rows: IntArray) -> FloatArray:
+        """The blend space's parameter values ``(K, D)`` of ``rows`` (``D`` = 1 or 2)."""
+        return np.stack([parameters.float_values(name)[rows] for name in self.parameters], axis=-1)
 
     def weigh(
         self,

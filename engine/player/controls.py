@@ -263,14 +263,11 @@ def layer_writes(shape: tuple[int, int], weights: Any, jump: Any, exact: Any) ->
     Each broadcast to ``shape`` ``(n, K)`` (C-contiguous) and checked; each not given: an empty
     ``(0, 0)`` array.
     """
-    none = np.zeros((0, 0))
-    times, where = (none, np.zeros((0, 0), dtype=bool)) if jump is None else jump
-    if jump is not None:
-        times, where = shaped(as_array(times, "jump"), shape), shaped(np.asarray(where, dtype=bool), shape)
+    none, nowhere = np.zeros((0, 0)), np.zeros((0, 0), dtype=bool)
     return (
         none if weights is None else shaped(check_weights(weights, "weights"), shape),
-        times,
-        where,
+        none if jump is None else shaped(as_array(jump[0], "jump"), shape),
+        nowhere if jump is None else shaped(np.asarray(jump[1], dtype=bool), shape),
         none if exact is None else shaped(as_array(exact, "exact"), shape),
     )
 

@@ -412,7 +412,7 @@ class Player(LayerControls):
         """
         chosen = self.select(characters)
         given = (times, rates, weights, weight_rates, override_weights, leaving, at)
-        now = self.layer_state(chosen).arrays()
+        now = self.layer_state(chosen).arrays() if any(value is None for value in given) else given
         state = LayerState(*(mine if value is None else value for mine, value in zip(now, given, strict=True)))
         return self._captured(chosen, state.checked(self.num_layers, self.num_overrides, chosen.size), stage=stage)
 
