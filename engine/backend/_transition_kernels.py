@@ -202,10 +202,11 @@ def _velocities(
     """
     weights, weight_rates, times, rates, leaving, table_of, loops = layers
     key_times, key_starts, velocities, segment_starts = tables
-    rest, threshold, root = blend
+    threshold, root = blend[1], blend[2]
     velocity_out, planar_out = out
     slots, joints = samples.shape[1], samples.shape[3]
     segments, speeds = np.empty(slots, dtype=np.int64), np.empty(slots)  # per slot: its segment (-1: still), rate
+    passes = _rows(slots, joints)
     for k in range(first, stop):
         used = 0
         planar_x = planar_z = yaw_rate_sum = root_weight = 0.0
@@ -255,83 +256,167 @@ def _velocities(
                 sampled[5, root] = bc * z - bs * x
                 sampled[6, root] = bc * q - bs * y
             used += 1
-        poses = samples[k]
-        for j in range(joints):
-            total = rate_total = 0.0
-            for s in range(used):
-                total += joint_weights[2 * s, j]
-                rate_total += joint_weights[2 * s + 1, j]
-            below = total < threshold  # the rest pose: one more layer, its weight falling as theirs rise
-            rest_weight = threshold - total if below else 0.0
-            rest_rate = -rate_total if below else 0.0
-            inverse = 1.0 / (total + rest_weight)
-            # translations (rows 0-2) and scales (7-9): (Σ w v + Σ ẇ (t - t̄)) / W
-            for base, kind in ((0, 0), (7, 2)):
-                for e in range(3):
-                    mean = rest_weight * rest[base + e, j]
-                    for s in range(used):
-                        mean += joint_weights[2 * s, j] * poses[s, base + e, j]
-                    mean *= inverse
-                    moving = rest_rate * (rest[base + e, j] - mean)
-                    weighted = 0.0
-                    for s in range(used):
-                        speed = _speed(velocities, segments[s], speeds[s], work[s], root, j, 3 * kind + e)
-                        weighted += joint_weights[2 * s, j] * speed
-                        moving += joint_weights[2 * s + 1, j] * (poses[s, base + e, j] - mean)
-                    velocity_out[k, j, kind, e] = (weighted + moving) * inverse
-            # rotations, signs aligned to the first weighted layer's (else the rest's):
-            # s = Σ σ w q, ṡ = Σ σ (w ½ (ω, 0) q + ẇ q), ω = 2 ((ṡ - r (r·ṡ)) / |s|) r*, r = s / |s|
-            reference = used
-            for s in range(used):
-                if joint_weights[2 * s, j] > 0.0:
-                    reference = s
-                    break
-            aligned = poses[reference] if reference < used else rest
-            r0, r1, r2, r3 = aligned[3, j], aligned[4, j], aligned[5, j], aligned[6, j]
-            s0 = s1 = s2 = s3 = d0 = d1 = d2 = d3 = 0.0
-            for s in range(used + 1):
-                if s < used:
-                    w, wr = joint_weights[2 * s, j], joint_weights[2 * s + 1, j]
-                    x, y, z, q = poses[s, 3, j], poses[s, 4, j], poses[s, 5, j], poses[s, 6, j]
-                    ox = _speed(velocities, segments[s], speeds[s], work[s], root, j, 3)
-                    oy = _speed(velocities, segments[s], speeds[s], work[s], root, j, 4)
-                    oz = _speed(velocities, segments[s], speeds[s], work[s], root, j, 5)
-                else:
-                    w, wr = rest_weight, rest_rate
-                    x, y, z, q = rest[3, j], rest[4, j], rest[5, j], rest[6, j]
-                    ox = oy = oz = 0.0
-                sign = -1.0 if x * r0 + y * r1 + z * r2 + q * r3 < 0.0 else 1.0
-                sw, sr = sign * w, sign * wr
-                s0, s1, s2, s3 = s0 + sw * x, s1 + sw * y, s2 + sw * z, s3 + sw * q
-                half = 0.5 * sw
-                d0 += half * (ox * q + oy * z - oz * y) + sr * x
-                d1 += half * (-ox * z + oy * q + oz * x) + sr * y
-                d2 += half * (ox * y - oy * x + oz * q) + sr * z
-                d3 += half * (-ox * x - oy * y - oz * z) + sr * q
-            norm = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2 + s3 * s3)
-            u0, u1, u2, u3 = s0 / norm, s1 / norm, s2 / norm, s3 / norm
-            along = u0 * d0 + u1 * d1 + u2 * d2 + u3 * d3
-            t0, t1 = (d0 - u0 * along) / norm, (d1 - u1 * along) / norm
-            t2, t3 = (d2 - u2 * along) / norm, (d3 - u3 * along) / norm
-            velocity_out[k, j, 1, 0] = 2.0 * (-t3 * u0 + t0 * u3 - t1 * u2 + t2 * u1)  # 2 · tangent · conj(unit)
-            velocity_out[k, j, 1, 1] = 2.0 * (-t3 * u1 + t0 * u2 + t1 * u3 - t2 * u0)
-            velocity_out[k, j, 1, 2] = 2.0 * (-t3 * u2 - t0 * u1 + t1 * u0 + t2 * u3)
+        _blend_velocity(
+            samples[k], used, (segments, speeds, velocities, work), joint_weights, blend, passes, velocity_out[k]
+        )
         norm_root = max(root_weight, threshold)
         planar_out[k, 0] = planar_x / norm_root
         planar_out[k, 1] = planar_z / norm_root
         planar_out[k, 2] = yaw_rate_sum / norm_root
 
 
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _speed(velocities: Any, segment: int, speed: float, root_velocity: Any, root: int, j: int, e: int) -> float:
-    """Component ``e`` (0-8: linear, angular, scaling) of a slot's velocity at joint ``j``.
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _rows(slots: int, joints: int) -> Any:
+    """One block's scratch for :func:`_blend_velocity`.
 
-    Its table's ``segment`` (-1: none) times its rate ``speed``; the root joint's, taken apart,
-    from ``root_velocity`` ``(9,)``.
+    Each slot's nine velocity components at one joint ``(S, 9)``, and per joint the rotations'
+    sums, their rates, norms, projections and ω: thirteen ``(J,)`` rows, each an array of its own
+    (rows of one 2-D array would keep the passes over them scalar).
     """
-    if j == root:
-        return root_velocity[e]
-    return velocities[segment, j, e // 3, e % 3] * speed if segment >= 0 else 0.0
+    return (
+        np.empty((slots, 9)),
+        (np.empty(joints), np.empty(joints), np.empty(joints), np.empty(joints)),
+        (np.empty(joints), np.empty(joints), np.empty(joints), np.empty(joints)),
+        np.empty(joints),
+        np.empty(joints),
+        (np.empty(joints), np.empty(joints), np.empty(joints)),
+    )
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _blend_velocity(poses: Any, used: int, slotted: Any, joint_weights: Any, blend: Any, rows: Any, out_k: Any) -> None:
+    """The velocity ``(J, 3, 3)`` of one capture's blend of its ``used`` slots into ``out_k``.
+
+    ``poses`` ``(S, 11, J)``: the slots as sampled; ``slotted`` = (each slot's segment, rate, the
+    segment velocities, the root's velocity taken apart ``(S, 9)``); ``joint_weights`` as
+    :func:`_velocities`; ``rows``: :func:`_rows`. Per joint the translations and scales (twelve
+    sums in one pass over the slots) and the rotations' sums; the rotations' normalisation then
+    in passes over the joints.
+    """
+    segments, speeds, velocities, root_velocity = slotted
+    rest, threshold, root = blend
+    lookup, sums, rates, norms, along, omega = rows
+    s0_row, s1_row, s2_row, s3_row = sums
+    d0_row, d1_row, d2_row, d3_row = rates
+    joints = poses.shape[2]
+    for j in range(joints):
+        total = rate_total = 0.0
+        for s in range(used):
+            total += joint_weights[2 * s, j]
+            rate_total += joint_weights[2 * s + 1, j]
+            segment, speed = segments[s], speeds[s]  # the slot's velocity here: its segment's times its rate
+            if j == root:  # the root's taken apart
+                for e in range(9):
+                    lookup[s, e] = root_velocity[s, e]
+            elif segment >= 0:
+                for e in range(9):
+                    lookup[s, e] = velocities[segment, j, e // 3, e % 3] * speed
+            else:
+                for e in range(9):
+                    lookup[s, e] = 0.0
+        below = total < threshold  # the rest pose: one more layer, its weight falling as theirs rise
+        rest_weight = threshold - total if below else 0.0
+        rest_rate = -rate_total if below else 0.0
+        inverse = 1.0 / (total + rest_weight)
+        # translations (rows 0-2) and scales (7-9): (Σ w v + Σ ẇ (t - t̄)) / W, each sum over the slots in order
+        m0, m1, m2 = rest_weight * rest[0, j], rest_weight * rest[1, j], rest_weight * rest[2, j]
+        m7, m8, m9 = rest_weight * rest[7, j], rest_weight * rest[8, j], rest_weight * rest[9, j]
+        for s in range(used):
+            w = joint_weights[2 * s, j]
+            m0, m1, m2 = m0 + w * poses[s, 0, j], m1 + w * poses[s, 1, j], m2 + w * poses[s, 2, j]
+            m7, m8, m9 = m7 + w * poses[s, 7, j], m8 + w * poses[s, 8, j], m9 + w * poses[s, 9, j]
+        m0, m1, m2, m7, m8, m9 = m0 * inverse, m1 * inverse, m2 * inverse, m7 * inverse, m8 * inverse, m9 * inverse
+        g0, g1, g2 = rest_rate * (rest[0, j] - m0), rest_rate * (rest[1, j] - m1), rest_rate * (rest[2, j] - m2)
+        g7, g8, g9 = rest_rate * (rest[7, j] - m7), rest_rate * (rest[8, j] - m8), rest_rate * (rest[9, j] - m9)
+        h0 = h1 = h2 = h7 = h8 = h9 = 0.0
+        for s in range(used):
+            w, wr = joint_weights[2 * s, j], joint_weights[2 * s + 1, j]
+            h0, h1, h2 = h0 + w * lookup[s, 0], h1 + w * lookup[s, 1], h2 + w * lookup[s, 2]
+            h7, h8, h9 = h7 + w * lookup[s, 6], h8 + w * lookup[s, 7], h9 + w * lookup[s, 8]
+            g0, g1, g2 = (
+                g0 + wr * (poses[s, 0, j] - m0),
+                g1 + wr * (poses[s, 1, j] - m1),
+                g2 + wr * (poses[s, 2, j] - m2),
+            )
+            g7, g8, g9 = (
+                g7 + wr * (poses[s, 7, j] - m7),
+                g8 + wr * (poses[s, 8, j] - m8),
+                g9 + wr * (poses[s, 9, j] - m9),
+            )
+        out_k[j, 0, 0], out_k[j, 0, 1], out_k[j, 0, 2] = (h0 + g0) * inverse, (h1 + g1) * inverse, (h2 + g2) * inverse
+        out_k[j, 2, 0], out_k[j, 2, 1], out_k[j, 2, 2] = (h7 + g7) * inverse, (h8 + g8) * inverse, (h9 + g9) * inverse
+        # rotations, signs aligned to the first weighted layer's (else the rest's):
+        # s = Σ σ w q, ṡ = Σ σ (w ½ (ω, 0) q + ẇ q), then ω in _angular
+        reference = used
+        for s in range(used):
+            if joint_weights[2 * s, j] > 0.0:
+                reference = s
+                break
+        aligned = poses[reference] if reference < used else rest
+        r0, r1, r2, r3 = aligned[3, j], aligned[4, j], aligned[5, j], aligned[6, j]
+        s0 = s1 = s2 = s3 = d0 = d1 = d2 = d3 = 0.0
+        for s in range(used + 1 if below else used):  # the rest only where it weighs
+            if s < used:
+                w, wr = joint_weights[2 * s, j], joint_weights[2 * s + 1, j]
+                x, y, z, q = poses[s, 3, j], poses[s, 4, j], poses[s, 5, j], poses[s, 6, j]
+                ox, oy, oz = lookup[s, 3], lookup[s, 4], lookup[s, 5]
+            else:
+                w, wr = rest_weight, rest_rate
+                x, y, z, q = rest[3, j], rest[4, j], rest[5, j], rest[6, j]
+                ox = oy = oz = 0.0
+            sign = -1.0 if x * r0 + y * r1 + z * r2 + q * r3 < 0.0 else 1.0
+            sw, sr = sign * w, sign * wr
+            s0, s1, s2, s3 = s0 + sw * x, s1 + sw * y, s2 + sw * z, s3 + sw * q
+            half = 0.5 * sw
+            d0 += half * (ox * q + oy * z - oz * y) + sr * x
+            d1 += half * (-ox * z + oy * q + oz * x) + sr * y
+            d2 += half * (ox * y - oy * x + oz * q) + sr * z
+            d3 += half * (-ox * x - oy * y - oz * z) + sr * q
+        s0_row[j], s1_row[j], s2_row[j], s3_row[j] = s0, s1, s2, s3
+        d0_row[j], d1_row[j], d2_row[j], d3_row[j] = d0, d1, d2, d3
+    _angular(sums, rates, norms, along, omega)
+    w0, w1, w2 = omega
+    for j in range(joints):
+        out_k[j, 1, 0], out_k[j, 1, 1], out_k[j, 1, 2] = w0[j], w1[j], w2[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _angular(sums: Any, rates: Any, norms: Any, along: Any, omega: Any) -> None:
+    """ω = 2 ((ṡ - r (r·ṡ)) / |s|) r*, r = s / |s|, per joint, into ``omega`` (three ``(J,)`` rows).
+
+    ``sums`` (s) and ``rates`` (ṡ): four ``(J,)`` rows each, overwritten (r into ``sums``, the
+    tangent into ``rates``); ``norms`` and ``along`` ``(J,)``: scratch. One row written per pass,
+    so that each pass vectorises (its divisions and roots above all).
+    """
+    s0, s1, s2, s3 = sums
+    t0, t1, t2, t3 = rates
+    w0, w1, w2 = omega
+    for j in range(norms.size):
+        norms[j] = math.sqrt(s0[j] * s0[j] + s1[j] * s1[j] + s2[j] * s2[j] + s3[j] * s3[j])
+    for j in range(norms.size):
+        s0[j] = s0[j] / norms[j]
+    for j in range(norms.size):
+        s1[j] = s1[j] / norms[j]
+    for j in range(norms.size):
+        s2[j] = s2[j] / norms[j]
+    for j in range(norms.size):
+        s3[j] = s3[j] / norms[j]
+    for j in range(norms.size):
+        along[j] = s0[j] * t0[j] + s1[j] * t1[j] + s2[j] * t2[j] + s3[j] * t3[j]
+    for j in range(norms.size):
+        t0[j] = (t0[j] - s0[j] * along[j]) / norms[j]
+    for j in range(norms.size):
+        t1[j] = (t1[j] - s1[j] * along[j]) / norms[j]
+    for j in range(norms.size):
+        t2[j] = (t2[j] - s2[j] * along[j]) / norms[j]
+    for j in range(norms.size):
+        t3[j] = (t3[j] - s3[j] * along[j]) / norms[j]
+    for j in range(norms.size):  # 2 · tangent · conj(unit)
+        w0[j] = 2.0 * (-t3[j] * s0[j] + t0[j] * s3[j] - t1[j] * s2[j] + t2[j] * s1[j])
+    for j in range(norms.size):
+        w1[j] = 2.0 * (-t3[j] * s1[j] + t0[j] * s2[j] + t1[j] * s3[j] - t2[j] * s0[j])
+    for j in range(norms.size):
+        w2[j] = 2.0 * (-t3[j] * s2[j] - t0[j] * s1[j] + t1[j] * s0[j] + t2[j] * s3[j])
 
 
 # the velocity lookup inlines the frame kernels' segment search: the cache follows that module too
