@@ -6,7 +6,8 @@ and plays every leaf clip of the bound graph on one layer of a :class:`~engine.p
 (its own, or one it shares with other controllers). Each frame (:meth:`GraphRuntime.control`) it
 
 1. steps the machines (conditions, exit times, transitions at their exact instants; a
-   non-crossfade transition starts the player's transition stage from the captured output);
+   non-crossfade transition starts the player's transition stage from the captured output,
+   handed over when the machines are done: :mod:`engine.graph.pending`);
 2. weighs the leaves: the current states' flat trees (:mod:`engine.graph.flat`), a live
    crossfade's source at ``1 - α`` and target at ``α``, sub-machines inside their states, the
    layer motions' overrides;
@@ -36,6 +37,7 @@ from engine.graph.events import GraphMarkerEvent, deliver
 from engine.graph.flat import Weights
 from engine.graph.machine import Machine, Switch, present
 from engine.graph.parameters import Parameters
+from engine.graph.pending import PendingSwitches
 from engine.graph.transitions import NONE
 from engine.math._checks import BoolArray, FloatArray, IntArray, trusted
 from engine.player import LayerState, MorphTargets, Player
@@ -115,6 +117,7 @@ class GraphRuntime:
         self._compiled = CompiledLayers.of(graph, self.machines) if player.backend == "numba" else None
         self._names = list(self.machines)
         self._owner = np.full(count, -1, dtype=np.intp)  # the machine that started each stage transition
+        self._pending = PendingSwitches(count)  # the machines' switches within an update
         self.layers = np.array(
             [
                 player.add_layer(
@@ -198,6 +201,7 @@ class GraphRuntime:
             for machine in self.machines.values():
                 machine.begin()
             self.root.step(step, active)
+            self._pending.flush(self.player)
             self._write_layers(rows)
 
     def _write_layers(self, rows: IntArray | None = None, *, advance: bool = True) -> None:
@@ -328,11 +332,10 @@ class GraphRuntime:
     def switch(self, machine: str, rows: IntArray, delay: FloatArray, before: LayerState, how: Switch) -> None:
         """Start the player's stage transition ``how`` for ``rows`` (owned by ``machine``) at ``delay``.
 
-        From the output at ``before`` (the layers before the switch) to the new layers now.
+        From the output at ``before`` (the layers before the switch) to the new layers now; handed
+        to the player when the machines are done (:mod:`engine.graph.pending`).
         """
-        kind, duration, half_life = how
-        after = self.layer_state(rows, delay)
-        self.player.switch_between(rows, before, after, kind, duration, half_life=half_life)
+        self._pending.add(self.player, rows, delay, before, self.layer_state(rows, delay), how)
         self._owner[rows] = self._names.index(machine)
 
     def capture_output(self, rows: IntArray, delay: FloatArray) -> Capture:
@@ -381,6 +384,7 @@ class GraphRuntime:
         """End the stage's transition of ``rows`` that ``machine`` started."""
         mine = rows[self._owner[rows] == self._names.index(machine)]
         if mine.size:
+            self._pending.drop(mine)
             self.player.transitions.stop(mine)
             self._owner[mine] = -1
 
