@@ -1,4 +1,4 @@
-"""The transition stage and captures on the compiled kernels (:mod:`engine.backend._transition_kernels`).
+"""The transition stage and captures on the compiled kernels (:mod:`engine.backend._transition_kernels` and others).
 
 What a player's transition stage (:mod:`engine.player.transitions`) and its captures
 (:mod:`engine.player.capture`) run when its buffers are the kernels' (the numba backend):
@@ -7,8 +7,9 @@ What a player's transition stage (:mod:`engine.player.transitions`) and its capt
   for the kernels (:data:`QUINTIC_LAYOUT`, :data:`SPRING_LAYOUT`, :func:`pack`, :func:`unpack`);
 - :func:`apply_offsets`, :func:`apply_blends`: the stage on a character-major pose buffer, in place;
 - :class:`CaptureFrame`: ``K`` captures of a :class:`~engine.backend.state.FrameState`'s layers at
-  given times: the blended pose (:mod:`engine.backend._kernels`, which also hands over each
-  weighted layer as sampled) and its exact velocity.
+  given times: the blended pose (the frame kernels' character, which also hands over each
+  weighted layer as sampled) and right after it its exact velocity, row by row
+  (:mod:`engine.backend._capture_kernels`).
 
 Nothing here imports numba: the kernel module is loaded on the first compiled call.
 """
@@ -27,7 +28,7 @@ from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import UP
 from engine.anim.velocity import PoseVelocity
-from engine.backend.select import compiled_module, kernels
+from engine.backend.select import compiled_module
 from engine.backend.state import FrameState, Int64Array
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, trusted
@@ -58,6 +59,11 @@ Decay = TypeVar("Decay", QuinticDecay, SpringDecay)
 def transition_kernels() -> ModuleType:
     """The compiled transition kernels, :mod:`engine.backend._transition_kernels` (imports numba on first use)."""
     return compiled_module("engine.backend._transition_kernels")
+
+
+def capture_kernels() -> ModuleType:
+    """The compiled captures, :mod:`engine.backend._capture_kernels` (imports numba on first use)."""
+    return compiled_module("engine.backend._capture_kernels")
 
 
 def columns(layout: tuple[tuple[str, int], ...]) -> dict[str, slice]:
@@ -237,27 +243,28 @@ class CaptureFrame:
         # a capture splits the root about +Y on both backends (engine.player.capture._root_apart)
         inputs = ((clip_ids, times, weights, cursors), masks, overrides, threshold, (root, Y_UP), state.bank.arrays)
         outputs = (local, state.no_palette, state.no_model, samples)
-        rows = np.arange(count, dtype=np.int64)
-        kernels().run(rows, inputs, state.scratch(), outputs, True, False, state.threads)
         velocity = np.empty((3, count, joints, 3))  # linear, angular, scaling: each contiguous
         planar = np.empty((count, 3))
         blocks = state.threads
-        transition_kernels().capture_velocity_on(
+        velocity_layers = (
+            weights,
+            np.ascontiguousarray(weight_rates, np.float64),
+            times,
+            np.ascontiguousarray(rates, np.float64),
+            np.ascontiguousarray(leaving, dtype=bool),
+            self.table_of,
+            np.ascontiguousarray(loops, dtype=bool),
+        )
+        capture_kernels().capture_on(
             blocks,
-            samples,
+            (inputs, outputs),
             (
-                weights,
-                np.ascontiguousarray(weight_rates, np.float64),
-                times,
-                np.ascontiguousarray(rates, np.float64),
-                np.ascontiguousarray(leaving, dtype=bool),
-                self.table_of,
-                np.ascontiguousarray(loops, dtype=bool),
+                velocity_layers,
+                (self.key_times, self.key_starts, self.velocities, self.segment_starts),
+                (state.bank.rest, float(threshold), root),
+                (velocity.transpose(1, 2, 0, 3), planar),
             ),
-            (self.key_times, self.key_starts, self.velocities, self.segment_starts),
-            (state.bank.rest, float(threshold), root),
-            (velocity.transpose(1, 2, 0, 3), planar),
-            (np.empty((blocks, slots, 9)), np.empty((blocks, 2 * slots, joints))),
+            (state.scratch(), np.empty((blocks, slots, 9)), np.empty((blocks, 2 * slots, joints))),
         )
         with trusted():
             pose = Pose(*local)

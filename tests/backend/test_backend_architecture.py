@@ -14,6 +14,7 @@ def test_only_the_kernel_modules_import_numba(path: Path) -> None:
     kernels = {
         ROOT / "engine" / "backend" / "_kernels.py",
         ROOT / "engine" / "backend" / "_transition_kernels.py",
+        ROOT / "engine" / "backend" / "_capture_kernels.py",
         ROOT / "engine" / "backend" / "_offset_kernels.py",
         ROOT / "engine" / "backend" / "_pose_offset_kernels.py",
         ROOT / "engine" / "backend" / "_start_offset_kernels.py",
