@@ -13,6 +13,7 @@ numbers are the numpy path's, bit for bit (``tests/graph/test_compiled_machine.p
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -37,12 +38,17 @@ OPERATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5, "set": 4}  # a 
 
 def _blends() -> ModuleType:
     """:mod:`engine.graph._blend_kernels`, imported on first use."""
-    return importlib.import_module("engine.graph._blend_kernels")
+    return _loaded("engine.graph._blend_kernels")
 
 
 def _kernels() -> ModuleType:
     """:mod:`engine.graph._machine_kernels`, imported on first use (numba: the player's backend is numba)."""
-    return importlib.import_module("engine.graph._machine_kernels")
+    return _loaded("engine.graph._machine_kernels")
+
+
+def _loaded(name: str) -> ModuleType:
+    """Module ``name``, imported the first time (a dozen asks a frame: the import machinery once)."""
+    return sys.modules.get(name) or importlib.import_module(name)
 
 
 class CompiledStep:

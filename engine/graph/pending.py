@@ -23,32 +23,34 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.graph.machine import Switch
-from engine.math._checks import FloatArray, IntArray
+from engine.math._checks import BoolArray, FloatArray, IntArray
 from engine.player import LayerState, Player
 
 
 @dataclass(frozen=True)
 class _Pending:
-    """One machine start's switches: ``rows`` ``(K,)`` at ``delay`` ``(K,)`` seconds into the update."""
+    """One machine start's switches: ``rows`` ``(K,)`` at ``delay`` ``(K,)`` seconds into the update.
+
+    ``kept`` ``(K,)``: which are still to be handed over (a chain or a stop takes the others out).
+    """
 
     rows: IntArray
     delay: FloatArray
     before: LayerState
     after: LayerState
     how: Switch
+    kept: np.ndarray
 
-    def without(self, leaving: np.ndarray) -> _Pending | None:
-        """These switches but those where ``leaving`` ``(K,)`` is true (``None`` when none is left)."""
-        keep = np.flatnonzero(~leaving)
-        if not keep.size:
-            return None
+    def part(self, index: IntArray) -> _Pending:
+        """The switches ``index`` of these."""
         kind, durations, half_lives = self.how
         return _Pending(
-            self.rows[keep],
-            self.delay[keep],
-            self.before.take(keep),
-            self.after.take(keep),
-            (kind, durations[keep], half_lives[keep]),
+            self.rows[index],
+            self.delay[index],
+            self.before.take(index),
+            self.after.take(index),
+            (kind, durations[index], half_lives[index]),
+            self.kept[index],
         )
 
 
@@ -57,7 +59,9 @@ class PendingSwitches:
 
     def __init__(self, count: int) -> None:
         self._entries: list[_Pending] = []
-        self._delay = np.full(count, np.nan)  # each character's pending switch's instant (NaN: none)
+        self._delay = np.full(count, np.nan)  # each character's kept switch's instant (NaN: none)
+        self._entry = np.zeros(count, dtype=np.intp)  # the entry that holds it
+        self._column = np.zeros(count, dtype=np.intp)  # and its column there
 
     def add(
         self, player: Player, rows: IntArray, delay: FloatArray, before: LayerState, after: LayerState, how: Switch
@@ -75,55 +79,53 @@ class PendingSwitches:
             chained = kept == delay
             if chained.any():
                 before = self._chained(rows, chained, before)
-        self._entries.append(_Pending(rows, delay, before, after, how))
-        self._delay[rows] = delay
+        self._delay[rows], self._entry[rows], self._column[rows] = delay, len(self._entries), np.arange(rows.size)
+        self._entries.append(_Pending(rows, delay, before, after, how, np.ones(rows.size, dtype=bool)))
 
     def drop(self, rows: IntArray) -> None:
         """Forget the switches of ``rows`` not handed over yet (their stage stopped at once)."""
-        if not np.isnan(self._delay[rows]).all():
-            self._take(rows)
+        self._forget(rows[~np.isnan(self._delay[rows])])
 
     def flush(self, player: Player, rows: IntArray | None = None) -> None:
         """Hand the switches of ``rows`` (``None``: all) to ``player``: one :meth:`~Player.switch_between` per kind."""
         if rows is None:
-            taken, self._entries = self._entries, []
+            parts = [entry if entry.kept.all() else entry.part(np.flatnonzero(entry.kept)) for entry in self._entries]
+            self._entries = []
             self._delay[:] = np.nan
         else:
-            taken = self._take(rows)
-        for kind in dict.fromkeys(entry.how[0] for entry in taken):  # in the order first started
-            entry = _joined([entry for entry in taken if entry.how[0] == kind])
-            player.switch_between(entry.rows, entry.before, entry.after, kind, entry.how[1], half_life=entry.how[2])
+            parts = [entry.part(columns) for entry, columns, _ in self._held(rows)]
+            self._forget(rows)
+        parts = [part for part in parts if part.rows.size]
+        for kind in dict.fromkeys(part.how[0] for part in parts):  # in the order first started
+            joined = _joined([part for part in parts if part.how[0] == kind])
+            player.switch_between(
+                joined.rows, joined.before, joined.after, kind, joined.how[1], half_life=joined.how[2]
+            )
 
     def _chained(self, rows: IntArray, chained: np.ndarray, before: LayerState) -> LayerState:
         """``before`` with the kept ``before`` of the ``chained`` rows, whose kept switches are taken out."""
         arrays = [np.array(field) for field in before.arrays()]  # writable copies
-        column = np.full(self._delay.size, -1, dtype=np.intp)
-        column[rows] = np.arange(rows.size)
-        for entry in self._take(rows[chained]):
+        mine = rows[chained]
+        for entry, columns, picked in self._held(mine):
             for array, kept in zip(arrays, entry.before.arrays(), strict=True):
-                array[..., column[entry.rows]] = kept
+                array[..., np.flatnonzero(chained)[picked]] = kept[..., columns]
+        self._forget(mine)
         return LayerState(*arrays)
 
-    def _take(self, rows: IntArray) -> list[_Pending]:
-        """Take the kept switches of ``rows`` out: each entry's part for them."""
-        leaving = np.zeros(self._delay.size, dtype=bool)
-        leaving[rows] = True
-        taken: list[_Pending] = []
-        left: list[_Pending] = []
-        for entry in self._entries:
-            mine = leaving[entry.rows]
-            if mine.any():
-                part = entry.without(~mine)
-                assert part is not None
-                taken.append(part)
-                rest = entry.without(mine)
-                if rest is not None:
-                    left.append(rest)
-            else:
-                left.append(entry)
-        self._entries = left
+    def _held(self, rows: IntArray) -> list[tuple[_Pending, IntArray, BoolArray]]:
+        """Each entry holding kept switches of ``rows``, with their columns there and which of ``rows`` they are."""
+        held = self._entry[rows]
+        found = []
+        for index in np.unique(held).tolist():  # loop over the entries (a few in an update)
+            picked = held == index
+            found.append((self._entries[index], self._column[rows[picked]], picked))
+        return found
+
+    def _forget(self, rows: IntArray) -> None:
+        """Take the kept switches of ``rows`` out (not handed over)."""
+        for entry, columns, _ in self._held(rows):
+            entry.kept[columns] = False
         self._delay[rows] = np.nan
-        return taken
 
 
 def _joined(entries: list[_Pending]) -> _Pending:
@@ -144,4 +146,5 @@ def _joined(entries: list[_Pending]) -> _Pending:
             np.concatenate([entry.how[1] for entry in entries]),
             np.concatenate([entry.how[2] for entry in entries]),
         ),
+        np.concatenate([entry.kept for entry in entries]),
     )
