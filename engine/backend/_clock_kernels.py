@@ -1,7 +1,8 @@
 """Compiled clocks (numba): a frame's layer times wrapped by each loop mode, and the LOD schedule's due characters.
 
 The arithmetic of the player's numpy path (``Player.advance_layers`` with
-:func:`engine.anim.events.wrap_raw`), one layer entry at a time, the same numbers; and
+:func:`engine.anim.events.wrap_raw`), one layer entry at a time, the same numbers (on blocks of
+characters in parallel: :func:`advance_layers_on`); and
 :meth:`engine.backend.lod.UpdateSchedule.due`'s rule without an allocation. Self-contained
 on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes to a cached
 function's own file only. Inputs are trusted (the player's).
@@ -12,7 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from numba import njit
+from numba import njit, prange
+
+from engine.backend._threads import parallel_blocks
 
 #: :class:`engine.anim.events.Loop`'s codes.
 ONCE, REPEAT, PING_PONG = 0, 1, 2
@@ -33,15 +36,62 @@ def advance_layers(
     clamped (a layer that plays once stops at its ends), the whole loops crossed
     (:func:`~engine.anim.events.wrap_raw`), the raw times reached and the fresh flags before.
     """
+    _advance(0, characters.size, index, characters, ends, running, layers, step, table, writes, out)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
+def advance_layers_parallel(
+    blocks: int,
+    index: Any,
+    characters: Any,
+    ends: Any,
+    running: Any,
+    layers: Any,
+    step: Any,
+    table: Any,
+    writes: Any,
+    out: Any,
+) -> None:
+    """:func:`advance_layers` over ``blocks`` contiguous blocks of the characters in parallel (the same numbers)."""
+    count = characters.size
+    for b in prange(blocks):
+        first, stop = b * count // blocks, (b + 1) * count // blocks
+        _advance(first, stop, index, characters, ends, running, layers, step, table, writes, out)
+
+
+def advance_layers_on(threads: int, *arguments: Any) -> None:
+    """:func:`advance_layers` on ``threads`` threads (at most one block of characters each), serial for one."""
+    blocks = parallel_blocks(threads, arguments[1].size)
+    if blocks <= 1:
+        advance_layers(*arguments)
+    else:
+        advance_layers_parallel(blocks, *arguments)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _advance(
+    begin: int,
+    finish: int,
+    index: Any,
+    characters: Any,
+    ends: Any,
+    running: Any,
+    layers: Any,
+    step: Any,
+    table: Any,
+    writes: Any,
+    out: Any,
+) -> None:
+    """:func:`advance_layers` for the characters ``begin <= k < finish``."""
     durations, loops = layers
     raw_table, rates, fresh, weight_table = table
     weights, jump, jumped, exact = writes
     starts, stops, wraps, reached, was_fresh = out
-    for r in range(index.size):
+    for r in range(index.size):  # each layer over the block's characters
         row, duration, mode = index[r], durations[r], loops[r]
         period = 2.0 * duration if mode == PING_PONG else duration
         safe = period if period > 0.0 else 1.0
-        for k in range(characters.size):
+        for k in range(begin, finish):
             c = characters[k]
             if weights.size:
                 weight_table[row, c] = weights[r, k]

@@ -1,8 +1,8 @@
 """How many blocks a parallel kernel splits its items into, and numba's thread count to run them (numba).
 
 Shared by the backend's kernel drivers (:func:`engine.backend._kernels.run` and the ``*_on``
-drivers of :mod:`engine.backend._start_offset_kernels`, :mod:`engine.backend._pose_offset_kernels` and
-:mod:`engine.backend._transition_kernels`):
+drivers of :mod:`engine.backend._start_offset_kernels`, :mod:`engine.backend._pose_offset_kernels`,
+:mod:`engine.backend._capture_kernels` and :mod:`engine.backend._clock_kernels`):
 one block per thread, never more blocks than items or than numba's threads.
 """
 

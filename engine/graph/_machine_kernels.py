@@ -4,8 +4,9 @@ The same arithmetic, in the same order, as the numpy reference — :class:`~engi
 ``choose``, ``_exit_crossing``, ``_time_to``, ``advance``, ``_phase_travel`` and ``_move_phase``,
 and :class:`~engine.graph.runtime.GraphRuntime`'s ``_write_layers`` with
 :class:`~engine.graph.clocks.LeafClocks` — one character at a time, so the numbers are the numpy
-path's bit for bit (``tests/graph/test_compiled_machine.py``). The tables are built by
-:mod:`engine.graph.compiled`.
+path's bit for bit (``tests/graph/test_compiled_machine.py``); the leaves' write on blocks of
+characters in parallel too (the player's threads: ``tests/graph/test_threads.py``). The tables are
+built by :mod:`engine.graph.compiled`.
 
 Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
 to a cached function's own file only. Inputs are trusted (the callers check them).
@@ -17,7 +18,7 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 #: Condition kinds and comparison codes, as :mod:`engine.graph.compiled` writes them.
 FLOAT, BOOL, TRIGGER = 0, 1, 2
@@ -229,11 +230,31 @@ def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any,
     tree. Out (``(N, K)``, the times already holding the layers' times before the frame): the
     weights, the layers' end, exact and entry times, and where they run and jumped.
     """
+    _write(0, rows.size, rows, machine, slots, leaves, factors, out)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
+def write_layers_parallel(
+    blocks: int, rows: Any, machine: Any, current: Any, previous: Any, leaves: Any, factors: Any, out: Any
+) -> None:
+    """:func:`write_layers` over ``blocks`` contiguous blocks of ``rows`` in parallel (the same numbers).
+
+    The slots come one by one (a parallel loop's body takes no tuple of tuples).
+    """
+    count = rows.size
+    for b in prange(blocks):
+        first, stop = b * count // blocks, (b + 1) * count // blocks
+        _write(first, stop, rows, machine, (current, previous), leaves, factors, out)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _write(first: int, stop: int, rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any, out: Any) -> None:
+    """:func:`write_layers` for the entries ``first <= k < stop`` of ``rows``."""
     state, phase, elapsed, kind, progress, duration, source, source_phase, source_elapsed = machine
     (entered, entry, travelled, spent), (was_entered, was_entry, was_travelled, was_spent) = slots
     leaf_state, leaf_duration, speed, state_speed, leaf_rate, sync, loop = leaves
     weights, end, exact, jump, running, jumped = out
-    for k in range(rows.size):
+    for k in range(first, stop):
         c = rows[k]
         live = source[c] >= 0 and kind[c] != 0
         total = duration[c] if duration[c] > 0.0 else 1.0

@@ -172,10 +172,11 @@ class CompiledLayers:
     and so are the states' phase rates (:meth:`refresh_rates`, the compiled step's).
     """
 
-    def __init__(self, graph: BoundGraph, machine: Machine, step: CompiledStep) -> None:
+    def __init__(self, graph: BoundGraph, machine: Machine, step: CompiledStep, threads: int = 1) -> None:
         count, states = machine.count, machine.bound.states
         self.machine = machine
         self.step = step
+        self.threads = threads  # the write's blocks of characters in parallel (the player's threads)
         step.refresh = self.refresh_rates
         self.factors = np.ones((count, len(graph.leaves)))
         self.blends = {
@@ -212,8 +213,8 @@ class CompiledLayers:
         )
 
     @classmethod
-    def of(cls, graph: BoundGraph, machines: dict[str, Machine]) -> CompiledLayers | None:
-        """The compiled layers of a runtime's machines, or ``None`` where the numpy path is needed."""
+    def of(cls, graph: BoundGraph, machines: dict[str, Machine], threads: int = 1) -> CompiledLayers | None:
+        """The compiled layers of a runtime's machines (writing on ``threads``), or ``None`` where numpy is needed."""
         root = machines["root"]
         step = root.compiled
         if len(machines) != 1 or step is None or graph.overrides:
@@ -222,7 +223,7 @@ class CompiledLayers:
             tree = state.tree
             if not isinstance(tree, TreeClip) and not (isinstance(tree, TreeBlend) and tree.clips is not None):
                 return None
-        return cls(graph, root, step)
+        return cls(graph, root, step, threads)
 
     def _refresh_factors(self) -> None:
         """Every blend state's weights of the characters whose parameters changed since they were kept.
@@ -268,14 +269,25 @@ class CompiledLayers:
         self._refresh_factors()
         out = (np.empty(start.shape), start, np.zeros(start.shape), np.zeros(start.shape))  # every weight written
         flags = (np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool))
-        _kernels().write_layers(
-            rows,
-            (m.state, m.phase, m.elapsed, m.kind, m.progress, m.duration, m.source, m.source_phase, m.source_elapsed),
-            tuple((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous)),
-            self.leaves,
-            self.factors,
-            (*out, *flags),
+        machine = (
+            m.state,
+            m.phase,
+            m.elapsed,
+            m.kind,
+            m.progress,
+            m.duration,
+            m.source,
+            m.source_phase,
+            m.source_elapsed,
         )
+        current, previous = ((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous))
+        blocks = min(self.threads, rows.size)
+        if blocks > 1:
+            _kernels().write_layers_parallel(
+                blocks, rows, machine, current, previous, self.leaves, self.factors, (*out, *flags)
+            )
+        else:
+            _kernels().write_layers(rows, machine, (current, previous), self.leaves, self.factors, (*out, *flags))
         return (*out, *flags)
 
     def layer_state(self, rows: IntArray) -> tuple[np.ndarray, ...]:

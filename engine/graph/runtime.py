@@ -114,7 +114,7 @@ class GraphRuntime:
             for machine in self.machines.values():
                 machine.compiled = CompiledStep.of(machine)
         self.root = self.machines["root"]
-        self._compiled = CompiledLayers.of(graph, self.machines) if player.backend == "numba" else None
+        self._compiled = CompiledLayers.of(graph, self.machines, player.threads) if player.backend == "numba" else None
         self._names = list(self.machines)
         self._owner = np.full(count, -1, dtype=np.intp)  # the machine that started each stage transition
         self._pending = PendingSwitches(count)  # the machines' switches within an update
@@ -200,8 +200,10 @@ class GraphRuntime:
         with trusted():
             for machine in self.machines.values():
                 machine.begin()
-            self.root.step(step, active)
-            self._pending.flush(self.player)
+            try:
+                self.root.step(step, active)
+            finally:  # the switches started, even when a machine failed after them: as the machines hold them
+                self._pending.flush(self.player)
             self._write_layers(rows)
 
     def _write_layers(self, rows: IntArray | None = None, *, advance: bool = True) -> None:

@@ -203,7 +203,8 @@ class Player(LayerControls):
         if self.backend == "numba":  # one pass on the kernel: the same numbers
             start, wraps, clamped, raw = (np.empty(stop.shape) for _ in range(4))
             fresh = np.empty(stop.shape, dtype=bool)
-            compiled_module("engine.backend._clock_kernels").advance_layers(
+            compiled_module("engine.backend._clock_kernels").advance_layers_on(
+                self.threads,
                 index,
                 np.ascontiguousarray(chosen, dtype=np.int64),
                 stop,
