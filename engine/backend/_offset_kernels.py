@@ -21,7 +21,9 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from engine.backend._threads import parallel_blocks
 
 #: As :mod:`engine.anim.inertialization`: ``t1 = min(T, -STEEPEST x0 / v0)``; offsets below
 #: ``OFFSET_NOISE · |v0| · T`` are rounding noise (no offset); the spring's rate times the half-life.
@@ -55,12 +57,67 @@ def offset_captures(
     :func:`~engine.anim.inertialization.offset_pose`, :func:`~engine.anim.inertialization.offset_velocity`
     and :func:`~engine.player.transitions.decay_weight`.
     """
+    _offset_rows(0, rows.size, rows, members, elapsed, kinds, decays, columns, capture, root)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
+def offset_captures_parallel(
+    blocks: int,
+    rows: Any,
+    members: Any,
+    elapsed: Any,
+    kinds: Any,
+    quintic: Any,
+    spring: Any,
+    at_quintic: Any,
+    at_spring: Any,
+    columns: Any,
+    capture: Any,
+    root: Any,
+) -> None:
+    """:func:`offset_captures` over ``blocks`` contiguous blocks of the rows in parallel (the same numbers).
+
+    The decays come one by one (a parallel loop's body takes no tuple of tuples).
+    """
+    count = rows.size
+    for b in prange(blocks):
+        decays = (quintic, spring, at_quintic, at_spring)
+        begin, finish = b * count // blocks, (b + 1) * count // blocks
+        _offset_rows(begin, finish, rows, members, elapsed, kinds, decays, columns, capture, root)
+
+
+def offset_captures_on(threads: int, *arguments: Any) -> None:
+    """:func:`offset_captures` on ``threads`` threads (at most one block of rows each), serial for one."""
+    blocks = parallel_blocks(threads, arguments[0].size)
+    if blocks <= 1:
+        offset_captures(*arguments)
+    else:
+        rows, members, elapsed, kinds, (quintic, spring, at_quintic, at_spring), columns, capture, root = arguments
+        offset_captures_parallel(
+            blocks, rows, members, elapsed, kinds, quintic, spring, at_quintic, at_spring, columns, capture, root
+        )
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _offset_rows(
+    begin: int,
+    finish: int,
+    rows: Any,
+    members: Any,
+    elapsed: Any,
+    kinds: Any,
+    decays: Any,
+    columns: Any,
+    capture: Any,
+    root: Any,
+) -> None:
+    """:func:`offset_captures` for the rows ``begin <= k < finish``."""
     quintic, spring, at_quintic, at_spring = decays
     joints, bounds = columns
     translations, rotations, scales, linear, angular, scaling = capture
     durations, half_lives, root_offsets, planar = root
     x, v = np.empty(3), np.empty(3)
-    for k in range(rows.size):
+    for k in range(begin, finish):
         r, c, t = rows[k], members[k], elapsed[k]
         weight = _quintic_weight(t, durations[c]) if kinds[k] == INERTIALIZE else _spring_weight(t, half_lives[c])
         for e in range(3):

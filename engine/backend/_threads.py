@@ -2,7 +2,8 @@
 
 Shared by the backend's kernel drivers (:func:`engine.backend._kernels.run` and the ``*_on``
 drivers of :mod:`engine.backend._start_offset_kernels`, :mod:`engine.backend._pose_offset_kernels`,
-:mod:`engine.backend._capture_kernels` and :mod:`engine.backend._clock_kernels`):
+:mod:`engine.backend._capture_kernels`, :mod:`engine.backend._clock_kernels` and
+:mod:`engine.backend._offset_kernels`):
 one block per thread, never more blocks than items or than numba's threads.
 """
 

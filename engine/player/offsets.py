@@ -175,17 +175,19 @@ class Offsets:
         kinds: IntArray,
         capture: Capture,
         root: tuple[FloatArray, FloatArray, FloatArray],
+        threads: int = 1,
     ) -> None:
         """The offsets and their rates of ``members`` at ``elapsed`` added to ``capture``'s rows ``rows``, in place.
 
         With the root's: ``root`` = every character's transition duration, half-life ``(C,)`` and
         planar velocity offset ``(C, 3)``, added to ``capture.root`` times its decay. On the
-        kernels; the numpy reference is :meth:`full`, then
+        kernels (``threads``: blocks of rows; the same numbers); the numpy reference is :meth:`full`, then
         :func:`~engine.anim.inertialization.offset_pose`, :func:`~engine.anim.inertialization.offset_velocity`
         and :func:`~engine.player.transitions.decay_weight`.
         """
         velocity = capture.velocity
-        compiled_module("engine.backend._offset_kernels").offset_captures(
+        compiled_module("engine.backend._offset_kernels").offset_captures_on(
+            threads,
             np.ascontiguousarray(rows, dtype=np.int64),
             np.ascontiguousarray(members, dtype=np.int64),
             np.ascontiguousarray(elapsed, dtype=np.float64),

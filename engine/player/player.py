@@ -432,7 +432,7 @@ class Player(LayerControls):
                 compiled=None if frame is None else (frame, chosen),
             )
             if stage:
-                self.transitions.apply_captured(result, chosen, state.at)
+                self.transitions.apply_captured(result, chosen, state.at, self.threads)
         return result
 
     def start_transition(
@@ -474,7 +474,7 @@ class Player(LayerControls):
         pair = self._captured(np.concatenate((chosen, chosen)), first.joined(after.checked(*shape)), stage=False)
         source, target = pair.take(slice(0, count)), pair.take(slice(count, 2 * count))  # views of its halves
         with trusted():
-            self.transitions.apply_captured(source, chosen, first.at)
+            self.transitions.apply_captured(source, chosen, first.at, self.threads)
             self.transitions.begin(chosen, kind, duration, half_life, source, target, first.at, self.threads)
 
     def switch(

@@ -285,8 +285,11 @@ class TransitionStage:
             for mine, theirs in zip(pose.arrays(), rows.arrays(), strict=True):
                 mine[..., members] = theirs
 
-    def apply_captured(self, capture: Capture, characters: IntArray, at: FloatArray) -> None:
-        """The stage on a :class:`Capture` of ``characters`` at player clock ``at`` ``(K,)`` (pose and velocity)."""
+    def apply_captured(self, capture: Capture, characters: IntArray, at: FloatArray, threads: int = 1) -> None:
+        """The stage on a :class:`Capture` of ``characters`` at player clock ``at`` ``(K,)`` (pose and velocity).
+
+        ``threads``: of the compiled offsets (blocks of rows; the same numbers).
+        """
         elapsed = at - self.start[characters]
         kinds = self.kind[characters]
         busy = np.flatnonzero(kinds != NONE)
@@ -296,7 +299,9 @@ class TransitionStage:
             if decaying.any():
                 rows = busy[decaying]
                 root = (self.duration, self.half_life, self.root_offset)
-                self._offsets.offset_compiled(rows, characters[rows], elapsed[rows], kinds[rows], capture, root)
+                self._offsets.offset_compiled(
+                    rows, characters[rows], elapsed[rows], kinds[rows], capture, root, threads
+                )
                 busy = busy[~decaying]
             codes = (FROZEN, DEAD_BLEND)
         if not busy.size:
