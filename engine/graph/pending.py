@@ -39,7 +39,7 @@ class _Pending:
     before: LayerState
     after: LayerState
     how: Switch
-    kept: np.ndarray
+    kept: BoolArray
 
     def part(self, index: IntArray) -> _Pending:
         """The switches ``index`` of these."""
@@ -88,6 +88,8 @@ class PendingSwitches:
 
     def flush(self, player: Player, rows: IntArray | None = None) -> None:
         """Hand the switches of ``rows`` (``None``: all) to ``player``: one :meth:`~Player.switch_between` per kind."""
+        if rows is not None:
+            rows = rows[~np.isnan(self._delay[rows])]  # those with a switch kept
         if rows is None:
             parts = [entry if entry.kept.all() else entry.part(np.flatnonzero(entry.kept)) for entry in self._entries]
             self._entries = []
@@ -105,10 +107,10 @@ class PendingSwitches:
     def _chained(self, rows: IntArray, chained: np.ndarray, before: LayerState) -> LayerState:
         """``before`` with the kept ``before`` of the ``chained`` rows, whose kept switches are taken out."""
         arrays = [np.array(field) for field in before.arrays()]  # writable copies
-        mine = rows[chained]
+        mine, where = rows[chained], np.flatnonzero(chained)
         for entry, columns, picked in self._held(mine):
             for array, kept in zip(arrays, entry.before.arrays(), strict=True):
-                array[..., np.flatnonzero(chained)[picked]] = kept[..., columns]
+                array[..., where[picked]] = kept[..., columns]
         self._forget(mine)
         return LayerState(*arrays)
 
