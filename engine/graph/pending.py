@@ -55,27 +55,27 @@ class _Pending:
 
 
 class PendingSwitches:
-    """The switches of ``count`` characters started and not yet handed to the player (module docstring)."""
+    """The switches of ``player``'s characters started and not yet handed to it (module docstring)."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, player: Player) -> None:
+        count = player.num_characters
+        self.player = player
         self._entries: list[_Pending] = []
         self._delay = np.full(count, np.nan)  # each character's kept switch's instant (NaN: none)
         self._entry = np.zeros(count, dtype=np.intp)  # the entry that holds it
         self._column = np.zeros(count, dtype=np.intp)  # and its column there
 
-    def add(
-        self, player: Player, rows: IntArray, delay: FloatArray, before: LayerState, after: LayerState, how: Switch
-    ) -> None:
+    def add(self, rows: IntArray, delay: FloatArray, before: LayerState, after: LayerState, how: Switch) -> None:
         """Keep the switch ``how`` of ``rows`` at ``delay`` from the output at ``before`` to the layers ``after``.
 
         A character with a switch kept at the same instant switches once, from that switch's
-        ``before``; one kept at another instant (started before) has it handed to ``player`` first.
+        ``before``; one kept at another instant (started before) has it handed to the player first.
         """
         kept = self._delay[rows]
         if not np.isnan(kept).all():
             other = ~np.isnan(kept) & (kept != delay)
             if other.any():
-                self.flush(player, rows[other])
+                self.flush(rows[other])
             chained = kept == delay
             if chained.any():
                 before = self._chained(rows, chained, before)
@@ -86,8 +86,8 @@ class PendingSwitches:
         """Forget the switches of ``rows`` not handed over yet (their stage stopped at once)."""
         self._forget(rows[~np.isnan(self._delay[rows])])
 
-    def flush(self, player: Player, rows: IntArray | None = None) -> None:
-        """Hand the switches of ``rows`` (``None``: all) to ``player``: one :meth:`~Player.switch_between` per kind."""
+    def flush(self, rows: IntArray | None = None) -> None:
+        """Hand the switches of ``rows`` (``None``: all) to the player: one :meth:`~Player.switch_between` per kind."""
         if rows is not None:
             rows = rows[~np.isnan(self._delay[rows])]  # those with a switch kept
         if rows is None:
@@ -100,7 +100,7 @@ class PendingSwitches:
         parts = [part for part in parts if part.rows.size]
         for kind in dict.fromkeys(part.how[0] for part in parts):  # in the order first started
             joined = _joined([part for part in parts if part.how[0] == kind])
-            player.switch_between(
+            self.player.switch_between(
                 joined.rows, joined.before, joined.after, kind, joined.how[1], half_life=joined.how[2]
             )
 

@@ -117,7 +117,7 @@ class GraphRuntime:
         self._compiled = CompiledLayers.of(graph, self.machines, player.threads) if player.backend == "numba" else None
         self._names = list(self.machines)
         self._owner = np.full(count, -1, dtype=np.intp)  # the machine that started each stage transition
-        self._pending = PendingSwitches(count)  # the machines' switches within an update
+        self._pending = PendingSwitches(player)  # the machines' switches within an update
         self.layers = np.array(
             [
                 player.add_layer(
@@ -203,7 +203,7 @@ class GraphRuntime:
             try:
                 self.root.step(step, active)
             finally:  # the switches started, even when a machine failed after them: as the machines hold them
-                self._pending.flush(self.player)
+                self._pending.flush()
             self._write_layers(rows)
 
     def _write_layers(self, rows: IntArray | None = None, *, advance: bool = True) -> None:
@@ -337,7 +337,7 @@ class GraphRuntime:
         From the output at ``before`` (the layers before the switch) to the new layers now; handed
         to the player when the machines are done (:mod:`engine.graph.pending`).
         """
-        self._pending.add(self.player, rows, delay, before, self.layer_state(rows, delay), how)
+        self._pending.add(rows, delay, before, self.layer_state(rows, delay), how)
         self._owner[rows] = self._names.index(machine)
 
     def capture_output(self, rows: IntArray, delay: FloatArray) -> Capture:
