@@ -69,20 +69,25 @@ def _spring_rows(d: Any, at: Any, t: float, rows: Any) -> None:
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _turn_rows(first: int, stop: int, joints: Any, q: Any, rows: Any) -> None:
-    """``q[joints[i]] ← exp(x_i) q[joints[i]]`` for the columns ``first <= i < stop`` (as ``_rotate_by``)."""
-    sinc_row, cos_row, x, y, z, norm = rows
-    for i in range(first, stop):
+    """``q[joints[i]] ← exp(x_i) q[joints[i]]`` for the columns ``first <= i < stop`` (as ``_rotate_by``).
+
+    The loops run over views of those columns from 0: a loop from a variable start does not
+    vectorise (numba cannot tell its index is not negative, and wraps it around).
+    """
+    sinc_row, cos_row, x, y = rows[0][first:stop], rows[1][first:stop], rows[2][first:stop], rows[3][first:stop]
+    z, norm, turned = rows[4][first:stop], rows[5][first:stop], joints[first:stop]
+    for i in range(norm.size):
         norm[i] = half_norm(x[i], y[i], z[i])
-    for i in range(first, stop):  # the series everywhere (vectorised), then libm where the angle is large
+    for i in range(norm.size):  # the series everywhere (vectorised), then libm where the angle is large
         sinc_row[i] = sinc_series(norm[i] * norm[i])
-    for i in range(first, stop):
+    for i in range(norm.size):
         cos_row[i] = cos_series(norm[i] * norm[i])
-    for i in range(first, stop):
+    for i in range(norm.size):
         if norm[i] >= SERIES_HALF:
             sinc_row[i], cos_row[i] = half_turn(norm[i])
-    for i in range(first, stop):
+    for i in range(norm.size):
         scale = sinc_row[i]
-        multiply_into(q[joints[i]], (0.5 * x[i]) * scale, (0.5 * y[i]) * scale, (0.5 * z[i]) * scale, cos_row[i])
+        multiply_into(q[turned[i]], (0.5 * x[i]) * scale, (0.5 * y[i]) * scale, (0.5 * z[i]) * scale, cos_row[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

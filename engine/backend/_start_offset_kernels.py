@@ -48,12 +48,18 @@ def _differences(k: int, first: int, stop: int, joints: Any, positions: Any, spe
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _rotations(k: int, first: int, stop: int, joints: Any, source: Any, target: Any, rows: Any) -> None:
-    """``φ = 2 log(q_s q_t*)`` (rows 0-2) and ``J_l(φ)⁻¹ (ω_s - R(q_s q_t*) ω_t)`` (rows 3-5) of rotation columns."""
-    x0, x1, x2, v0, v1, v2 = rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]
-    dx, dy, dz, dw, sin_half, scale, theta, inverse = rows[6:14]
-    qs, qt, ws, wt = source[1], target[1], source[4], target[4]
-    for i in range(first, stop):  # gathers: the product and ω_s - R ω_t with it as it is (v + w·t + u × t, t = 2 u × v)
-        j = joints[i]
+    """``φ = 2 log(q_s q_t*)`` (rows 0-2) and ``J_l(φ)⁻¹ (ω_s - R(q_s q_t*) ω_t)`` (rows 3-5) of rotation columns.
+
+    The loops run over views of those columns from 0 (a loop from a variable start does not vectorise).
+    """
+    x0, x1, x2 = rows[0][first:stop], rows[1][first:stop], rows[2][first:stop]
+    v0, v1, v2 = rows[3][first:stop], rows[4][first:stop], rows[5][first:stop]
+    dx, dy, dz, dw = rows[6][first:stop], rows[7][first:stop], rows[8][first:stop], rows[9][first:stop]
+    sin_half, scale = rows[10][first:stop], rows[11][first:stop]
+    theta, inverse = rows[12][first:stop], rows[13][first:stop]
+    qs, qt, ws, wt, turned = source[1], target[1], source[4], target[4], joints[first:stop]
+    for i in range(turned.size):  # gathers: the product and ω_s - R ω_t with it as it is (v + w·t + u × t, t = 2 u × v)
+        j = turned[i]
         ax, ay, az, aw = qs[k, j, 0], qs[k, j, 1], qs[k, j, 2], qs[k, j, 3]
         bx, by, bz, bw = -qt[k, j, 0], -qt[k, j, 1], -qt[k, j, 2], qt[k, j, 3]
         px = aw * bx + ax * bw + ay * bz - az * by
@@ -67,7 +73,7 @@ def _rotations(k: int, first: int, stop: int, joints: Any, source: Any, target: 
         v1[i] = ws[k, j, 1] - (wt[k, j, 1] + pw * ty + (pz * tx - px * tz))
         v2[i] = ws[k, j, 2] - (wt[k, j, 2] + pw * tz + (px * ty - py * tx))
         dx[i], dy[i], dz[i], dw[i] = px, py, pz, pw
-    for i in range(first, stop):  # normalised, canonical (w >= 0, ties on x, y, z)
+    for i in range(turned.size):  # normalised, canonical (w >= 0, ties on x, y, z)
         n = math.sqrt(dx[i] * dx[i] + dy[i] * dy[i] + dz[i] * dz[i] + dw[i] * dw[i])
         ux, uy, uz, uw = dx[i] / n, dy[i] / n, dz[i] / n, dw[i] / n
         key = uw if uw != 0.0 else (ux if ux != 0.0 else (uy if uy != 0.0 else uz))
@@ -77,20 +83,20 @@ def _rotations(k: int, first: int, stop: int, joints: Any, source: Any, target: 
         s = math.sqrt(ux * ux + uy * uy + uz * uz)
         sin_half[i] = s
         scale[i] = 1.0 + s**2 / 6.0
-    for i in range(first, stop):  # libm where the angle is not small
+    for i in range(turned.size):  # libm where the angle is not small
         if not sin_half[i] < SERIES_THRESHOLD:
             scale[i] = math.atan2(sin_half[i], dw[i]) / sin_half[i]
-    for i in range(first, stop):
+    for i in range(turned.size):
         px, py, pz = 2.0 * (dx[i] * scale[i]), 2.0 * (dy[i] * scale[i]), 2.0 * (dz[i] * scale[i])
         x0[i], x1[i], x2[i] = px, py, pz
         theta_sq = px * px + py * py + pz * pz
         theta[i] = math.sqrt(theta_sq)
         inverse[i] = 1.0 / 12.0 + theta_sq / 720.0
-    for i in range(first, stop):  # c = (1 - (θ/2) cot(θ/2)) / θ², libm where the angle is not small
+    for i in range(turned.size):  # c = (1 - (θ/2) cot(θ/2)) / θ², libm where the angle is not small
         if not theta[i] < SERIES_ANGLE:
             half = 0.5 * theta[i]
             inverse[i] = (1.0 - half * math.cos(half) / math.sin(half)) / (theta[i] * theta[i])
-    for i in range(first, stop):  # φ̇ = ω - ½ φ × ω + c φ × (φ × ω)
+    for i in range(turned.size):  # φ̇ = ω - ½ φ × ω + c φ × (φ × ω)
         px, py, pz, ox, oy, oz = x0[i], x1[i], x2[i], v0[i], v1[i], v2[i]
         cx, cy, cz = py * oz - pz * oy, pz * ox - px * oz, px * oy - py * ox
         v0[i] = ox - 0.5 * cx + inverse[i] * (py * cz - pz * cy)
