@@ -7,7 +7,7 @@ common units are far enough apart (the closest two, inches and CMU units, differ
 
 - the BVH reader (:func:`engine.io.bvh.detect_unit`) measures the rest pose's joint span (crown
   and soles lie outside the joints, so it aims at 1.6 m);
-- the programs (:func:`game.model.guess_unit`) measure the animated mesh of a glTF character or
+- the programs (:func:`game.measure.guess_unit`) measure the animated mesh of a glTF character or
   a converted take (aiming at the middle of 1.4-2.2 m).
 
 Both ask :func:`unit_for_height` which of :data:`UNITS` comes closest, by ratio.

@@ -13,7 +13,7 @@ the character's :class:`~engine.player.Player`.
   weighted like the pose — moves the character, so its feet do not slide at any blend.
 - **A graph made for the model** (:func:`fallback_document`) when it lacks the shipped graph's
   clips (CesiumMan, the Fox, …): one state, a 1-D blend space over the speed of its idle, walk
-  and run clips at their measured ground speeds (:func:`game.model.analyze_gait`), and its jump.
+  and run clips at their measured ground speeds (:func:`game.measure.analyze_gait`), and its jump.
   In-place gaits move the character by each clip's ground speed times the clip time it played.
 
 Examples

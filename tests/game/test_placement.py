@@ -45,7 +45,8 @@ from game.demo.game import DemoGame
 from game.demo.game import make_parser as demo_parser
 from game.demo.player import Player
 from game.demo.world import Terrain
-from game.model import DEFAULT_MODEL, FIGURE_HEIGHTS, Model, guess_unit, load_model
+from game.measure import FIGURE_HEIGHTS, guess_unit
+from game.model import DEFAULT_MODEL, Model, load_model
 from tests.anim.test_gltf_conformance import Reference
 from tests.game.characters import CHARACTERS, SHARED, cached_model, cached_models, character_path, params
 from tests.game.scenes import generated_path
