@@ -22,6 +22,7 @@ from engine.math import matrix_from_trs, perspective, quat_rotate
 from engine.math._checks import FloatArray
 from engine.render import DebugDraw
 from game.camera_lab import experiments as ex
+from game.camera_lab import framing
 from game.ui import SERIES_COLORS
 
 PLOT_SECONDS = 3.0
@@ -90,7 +91,7 @@ class LabState:
     cone_limit: float = float(np.radians(45.0))
     twist_limit: float = float(np.radians(10.0))
     lens: bool = False
-    cone: ex.ConeRun | None = field(default=None, repr=False)
+    cone: framing.ConeRun | None = field(default=None, repr=False)
 
 
 # --- drawing helpers -------------------------------------------------------------------------------
@@ -134,12 +135,12 @@ def window(t: float, duration: float) -> FloatArray:
     return np.mod(t - np.linspace(PLOT_SECONDS, 0.0, PLOT_SAMPLES), duration)
 
 
-def at(run: ex.Run, values: FloatArray, times: FloatArray) -> FloatArray:
+def at(run: framing.Run, values: FloatArray, times: FloatArray) -> FloatArray:
     """Per-step ``values`` of ``run`` (one per step, or one fewer) seen at ``times`` (sample and hold)."""
     return values[np.minimum(run.index(times), len(values) - 1)]
 
 
-def pose(run: ex.Run, t: float) -> tuple[FloatArray, FloatArray]:
+def pose(run: framing.Run, t: float) -> tuple[FloatArray, FloatArray]:
     """Position ``(3,)`` and orientation ``(4,)`` of ``run`` at time ``t``."""
     row = int(run.index(t))
     return run.positions[row], run.orientations[row]
@@ -315,7 +316,7 @@ class ConeScene(Scene):
     name = "cone"
     caption = "-/= limit, [/] twist; grey camera: wanted"
     panes = ("cone_clamp", "swing_twist_clamp")
-    duration = ex.CONE_DURATION
+    duration = framing.CONE_DURATION
 
     def observer(self) -> Orbit:
         """Behind and beside the character, looking along its facing."""
@@ -325,24 +326,24 @@ class ConeScene(Scene):
         """The character whose facing is the cone's centre."""
         return Figure(np.zeros(3), 0.0, "idle", t)
 
-    def cone(self) -> ex.ConeRun:
+    def cone(self) -> framing.ConeRun:
         """The cone run for the current limits (recomputed only when they change)."""
         state = self.state
         if state.cone is None or (state.cone.limit, state.cone.twist_limit) != (state.cone_limit, state.twist_limit):
-            state.cone = ex.cone_run(state.cone_limit, state.twist_limit)
+            state.cone = framing.cone_run(state.cone_limit, state.twist_limit)
         return state.cone
 
     def draw(self, debug: DebugDraw, pane: int, t: float) -> None:
         """The cone (white), markers to look at, the wanted (grey) and the clamped camera."""
         run = self.cone()
         around = np.linspace(0.0, 2.0 * np.pi, 33)
-        right, up, forward = camera_axes(ex.CONE_CENTRE)
+        right, up, forward = camera_axes(framing.CONE_CENTRE)
         limit = self.state.cone_limit
         spokes = np.cos(limit) * forward + np.sin(limit) * (
             np.cos(around)[:, None] * right + np.sin(around)[:, None] * up
         )
-        rim = ex.CONE_EYE + 2.0 * spokes
-        debug.lines(ex.CONE_EYE, rim[::4], WHITE)
+        rim = framing.CONE_EYE + 2.0 * spokes
+        debug.lines(framing.CONE_EYE, rim[::4], WHITE)
         polyline(debug, rim, WHITE)
         for k, spot in enumerate(np.linspace(-4.0, 4.0, 5)):
             debug.target([spot, 1.0 + 0.4 * k, 5.0], size=0.25, color=series_color(k))
@@ -385,12 +386,12 @@ class OverheadScene(Scene):
     name = "overhead"
     caption = "white line: the camera's screen-up"
     panes = ("tracking", "stateless")
-    duration = ex.OVERHEAD_DURATION
+    duration = framing.OVERHEAD_DURATION
 
-    def __init__(self, state: LabState, overhead: ex.OverheadRun) -> None:
+    def __init__(self, state: LabState, overhead: framing.OverheadRun) -> None:
         super().__init__(state)
         self.overhead = overhead
-        self.path = ex.drone_position(np.linspace(0.0, ex.OVERHEAD_DURATION / 2.0, 40))
+        self.path = framing.drone_position(np.linspace(0.0, framing.OVERHEAD_DURATION / 2.0, 40))
 
     def observer(self) -> Orbit:
         """From the side of the flight path."""
@@ -400,16 +401,16 @@ class OverheadScene(Scene):
         """The camera operator, beside the tripod."""
         return Figure(np.array([0.0, 0.0, 1.5]), np.pi, "idle", t)
 
-    def run(self, pane: int) -> ex.Run:
+    def run(self, pane: int) -> framing.Run:
         """The tracking (pane 0) or the stateless (pane 1) look-at run."""
         return (self.overhead.tracking, self.overhead.stateless)[pane]
 
     def draw(self, debug: DebugDraw, pane: int, t: float) -> None:
         """The tripod, the flight path, the target, and the camera with its screen-up."""
         feet = np.array([[0.5, 0.0, 0.0], [-0.25, 0.0, 0.43], [-0.25, 0.0, -0.43]])
-        debug.lines(ex.TRIPOD, ex.TRIPOD * np.array([1.0, 0.0, 1.0]) + feet, DIM)
+        debug.lines(framing.TRIPOD, framing.TRIPOD * np.array([1.0, 0.0, 1.0]) + feet, DIM)
         polyline(debug, self.path, DIM)
-        drone = ex.drone_position(t)
+        drone = framing.drone_position(t)
         debug.target(drone, size=0.3, color=TARGET_COLOR)
         if not self.state.lens:
             position, orientation = pose(self.run(pane), t)
@@ -442,13 +443,13 @@ class TransitionScene(Scene):
 
     name = "transition"
     caption = "same path; trail: view direction"
-    panes = ex.ROTATIONS
+    panes = framing.ROTATIONS
 
-    def __init__(self, state: LabState, transitions: ex.TransitionRuns) -> None:
+    def __init__(self, state: LabState, transitions: framing.TransitionRuns) -> None:
         super().__init__(state)
         self.transitions = transitions
         self.duration = float(transitions.runs["squad"].times[-1])
-        self.keys = ex.viewpoint_orientations()
+        self.keys = framing.viewpoint_orientations()
 
     def observer(self) -> Orbit:
         """High above the viewpoints."""
@@ -463,7 +464,7 @@ class TransitionScene(Scene):
         if self.state.lens:
             return
         run = self.transitions.runs[self.panes[pane]]
-        for position, orientation in zip(ex.VIEWPOINTS, self.keys, strict=True):
+        for position, orientation in zip(framing.VIEWPOINTS, self.keys, strict=True):
             draw_camera(debug, position, orientation, DIM, axes=False)
         polyline(debug, run.positions[::2], DIM)
         polyline(debug, run.positions + 1.5 * camera_axes(run.orientations)[2], series_color(0))

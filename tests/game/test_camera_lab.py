@@ -28,8 +28,8 @@ from engine.math import quat_angle
 from game import app
 from game.app import FIXED_DT, Controls, read_script
 from game.camera_lab import experiments as ex
+from game.camera_lab import framing, report
 from game.camera_lab import lab as lab_module
-from game.camera_lab import report
 from game.camera_lab.lab import FIGURE_HEIGHT, HEADER_HEIGHT, CameraLab, build_parser, main
 from tests.conftest import ROOT
 from tests.game.characters import cached_model
@@ -178,7 +178,7 @@ def test_overhead_look_at_has_no_nan_and_no_flip() -> None:
 
 def test_cone_scene_stays_within_its_limits() -> None:
     limit, twist = np.radians(30.0), np.radians(5.0)
-    cone = ex.cone_run(limit, twist)
+    cone = framing.cone_run(limit, twist)
     assert cone.angles["desired"].max() > 90.0
     assert cone.angles["cone"].max() == pytest.approx(30.0, abs=1e-9)
     assert cone.angles["swing"].max() == pytest.approx(30.0, abs=1e-9)
@@ -190,11 +190,11 @@ def test_cone_scene_stays_within_its_limits() -> None:
 def test_squad_turns_without_jumps_slerp_jumps_at_the_keys() -> None:
     transitions = ex.run_experiments().transitions
     kinks = transitions.kinks  # |change of angular velocity| between 60 Hz sample intervals, deg/s
-    inner_keys = np.round(transitions.key_times[1:-2] * ex.TRANSITION_RATE).astype(int)  # between two blends
+    inner_keys = np.round(transitions.key_times[1:-2] * framing.TRANSITION_RATE).astype(int)  # between two blends
     assert kinks["squad"].max() < 5.0
     assert kinks["slerp"][inner_keys - 1].min() > 30.0
     away = np.ones(len(kinks["slerp"]), dtype=bool)
-    away[np.round(transitions.key_times * ex.TRANSITION_RATE).astype(int)[:-1] - 1] = False
+    away[np.round(transitions.key_times * framing.TRANSITION_RATE).astype(int)[:-1] - 1] = False
     assert kinks["slerp"][away].max() < 1e-6  # slerp turns at a constant rate between keys
 
 
