@@ -217,7 +217,8 @@ class GraphRuntime:
         weights = None
         if self._compiled is not None:
             picked = np.arange(self.num_characters)[every]
-            start = player.raw_times[self._span][:, picked]  # (N, K): a copy
+            raw = player.raw_times[self._span]
+            start = raw.copy() if rows is None else np.take(raw, rows, axis=1)  # (N, K), C-ordered: a copy
             weights, end, exact, jump, running, jumped = self._compiled.write(picked, start)
         else:
             self._write_weights(every, rows)
