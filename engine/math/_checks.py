@@ -7,9 +7,7 @@ shape would broadcast silently).
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -30,13 +28,12 @@ def validating() -> bool:
     return _VALIDATE.get()
 
 
-@contextlib.contextmanager
-def trusted() -> Iterator[None]:
+class trusted:  # noqa: N801 (used as a function: ``with trusted():``)
     """Skip NaN/inf scans inside the block, for hot loops over already-validated data.
 
     The switch is a :class:`contextvars.ContextVar`: it holds for the current thread (and the
     current asyncio task) only, so a trusted block in one thread never turns off validation
-    in another.
+    in another. A class, not a generator: a frame enters dozens of these blocks.
 
     Examples
     --------
@@ -45,11 +42,14 @@ def trusted() -> Iterator[None]:
     >>> with trusted():
     ...     q = quat_multiply(np.array([0.0, 0, 0, 1]), np.array([0.0, 0, 0, 1]))
     """
-    token = _VALIDATE.set(False)
-    try:
-        yield
-    finally:
-        _VALIDATE.reset(token)
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _VALIDATE.set(False)
+
+    def __exit__(self, *exc: object) -> None:
+        _VALIDATE.reset(self._token)
 
 
 def as_array(value: Any, name: str, trailing: tuple[int, ...] = (), *, finite: bool = True) -> FloatArray:
