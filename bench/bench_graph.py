@@ -222,8 +222,12 @@ def make(graph: Any, count: int, backend: str, threads: int) -> tuple[GraphRunti
     return runtime, inputs
 
 
-def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[float, float, float]:
-    """Median ms of a whole frame, of the pose jobs inside it and of the transition stage on the pose."""
+def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[float, float, float, float, float]:
+    """Medians over ``repeat`` frames: ms of a whole frame, of the pose jobs, of the layer and of the stage; the share.
+
+    The layer (frame minus pose jobs) and its share of the frame are taken frame by frame, then
+    their medians: a frame that the shared machine slows down slows both parts of it alike.
+    """
     totals, jobs, stages = [], [], []
     for _ in range(repeat):
         spent, staged = [0.0], [0.0]
@@ -234,7 +238,10 @@ def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[flo
             totals.append(time.perf_counter() - start)
         jobs.append(spent[0])
         stages.append(staged[0])
-    return 1e3 * statistics.median(totals), 1e3 * statistics.median(jobs), 1e3 * statistics.median(stages)
+    layers = [total - job for total, job in zip(totals, jobs, strict=True)]
+    shares = [layer / total for layer, total in zip(layers, totals, strict=True)]
+    medians = (1e3 * statistics.median(values) for values in (totals, jobs, layers, stages))
+    return (*medians, statistics.median(shares))
 
 
 def paired_threads(graph: Any, count: int, pairs: int) -> tuple[float, float]:
@@ -370,12 +377,11 @@ def main() -> None:
             if backend == "numpy" and count == COUNTS[-1] and args.quick:
                 continue
             runtime, inputs = make(graph, count, backend, threads)
-            repeat = max(3, args.repeat if count <= 1000 else args.repeat // 3)
-            total, jobs, stage = frame_split(runtime, inputs, repeat)
+            repeat = max(3, 3 * args.repeat if count <= 1000 else args.repeat // 3)
+            total, jobs, layer, stage, share = frame_split(runtime, inputs, repeat)
             split[(backend, threads, count)] = (total, jobs)
             label = f"{backend}, {threads} thread{'s' if threads > 1 else ''}"
-            layer = total - jobs
-            print(f"{label:<18}{count:>7}{total:>10.2f}{jobs:>11.2f}{layer:>13.2f}{stage:>9.2f}{layer / total:>13.0%}")
+            print(f"{label:<18}{count:>7}{total:>10.2f}{jobs:>11.2f}{layer:>13.2f}{stage:>9.2f}{share:>13.0%}")
     single, double = split[("numba", 1, 1000)][0], split[("numba", 2, 1000)][0]
     print(f"\n2 threads vs 1 at 1000 characters (compiled): {single / double:.2f}× the frame (medians above)")
     ratio, spread = paired_threads(graph, 1000, 3 * max(args.repeat, 9))
