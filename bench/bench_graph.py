@@ -240,8 +240,8 @@ def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[flo
         stages.append(staged[0])
     layers = [total - job for total, job in zip(totals, jobs, strict=True)]
     shares = [layer / total for layer, total in zip(layers, totals, strict=True)]
-    medians = (1e3 * statistics.median(values) for values in (totals, jobs, layers, stages))
-    return (*medians, statistics.median(shares))
+    total, job, layer, stage = (1e3 * statistics.median(values) for values in (totals, jobs, layers, stages))
+    return total, job, layer, stage, statistics.median(shares)
 
 
 def paired_threads(graph: Any, count: int, pairs: int) -> tuple[float, float]:
