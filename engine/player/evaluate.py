@@ -31,10 +31,11 @@ from engine.player.layers import LayerTable
 
 def weighted(table: LayerTable, characters: IntArray | None, *, additive: bool) -> IntArray:
     """Rows of the blended (or additive) layers with weight for any of ``characters``, ascending."""
-    weights = table.weights if characters is None else table.weights[:, characters]
-    return np.array(
-        [r for r, layer in enumerate(table.layers) if layer.additive == additive and weights[r].any()], dtype=np.intp
-    )
+    rows = np.array([r for r, layer in enumerate(table.layers) if layer.additive == additive], dtype=np.intp)
+    if not rows.size:  # the common case for additive layers: none (no character index taken)
+        return rows
+    weights = table.weights[rows] if characters is None else table.weights[rows][:, characters]
+    return rows[weights.any(axis=1)]
 
 
 def joint_weights(table: LayerTable, rows: IntArray, characters: IntArray | None, joints: Any = None) -> FloatArray:

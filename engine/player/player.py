@@ -262,9 +262,7 @@ class Player(LayerControls):
             evaluate.add_layers(table, times, chosen, self.pose_buffer, ws)
             stage = self.transitions
             stage.expire(self.clock)
-            busy = stage.active()
-            if chosen is not None:
-                busy = np.intersect1d(busy, chosen, assume_unique=True)
+            busy = stage.active(chosen)
             if busy.size:
                 stage.apply(self.pose_buffer, self.clock, busy, self.threads)
         if self.morph is not None and self.morph.size:

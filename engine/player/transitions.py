@@ -178,9 +178,14 @@ class TransitionStage:
         self._snapshot = PoseBuffer(t, r, sc, (characters,))
         self._offsets = Offsets(characters)
 
-    def active(self) -> IntArray:
-        """Indices of the characters with a transition in progress."""
-        return np.flatnonzero(self.kind != NONE)
+    def active(self, characters: IntArray | None = None) -> IntArray:
+        """Indices of the characters (of ``characters``; ``None``: all) with a transition in progress, ascending."""
+        busy = self.kind != NONE
+        if characters is not None:  # a mask, not a sorted intersection: each character once
+            chosen = np.zeros_like(busy)
+            chosen[characters] = True
+            busy &= chosen
+        return np.flatnonzero(busy)
 
     def animate(self, animated: dict[str, IntArray]) -> None:
         """The joints each path's layers animate (offsets are kept there only)."""

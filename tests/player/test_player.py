@@ -118,6 +118,28 @@ def test_lod_poses_only_the_characters_given(mannequin, backend) -> None:
     np.testing.assert_allclose(lod.palette[due], full_player.palette[due], rtol=0.0, atol=1e-12)  # the current time
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_lod_in_any_order_applies_a_transition_once(mannequin, backend) -> None:
+    """Characters posed given unsorted and repeated, mid-transition: each gets the stage once, as when given once."""
+    skeleton, clips = mannequin.skeleton, mannequin.clips
+    players = [Player(skeleton, 6, backend=backend) for _ in range(2)]
+    for player in players:
+        walk, run = player.add_layer(clips["walk"]), player.add_layer(clips["run"])
+        player.set_weights(walk, 1.0)
+        for _ in range(10):
+            player.begin_frame(1 / 60)
+            player.advance_layers([walk, run], player.raw_times[[walk, run]] + 1 / 60, True)
+            player.pose()
+        player.switch([1, 3, 4], "inertialize", 0.5, lambda p=player: p.set_weights([walk, run], [[0.0], [1.0]]))
+        player.begin_frame(1 / 60)
+        player.advance_layers([walk, run], player.raw_times[[walk, run]] + 1 / 60, True)
+    players[0].pose(np.array([4, 1, 4, 0, 1]))
+    players[1].pose(np.array([0, 1, 4]))
+    np.testing.assert_array_equal(players[0].transitions.active(np.array([4, 1, 4, 0])), [1, 4])
+    for mine, theirs in zip(players[0].local_pose.arrays(), players[1].local_pose.arrays(), strict=True):
+        np.testing.assert_array_equal(mine[[0, 1, 4]], theirs[[0, 1, 4]])
+
+
 def test_the_captured_velocity_is_the_derivative(mannequin) -> None:
     """Captures against finite differences of the player's own poses (blends, masks, an override, the lean, rest)."""
     player, rows = rig(mannequin, "numpy", count=6)
