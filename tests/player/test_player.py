@@ -56,6 +56,22 @@ def play(player: Player, rows: dict[str, int], frames: int, dt: float, character
         player.finalize()
 
 
+def step(player: Player, layers: list[int], dt: float = 1 / 60) -> None:
+    """Begin a frame of ``dt`` and move ``layers`` by it."""
+    player.begin_frame(dt)
+    player.advance_layers(layers, player.raw_times[layers] + dt, True)
+
+
+def walking(player: Player, clips, frames: int) -> tuple[int, int]:
+    """Walk and run layers on ``player``, the walk played alone for ``frames`` frames at 60 FPS."""
+    walk, run = player.add_layer(clips["walk"]), player.add_layer(clips["run"])
+    player.set_weights(walk, 1.0)
+    for _ in range(frames):
+        step(player, [walk, run])
+        player.pose()
+    return walk, run
+
+
 @pytest.mark.parametrize("root", [None, "root"])
 def test_both_backends_agree_with_overrides_additive_layers_and_lod(mannequin, root) -> None:
     results = []
@@ -121,18 +137,11 @@ def test_lod_poses_only_the_characters_given(mannequin, backend) -> None:
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_lod_in_any_order_applies_a_transition_once(mannequin, backend) -> None:
     """Characters posed given unsorted and repeated, mid-transition: each gets the stage once, as when given once."""
-    skeleton, clips = mannequin.skeleton, mannequin.clips
-    players = [Player(skeleton, 6, backend=backend) for _ in range(2)]
+    players = [Player(mannequin.skeleton, 6, backend=backend) for _ in range(2)]
     for player in players:
-        walk, run = player.add_layer(clips["walk"]), player.add_layer(clips["run"])
-        player.set_weights(walk, 1.0)
-        for _ in range(10):
-            player.begin_frame(1 / 60)
-            player.advance_layers([walk, run], player.raw_times[[walk, run]] + 1 / 60, True)
-            player.pose()
-        player.switch([1, 3, 4], "inertialize", 0.5, lambda p=player: p.set_weights([walk, run], [[0.0], [1.0]]))
-        player.begin_frame(1 / 60)
-        player.advance_layers([walk, run], player.raw_times[[walk, run]] + 1 / 60, True)
+        walk, run = walking(player, mannequin.clips, 10)
+        player.switch([1, 3, 4], "inertialize", 0.5, functools.partial(player.set_weights, [walk, run], [[0.0], [1.0]]))
+        step(player, [walk, run])
     players[0].pose(np.array([4, 1, 4, 0, 1]))
     players[1].pose(np.array([0, 1, 4]))
     np.testing.assert_array_equal(players[0].transitions.active(np.array([4, 1, 4, 0])), [1, 4])
@@ -164,12 +173,7 @@ def test_a_switch_starts_at_the_output_and_ends_at_the_new_layers(mannequin, kin
     """Motion matching's call: ``switch`` from walking to running; no jump at the switch, exactly the run at the end."""
     skeleton, clips = mannequin.skeleton, mannequin.clips
     player = Player(skeleton, 3, backend="numpy")
-    walk, run = player.add_layer(clips["walk"]), player.add_layer(clips["run"])
-    player.set_weights(walk, 1.0)
-    for _ in range(20):
-        player.begin_frame(1 / 60)
-        player.advance_layers([walk, run], player.raw_times[[walk, run]] + 1 / 60, True)
-        player.pose()
+    walk, run = walking(player, clips, 20)
     shown = player.local_pose
 
     def to_run() -> None:
@@ -180,8 +184,7 @@ def test_a_switch_starts_at_the_output_and_ends_at_the_new_layers(mannequin, kin
     np.testing.assert_allclose(player.local_pose.translations, shown.translations, atol=1e-12)
     assert_quat_allclose(player.local_pose.rotations, shown.rotations, atol=1e-12)
     for _ in range(70):  # past the end (a spring: 20 half-lives of 0.05 s)
-        player.begin_frame(1 / 60)
-        player.advance_layers([walk, run], player.raw_times[[walk, run]] + 1 / 60, True)
+        step(player, [walk, run])
         player.pose()
     assert not player.transitions.active().size
     expected = sample(clips["run"], skeleton.rest_pose, player.times[run])
@@ -216,8 +219,7 @@ def test_an_inertialized_switch_slows_the_travel_down_smoothly(mannequin) -> Non
     for frame in range(60):
         if frame == 30:
             player.switch([0], "inertialize", 0.4, lambda: player.set_weights([walk, idle], [[0.0], [1.0]]))
-        player.begin_frame(1 / 60)
-        player.advance_layers([walk, idle], player.raw_times[[walk, idle]] + 1 / 60, True)
+        step(player, [walk, idle])
         player.pose()
         speeds.append(float(np.linalg.norm(player.root_motion.translation[0])) * 60)
     assert speeds[29] == pytest.approx(1.2, abs=0.05)
