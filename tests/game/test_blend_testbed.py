@@ -29,8 +29,8 @@ from game import app
 from game.app import FIXED_DT, Controls, read_script
 from game.blend_testbed import BlendTestbed, build_parser, main
 from game.blend_testbed.methods import angular_errors, blend_three_ways, flip_layer, naive_blend
-from game.blend_testbed.report import ERRORS_FILE, PLOT_FILE, WEIGHTS_FILE
 from game.blend_testbed.playback import body_masks
+from game.blend_testbed.report import ERRORS_FILE, PLOT_FILE, WEIGHTS_FILE
 from tests.game.characters import cached_model
 from tests.helpers import assert_quat_allclose
 
