@@ -26,6 +26,7 @@ from engine.graph.clocks import LeafClocks
 from engine.graph.flat import TreeBlend, TreeClip
 from engine.graph.transitions import SPRING, SYNCED
 from engine.math._checks import BoolArray, FloatArray, IntArray
+from engine.player.compose import kernel_blocks
 from engine.player.transitions import SPRING_SETTLE
 
 if TYPE_CHECKING:
@@ -281,7 +282,7 @@ class CompiledLayers:
             m.source_elapsed,
         )
         current, previous = ((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous))
-        blocks = min(self.threads, rows.size)
+        blocks = kernel_blocks(self.threads, rows.size)
         if blocks > 1:
             _kernels().write_layers_parallel(
                 blocks, rows, machine, current, previous, self.leaves, self.factors, (*out, *flags)

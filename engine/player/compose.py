@@ -22,6 +22,7 @@ from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skinning_palette
 from engine.backend import BufferFrame, ClipBank, FrameState, default_threads
+from engine.backend.select import compiled_module
 from engine.backend.stage import CaptureFrame
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray
@@ -40,6 +41,15 @@ def player_threads(threads: int | None) -> int:
     if threads is not None:
         return threads
     return default_threads() if os.environ.get("OSSA_THREADS") else 1
+
+
+def kernel_blocks(threads: int, count: int) -> int:
+    """Blocks a compiled call on ``threads`` threads splits ``count`` items into (1 or less: serial).
+
+    The backend's rule (:func:`engine.backend._threads.parallel_blocks`), for a controller's own
+    kernels run on the player's threads (the graph's write-back).
+    """
+    return int(compiled_module("engine.backend._threads").parallel_blocks(threads, count))
 
 
 def joint_index(skeleton: Skeleton, joint: str | int, name: str) -> int:
