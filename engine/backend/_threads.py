@@ -3,8 +3,8 @@
 Shared by the backend's kernel drivers (:func:`engine.backend._kernels.run` and the ``*_on``
 drivers of :mod:`engine.backend._start_offset_kernels`, :mod:`engine.backend._pose_offset_kernels`,
 :mod:`engine.backend._capture_kernels`, :mod:`engine.backend._clock_kernels` and
-:mod:`engine.backend._offset_kernels`):
-one block per thread, never more blocks than items or than numba's threads.
+:mod:`engine.backend._offset_kernels`) and, through :func:`engine.player.compose.kernel_blocks`,
+the graph's write-back: one block per thread, never more blocks than items or than numba's threads.
 """
 
 from __future__ import annotations
