@@ -7,10 +7,11 @@ LINEAR, like exported mocap. Each frame a random 5 % of the characters get a new
 and 0.3 % of those on the ground jump: about 15 transitions start every 1000 characters and frame.
 
 A frame is ``GraphRuntime.update`` (the machines, the flat layers' weights and times, the player's
-pose: sample, blend, transition stage; local→model and the palette). Its time splits into
+``end_frame``: sample, blend, transition stage; local→model and the palette). Its time splits into
 
 - **the pose jobs**: sampling, blending and composing — the compiled kernels
-  (``BufferFrame.sample_blend``/``finalize``, and ``CaptureFrame.capture``: a capture's sampling,
+  (``BufferFrame.sample_blend``, with ``compose`` the characters not in transition composed in
+  the same pass, ``finalize``, and ``CaptureFrame.capture``: a capture's sampling,
   blending and velocity), the numpy passes (``engine.player.evaluate``,
   local→model and palette) and the sampling and blending inside the captures a transition starts
   from: the work any way of posing these characters does;
@@ -24,9 +25,9 @@ character's frame beside the Animator's alone (two actions, the same clips), and
 characters each in its own state machine at 60 FPS with animation LOD (the poses by the LOD mix
 of bench_frame: 10 % every frame, 25 % every 2nd, 65 % every 4th; the machines every frame, then
 with the poses: a machine runs when its character is posed, with the dt accumulated since), with
-the part of the frame spent in the machines and layers and the part in ``finalize`` (local→model
-and the palette, float64: 16 KB a character written; or, as a crowd that only draws ends its frame,
-float32 upload records only: 4 KB, ``finalize(records, model=False)``).
+the part of the frame spent in the machines and layers and the part in ``Player.end_frame`` (the
+pose, local→model and the palette, float64: 16 KB a character written; or, as a crowd that only
+draws ends its frame, float32 upload records only: 4 KB, ``end_frame(due, records, model=False)``).
 
 Run: ``python bench/bench_graph.py [--repeat 9] [--quick]`` (a few minutes; ``--quick``: fewer
 repeats and no numpy run at 10,000).
@@ -295,8 +296,9 @@ def lod_frame(
     ``hold``, with their poses (logic LOD: a character's machine runs when it is posed, with its accumulated dt).
 
     ``records``: the frame ends as a crowd's does — the palette into float32 upload records, the
-    model matrices not stored (``finalize(records, model=False)``) — instead of the float64 model
-    matrices and palette."""
+    model matrices not stored (``end_frame(due, records, model=False)``) — instead of the float64
+    model matrices and palette. Returns the median and best frame, the median machines and layers,
+    the median ``end_frame`` (ms) and the characters posed (mean)."""
     runtime, inputs = make(graph, count, "numba", threads)
     upload = np.zeros((count, graph.skeleton.num_joints, 4, 4), np.float32) if records else None
     distances = np.random.default_rng(7).permutation(
@@ -322,13 +324,11 @@ def lod_frame(
         runtime.player.begin_frame(step if hold else DT)
         runtime.control(due if hold else None)
         middle = time.perf_counter()
-        runtime.player.pose(due)
-        posed = time.perf_counter()
-        runtime.player.finalize(upload, model=upload is None)
+        runtime.player.end_frame(due, upload, model=upload is None)
         totals.append(time.perf_counter() - start)
         pending[due] = 0.0
         logic.append(middle - start)
-        composing.append(totals[-1] - (posed - start))
+        composing.append(totals[-1] - (middle - start))
         evaluated.append(due.size)
     median, best, machines = (1e3 * statistics.median(totals), 1e3 * min(totals), 1e3 * statistics.median(logic))
     return median, best, machines, 1e3 * statistics.median(composing), statistics.mean(evaluated)
@@ -410,7 +410,7 @@ def main() -> None:
             verdict = "fits 60 FPS" if median < 1000 / 60 else "misses 60 FPS"
             print(
                 f"    {threads} thread{'s' if threads > 1 else ''}: {median:.1f} ms [{best:.1f}] per frame, of which "
-                f"the machines and layers {logic:.1f} ms, finalize {composing:.1f} ms; "
+                f"the machines and layers {logic:.1f} ms, posing and composing {composing:.1f} ms; "
                 f"{evaluated:.0f} characters posed: {verdict}"
             )
 

@@ -228,13 +228,15 @@ class Animator:
     # --- the frame: control → pose → stages → finalize ------------------------------------------
 
     def update(self, dt: Any, *, records: Any = None, model: bool = True) -> None:
-        """One whole frame: :meth:`advance` by ``dt``, the post-blend :attr:`stages`, then :meth:`finalize`.
+        """One whole frame: :meth:`advance`'s control by ``dt``, then the player's ``end_frame``.
 
-        ``records`` and ``model`` as :meth:`engine.player.Player.finalize` takes them.
+        The pose, the post-blend :attr:`stages`, then :meth:`finalize`'s matrices and palette
+        (:meth:`engine.player.Player.end_frame`); ``records`` and ``model`` as
+        :meth:`engine.player.Player.finalize` takes them.
         """
-        self.advance(dt)
-        self.player.run_stages()
-        self.player.finalize(records, model=model)
+        self.player.begin_frame(dt)
+        self.control()
+        self.player.end_frame(records=records, model=model)
 
     def advance(self, dt: Any) -> None:
         """Advance every action by ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and blend the local pose.

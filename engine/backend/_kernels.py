@@ -71,15 +71,15 @@ MODEL_FLOATS = 12  # per joint: model matrix rows 0..2, joint-major (the parent 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: Any, compose: Any) -> Any:
-    """One character: blend its layers (or read ``local``), then compose (or write ``local``).
+    """One character: blend its layers (writing ``local``) or read ``local``, then compose.
 
     ``inputs`` = (layers, masks, overrides, threshold, root, bank), ``outputs`` = (local, palette,
     model_out, samples).
 
     ``work`` is this block's scratch ``(SCRATCH_ROWS, J)``. With ``blend`` every weighted layer
-    is sampled and blended; without it the local pose is read from ``local``. With ``compose``
-    the model matrices and the palette (each when its array has rows) are written; without
-    it the local pose is written to ``local``. Returns 1 (nothing written) when a time is not
+    is sampled and blended, and the pose written to ``local`` when it has rows; without it the
+    local pose is read from ``local``. With ``compose`` the model matrices and the palette (each
+    when its array has rows) are written. Returns 1 (nothing written) when a time is not
     finite, a weight negative or not finite, or an override weight outside ``[0, 1]``, else 0.
 
     ``overrides`` = (masks ``(G, J)``, spans ``(G, 2)`` int64: the layers ``[start, stop)`` each
@@ -287,13 +287,14 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
         for e in range(3, 7):
             for j in range(n):
                 work[e, j] = work[e, j] / work[norm, j]
-        if not compose:
+        if translations.shape[0]:  # the pose kept (a player's buffer), composed or not
             for j in range(n):
                 for e in range(3):
                     translations[c, j, e] = work[e, j]
                     scales[c, j, e] = work[7 + e, j]
                 for e in range(4):
                     rotations[c, j, e] = work[3 + e, j]
+        if not compose:
             return 0
     else:
         for j in range(n):

@@ -74,11 +74,18 @@ class BufferFrame:
         characters: Any = None,
         threshold: float = REST_THRESHOLD,
         backend: str | None = None,
+        compose: bool = False,
+        records: np.ndarray | None = None,
+        model: bool = True,
     ) -> PoseBuffer:
         """Sample every weighted layer at ``times`` ``(L, C)`` and blend with ``weights`` ``(L, C)`` into :attr:`pose`.
 
         The blend of :func:`~engine.backend.frame.sample_blend` (layers of weight 0 are not
         sampled; ``override_weights`` ``(G, C)``); cursors are updated. Returns :attr:`pose`.
+
+        With ``compose`` the same characters' model matrices and palette too, as :meth:`finalize`
+        with ``records`` and ``model`` writes them next (the same numbers): on the kernels in the
+        same pass, each character composed while its pose is in cache (not read back).
 
         Raises
         ------
@@ -91,6 +98,7 @@ class BufferFrame:
         override_weights = state.per_override(override_weights)
         threshold = check_threshold(threshold)
         chosen = state.select(characters)
+        palette, model_out = self._outputs(records, True, model) if compose else (state.no_palette, state.no_model)
         if resolve(backend) == "numpy":
             problem = state.first_bad(times, weights, override_weights, chosen)
             if problem is not None:
@@ -100,6 +108,8 @@ class BufferFrame:
             )
             for mine, theirs in zip(self.pose.arrays(), pose.arrays(), strict=True):
                 mine[..., chosen] = theirs
+            if compose:
+                self.finalize(records=records, characters=chosen, backend="numpy", model=model)
             return self.pose
         workers = threads_for(state, None, chosen.size)
         run(
@@ -110,10 +120,10 @@ class BufferFrame:
             override_weights,
             threshold,
             self._local_views,
-            state.no_palette,
-            state.no_model,
+            palette,
+            model_out,
             True,
-            False,
+            compose,
             workers,
         )
         return self.pose
@@ -139,21 +149,15 @@ class BufferFrame:
         """
         state = self.state
         chosen = state.select(characters)
-        shape = (state.num_characters, state.bank.num_joints, 4, 4)
-        if records is not None and (
-            not isinstance(records, np.ndarray)
-            or records.shape != shape
-            or records.dtype not in (np.float32, np.float64)
-        ):
-            raise InvalidInputError(f"records must be a float32 or float64 array shaped {shape}, got {records!r}")
+        out, model_out = self._outputs(records, palette, model)
         if resolve(backend) == "numpy":
             if chosen is state.everyone and records is None:
                 _reference.buffer_matrices(state, self.pose, self.model, self.palette, self._workspace)
             else:
                 self._numpy_subset(chosen, records)
             return self.palette
-        out = self._palette_view if records is None else records
         empty = state.no_layers
+        workers = threads_for(state, None, chosen.size)
         run(
             state,
             chosen,
@@ -162,13 +166,26 @@ class BufferFrame:
             state.no_overrides,
             1.0,
             self._local_views,
-            out if palette else state.no_palette,
-            self._model_view if model else state.no_model,
+            out,
+            model_out,
             False,
             True,
-            threads_for(state, None, chosen.size),
+            workers,
         )
         return self.palette
+
+    def _outputs(self, records: np.ndarray | None, palette: bool, model: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The kernels' palette and model outputs: ``records`` (checked) or :attr:`palette`, each or an empty one."""
+        state = self.state
+        shape = (state.num_characters, state.bank.num_joints, 4, 4)
+        if records is not None and (
+            not isinstance(records, np.ndarray)
+            or records.shape != shape
+            or records.dtype not in (np.float32, np.float64)
+        ):
+            raise InvalidInputError(f"records must be a float32 or float64 array shaped {shape}, got {records!r}")
+        out = self._palette_view if records is None else records
+        return out if palette else state.no_palette, self._model_view if model else state.no_model
 
     def _numpy_subset(self, chosen: Any, records: np.ndarray | None) -> None:
         """The numpy jobs for some characters (or into ``records``): gathered, composed, scattered."""

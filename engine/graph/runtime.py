@@ -155,14 +155,15 @@ class GraphRuntime:
     def update(
         self, dt: Any, characters: Any = None, *, hold: bool = False, records: Any = None, model: bool = True
     ) -> None:
-        """One whole frame: :meth:`advance`, the player's post-blend stages, local→model and palette.
+        """One whole frame: :meth:`advance`'s logic, then the player's :meth:`~engine.player.Player.end_frame`.
 
-        ``records`` and ``model`` as :meth:`engine.player.Player.finalize` takes them (a crowd
-        that only draws: its upload records, ``model=False``).
+        The pose, the post-blend stages, local→model and palette; ``records`` and ``model`` as
+        :meth:`engine.player.Player.finalize` takes them (a crowd that only draws: its upload
+        records, ``model=False``).
         """
-        self.advance(dt, characters, hold=hold)
-        self.player.run_stages()
-        self.player.finalize(records, model=model)
+        self.player.begin_frame(dt)
+        self.control(characters if hold else None)
+        self.player.end_frame(characters, records, model=model)
 
     def advance(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
         """The graph's logic for ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and the player's pose.

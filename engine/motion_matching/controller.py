@@ -219,13 +219,11 @@ class MatchingController:
     # --- the frame -----------------------------------------------------------------------------
 
     def update(self, dt: float, desired_velocity: Any, desired_yaw: Any) -> None:
-        """A whole frame of ``dt`` seconds: begin it, :meth:`control`, pose, the stages, finalize."""
+        """A whole frame of ``dt`` seconds: begin it, :meth:`control`, then the player's ``end_frame``."""
         player = self.player
         player.begin_frame(dt)
         self.control(desired_velocity, desired_yaw)
-        player.pose()
-        player.run_stages()
-        player.finalize()
+        player.end_frame()
 
     def control(self, desired_velocity: Any, desired_yaw: Any) -> None:
         """Decide the frame (module docstring, steps 1-5), after the player's ``begin_frame``.

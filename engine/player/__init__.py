@@ -23,10 +23,14 @@ A frame is a straight line (ozz-animation's sample → blend → IK → local-to
                                            edited subtrees) and the palette ──▶ palette_buffer,
                                            and the upload records (model=False: the records
                                            only, the matrices composed when asked)
+    player.end_frame(characters, records)  the last three in one call, the same numbers: without
+                                           stages or additive layers, on the kernels, a character
+                                           with no transition is posed and composed in one pass
 
 Modules: :mod:`~engine.player.player` (the frame), :mod:`~engine.player.controls` (what
 controllers write), :mod:`~engine.player.layers` (the layer table),
 :mod:`~engine.player.compose` (model matrices, palette, the compiled state),
+:mod:`~engine.player.switching` (captures and switches),
 :mod:`~engine.player.evaluate` (the numpy passes), :mod:`~engine.player.capture` (the output
 with its velocity), :mod:`~engine.player.transitions` (the transition stage),
 :mod:`~engine.player.root` (root motion), :mod:`~engine.player.markers`,

@@ -228,18 +228,28 @@ class Composer:
         return self.model_buffer
 
     def finalize(
-        self, compiled: BufferFrame | None, backend: str | None, records: np.ndarray | None, *, model: bool = True
+        self,
+        compiled: BufferFrame | None,
+        backend: str | None,
+        records: np.ndarray | None,
+        *,
+        model: bool = True,
+        pending: IntArray | None = None,
     ) -> MatrixBuffer:
         """Model matrices and the palette, once; the palette also into ``records`` (column-major) when given.
 
         Without ``model`` (records given, compiled, nothing composed since the pose) the model
-        matrices are not stored: :meth:`update_model` composes them when asked.
+        matrices are not stored: :meth:`update_model` composes them when asked. ``pending``
+        (compiled, nothing composed since the pose): the posed characters still to compose, the
+        others composed into these outputs with their pose (``Player.end_frame``).
         """
         if records is not None:
-            _check_records(records, self.pose_buffer.shape)
+            check_records(records, self.pose_buffer.shape)
         if self._stale is None and compiled is not None:  # nothing composed since the pose: one pass for both
             keep = model or records is None
-            compiled.finalize(records=records, characters=self._characters, backend=backend, model=keep)
+            rest = self._characters if pending is None else pending
+            if rest is None or rest.size:
+                compiled.finalize(records=records, characters=rest, backend=backend, model=keep)
             if not keep:
                 self._unkept[slice(None) if self._characters is None else self._characters] = True
             self._stale, self._palette_stale = set(), records is not None  # with records, the palette went there only
@@ -253,7 +263,8 @@ class Composer:
         return self.palette_buffer
 
 
-def _check_records(records: Any, shape: tuple[int, ...]) -> None:
+def check_records(records: Any, shape: tuple[int, ...]) -> None:
+    """Raise unless ``records`` is a writable float32 or float64 array shaped ``(*shape, 4, 4)``."""
     expected = (*shape, 4, 4)
     if (
         not isinstance(records, np.ndarray)

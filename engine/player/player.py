@@ -14,21 +14,21 @@ from engine.anim.layout import MatrixBuffer, PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
-from engine.anim.velocity import PoseVelocity
 from engine.backend import BACKENDS, BufferFrame, active_backend
 from engine.backend.select import compiled_module
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array, shaped, trusted
 from engine.player import evaluate
-from engine.player.capture import LayerState, VelocityTables, capture
-from engine.player.compose import CompiledLayers, Composer, joint_index, player_threads
-from engine.player.controls import LayerControls, layer_writes, read_only
+from engine.player.capture import VelocityTables
+from engine.player.compose import CompiledLayers, Composer, check_records, joint_index
+from engine.player.controls import layer_writes, read_only
 from engine.player.morph import MorphTargets
 from engine.player.root import RootMotion, RootSum
-from engine.player.transitions import Capture, TransitionStage
+from engine.player.switching import Switching
+from engine.player.transitions import TransitionStage
 
 
-class Player(LayerControls):
+class Player(Switching):
     """Plays layers of clips on ``num_characters`` characters sharing ``skeleton`` (see :mod:`engine.player`).
 
     Parameters
@@ -120,11 +120,6 @@ class Player(LayerControls):
 
     def _mask_changed(self, row: int, mask: FloatArray | None) -> None:
         self._compiled.set_mask(row, mask)
-
-    @property
-    def threads(self) -> int:
-        """Threads of the compiled calls (:func:`~engine.player.compose.player_threads`), read when layers are added."""
-        return player_threads(self._threads)
 
     @property
     def pose_buffer(self) -> PoseBuffer:
@@ -239,30 +234,64 @@ class Player(LayerControls):
         and :attr:`morph_weights`. Model matrices and palette wait for :meth:`update_model` /
         :meth:`finalize`, after the post-blend stages.
         """
+        self._pose(None if characters is None else self.select(characters))
+        return self.pose_buffer
+
+    def end_frame(
+        self, characters: Any = None, records: np.ndarray | None = None, *, model: bool = True
+    ) -> MatrixBuffer:
+        """End the frame: :meth:`pose` of ``characters``, :meth:`run_stages`, :meth:`finalize` (``records``, ``model``).
+
+        The same numbers as those three calls; returns :attr:`palette_buffer`. Without post-blend
+        stages or additive layers, on the compiled kernels, the characters with no transition in
+        progress are posed and composed in one pass: each pose composed while it is in cache.
+        """
         chosen = None if characters is None else self.select(characters)
+        layers = self._table.layers
+        if self.stages or self.backend != "numba" or not layers or any(layer.additive for layer in layers):
+            self._pose(chosen)
+            self.run_stages()
+            return self.finalize(records, model=model)
+        if records is not None:
+            check_records(records, self.pose_buffer.shape)
+        busy = self._pose(chosen, (records, model or records is None))
+        return self._composer.finalize(self._compiled_frame(), self._requested, records, model=model, pending=busy)
+
+    def _pose(self, chosen: IntArray | None, composing: tuple[np.ndarray | None, bool] | None = None) -> IntArray:
+        """:meth:`pose` of ``chosen``; returns those with a transition in progress.
+
+        With ``composing`` = (records, model) the others are composed with their pose (:meth:`end_frame`).
+        """
         table, ws, threshold = self._table, self._composer.workspace, self.rest_threshold
         self.root_motion = self._root_motion()
         times = self._clip_times()  # read only
-        blended = any(not layer.additive for layer in table.layers)
+        stage = self.transitions
         with trusted():
-            if self.backend == "numba" and blended:
+            stage.expire(self.clock)
+            busy = stage.active(chosen)
+            if self.backend == "numba" and any(not layer.additive for layer in table.layers):
                 frame, factors = self._compiled.frame(self.threads)
-                frame.sample_blend(
-                    times,
-                    table.weights * factors,
-                    override_weights=table.override_weights,
-                    characters=chosen,
-                    threshold=threshold,
-                    backend=self._requested,
-                )
+                weights = table.weights * factors
+                given: dict[str, Any] = {
+                    "override_weights": table.override_weights,
+                    "threshold": threshold,
+                    "backend": self._requested,
+                }
+                if composing is None:
+                    frame.sample_blend(times, weights, characters=chosen, **given)
+                else:
+                    records, model = composing
+                    plain = stage.idle(chosen)
+                    frame.sample_blend(
+                        times, weights, characters=plain, compose=True, records=records, model=model, **given
+                    )
+                    if busy.size:
+                        frame.sample_blend(times, weights, characters=busy, **given)
             else:
                 evaluate.sample_blend(
                     self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws
                 )
             evaluate.add_layers(table, times, chosen, self.pose_buffer, ws)
-            stage = self.transitions
-            stage.expire(self.clock)
-            busy = stage.active(chosen)
             if busy.size:
                 stage.apply(self.pose_buffer, self.clock, busy, self.threads)
         if self.morph is not None and self.morph.size:
@@ -270,7 +299,7 @@ class Player(LayerControls):
             self.morph.mix([table.layers[r].clip for r in rows], times[rows], table.weights[rows], self._morph)
         self._composer.posed(chosen)
         self._characters = chosen
-        return self.pose_buffer
+        return busy
 
     def _root_motion(self) -> RootMotion:
         """The frame's travel: the layers' weighted deltas, plus the transition stage's velocity offsets."""
@@ -303,11 +332,9 @@ class Player(LayerControls):
             stage(self)
 
     def update(self, dt: Any) -> None:
-        """A frame without controllers: :meth:`begin_frame`, :meth:`pose`, the stages, :meth:`finalize`."""
+        """A frame without controllers: :meth:`begin_frame`, then :meth:`end_frame`."""
         self.begin_frame(dt)
-        self.pose()
-        self.run_stages()
-        self.finalize()
+        self.end_frame()
 
     # --- after the blend: stages, model matrices, palette ----------------------------------------
 
@@ -372,126 +399,6 @@ class Player(LayerControls):
     def morph_weights(self) -> FloatArray:
         """``(C, W)`` the morph weights of the last :meth:`pose` in :attr:`morph`'s layout (read-only view)."""
         return read_only(self._morph)
-
-    # --- transitions -----------------------------------------------------------------------------
-
-    def layer_state(self, characters: Any = None, *, leaving: bool = False) -> LayerState:
-        """The layers of ``characters`` as they are, as a capture reads them (:class:`LayerState`).
-
-        Clip times (:attr:`times`), the last frame's rates, weights and :attr:`override_weights`
-        (their rates 0), ``leaving`` everywhere, at the current :attr:`clock`.
-        """
-        chosen = self.select(characters)
-        shape = (self.num_layers, chosen.size)
-        table = self._table
-        times, rates, weights = self._clip_times()[:, chosen], self._rates[:, chosen], table.weights[:, chosen]
-        overrides, at = table.override_weights[:, chosen], self.clock[chosen]
-        return LayerState(times, rates, weights, np.zeros(shape), overrides, np.full(shape, leaving), at)
-
-    def capture(
-        self,
-        characters: Any,
-        times: Any = None,
-        rates: Any = None,
-        weights: Any = None,
-        weight_rates: Any = None,
-        *,
-        override_weights: Any = None,
-        at: Any = None,
-        stage: bool = True,
-        leaving: Any = False,
-    ) -> Capture:
-        """The output of ``characters`` ``(K,)`` and its velocity, for layers at clip ``times`` ``(L, K)``.
-
-        Defaults: the layers as they are (:meth:`layer_state`), the transition stage at clock
-        ``at`` ``(K,)`` (default :attr:`clock`) when ``stage``. A controller that switches
-        mid-frame passes the times and weights of that instant. ``leaving`` (scalar or ``(L, K)``):
-        where true, a layer's velocity is that of the
-        motion leaving its time (a layer entered now), else of the motion arriving.
-        """
-        chosen = self.select(characters)
-        given = (times, rates, weights, weight_rates, override_weights, leaving, at)
-        now = self.layer_state(chosen).arrays() if any(value is None for value in given) else given
-        state = LayerState(*(mine if value is None else value for mine, value in zip(now, given, strict=True)))
-        return self._captured(chosen, state.checked(self.num_layers, self.num_overrides, chosen.size), stage=stage)
-
-    def _captured(self, chosen: IntArray, state: LayerState, *, stage: bool) -> Capture:
-        """The capture of ``chosen`` at a checked ``state`` (the transition stage at ``state.at`` when ``stage``)."""
-        frame = self._compiled.captures(self.threads, self._velocity_tables) if self.backend == "numba" else None
-        with trusted():
-            result = capture(
-                self.skeleton,
-                self._table,
-                *state.arrays()[:5],
-                root=self.root_joint,
-                threshold=self.rest_threshold,
-                leaving=state.leaving,
-                tables=self._velocity_tables,
-                compiled=None if frame is None else (frame, chosen),
-            )
-            if stage:
-                self.transitions.apply_captured(result, chosen, state.at, self.threads)
-        return result
-
-    def start_transition(
-        self,
-        characters: Any,
-        kind: str,
-        duration: Any,
-        source: Capture,
-        target: Capture,
-        *,
-        half_life: Any = 1.0,
-        at: Any = None,
-    ) -> None:
-        """Start ``kind`` (``"inertialize"``, ``"spring"``, ``"dead_blend"``, ``"frozen"``) from ``source``.
-
-        Both are :meth:`capture` s of ``characters`` at the switch (clock ``at``, default now):
-        ``source`` of the output before the controller changed the layers, ``target`` of the
-        new layers (``stage=False``, ``leaving=True``). See :mod:`engine.player.transitions`.
-        """
-        chosen = self.select(characters)
-        when = self.clock[chosen] if at is None else np.broadcast_to(as_array(at, "at"), chosen.shape)
-        with trusted():
-            self.transitions.begin(chosen, kind, duration, half_life, source, target, when, self.threads)
-
-    def switch_between(
-        self, characters: Any, before: LayerState, after: LayerState, kind: str, duration: Any, *, half_life: Any = 1.0
-    ) -> None:
-        """Start ``kind`` for ``characters`` ``(K,)`` from their output at ``before`` to their layers at ``after``.
-
-        Both are :class:`LayerState` s of the ``K`` characters (:meth:`layer_state`, or a
-        controller's own of an instant within the frame): the source is the output at ``before``
-        with the transition stage in progress, the target the layers at ``after``; the two are
-        captured in one pass (:meth:`capture`, :meth:`start_transition`), the switch at clock
-        ``before.at``.
-        """
-        chosen = self.select(characters)
-        count, shape = chosen.size, (self.num_layers, self.num_overrides, chosen.size)
-        first = before.checked(*shape)
-        pair = self._captured(np.concatenate((chosen, chosen)), first.joined(after.checked(*shape)), stage=False)
-        source, target = pair.take(slice(0, count)), pair.take(slice(count, 2 * count))  # views of its halves
-        with trusted():
-            self.transitions.apply_captured(source, chosen, first.at, self.threads)
-            self.transitions.begin(chosen, kind, duration, half_life, source, target, first.at, self.threads)
-
-    def switch(
-        self, characters: Any, kind: str, duration: Any, change: Callable[[], None], *, half_life: Any = 1.0
-    ) -> None:
-        """Start an inertialized (or other ``kind``) switch of ``characters`` from the current output to new layers.
-
-        ``change()`` sets the new layers (weights, times) of those characters; the switch starts
-        from what the player showed just before, at the current clock (a controller between two
-        frames, e.g. motion matching's jump to a new database frame).
-        """
-        chosen = self.select(characters)
-        before = self.layer_state(chosen)
-        change()
-        self.switch_between(chosen, before, self.layer_state(chosen, leaving=True), kind, duration, half_life=half_life)
-
-    def output_velocity(self, characters: Any = None) -> PoseVelocity:
-        """Velocity ``(K, J)`` of the output now (the layers at their last frame's rates, weights held)."""
-        return self.capture(self.select(characters)).velocity
 
 
 def _frozen(array: FloatArray) -> FloatArray:

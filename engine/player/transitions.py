@@ -41,7 +41,7 @@ from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity, blend_velocity
 from engine.backend.stage import DEAD_BLEND, FROZEN, INERTIALIZE, NONE, SPRING, apply_blends, character_major
 from engine.errors import InvalidInputError
-from engine.math._checks import FloatArray, IntArray, shaped, trusted
+from engine.math._checks import BoolArray, FloatArray, IntArray, shaped, trusted
 from engine.player.offsets import Offsets
 
 #: The stage's kinds by name (their codes: :mod:`engine.backend.stage`; ``NONE``: no transition in progress).
@@ -180,12 +180,11 @@ class TransitionStage:
 
     def active(self, characters: IntArray | None = None) -> IntArray:
         """Indices of the characters (of ``characters``; ``None``: all) with a transition in progress, ascending."""
-        busy = self.kind != NONE
-        if characters is not None:  # a mask, not a sorted intersection: each character once
-            chosen = np.zeros_like(busy)
-            chosen[characters] = True
-            busy &= chosen
-        return np.flatnonzero(busy)
+        return np.flatnonzero(_of(self.kind != NONE, characters))
+
+    def idle(self, characters: IntArray | None = None) -> IntArray:
+        """Indices of the characters (of ``characters``; ``None``: all) with no transition in progress, ascending."""
+        return np.flatnonzero(_of(self.kind == NONE, characters))
 
     def animate(self, animated: dict[str, IntArray]) -> None:
         """The joints each path's layers animate (offsets are kept there only)."""
@@ -365,3 +364,12 @@ def _gather(buffer: PoseBuffer, members: IntArray) -> Pose:
     arrays = [np.ascontiguousarray(array[..., members].transpose(2, 1, 0)) for array in buffer.arrays()]
     with trusted():
         return Pose(*arrays)
+
+
+def _of(flags: BoolArray, characters: IntArray | None) -> BoolArray:
+    """``flags`` ``(C,)`` where ``characters`` (``None``: all) are: a mask, not a sorted intersection (each once)."""
+    if characters is None:
+        return flags
+    chosen = np.zeros_like(flags)
+    chosen[characters] = True
+    return flags & chosen

@@ -248,8 +248,7 @@ class Crowd:
         else:
             due = np.arange(self.count)
         player = self.player
-        player.pose(due)
-        player.finalize(self.palettes, model=False)  # only the palettes are drawn
+        player.end_frame(due, self.palettes, model=False)  # only the palettes are drawn
         self.evaluated = int(due.size)
         return due
 
