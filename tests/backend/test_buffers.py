@@ -67,3 +67,34 @@ def test_buffers_must_fit_the_state(mannequin_bank: ClipBank) -> None:
         BufferFrame(state, PoseBuffer.empty(4, joints), MatrixBuffer.empty(3, joints), MatrixBuffer.empty(3, joints))
     with pytest.raises(InvalidInputError, match="palette must be a MatrixBuffer"):
         BufferFrame(state, PoseBuffer.empty(3, joints), MatrixBuffer.empty(3, joints), MatrixBuffer.empty(3, 2))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("dtype", "model"), [(None, True), (np.float32, False), (np.float64, True)])
+def test_sample_blend_composing_is_sample_blend_then_finalize(synthetic_bank: ClipBank, backend, dtype, model) -> None:
+    """``compose=True``: the pose, the matrices and the palette (or records) of the same characters, bit for bit."""
+    count, joints = 30, synthetic_bank.num_joints
+    chosen = np.array([17, 3, 25, 3, 9, 0])
+    outputs = []
+    for composing in (False, True):
+        frame, times, weights = frame_for(synthetic_bank, count, seed=11)
+        records = None if dtype is None else np.zeros((count, joints, 4, 4), dtype)
+        given = {"characters": chosen, "threshold": 0.5, "backend": backend}
+        if composing:
+            frame.sample_blend(times, weights, compose=True, records=records, model=model, **given)
+        else:
+            frame.sample_blend(times, weights, **given)
+            frame.finalize(records=records, characters=chosen, backend=backend, model=model)
+        written = [array[..., chosen] for array in frame.pose.arrays()]  # the buffers start uninitialised
+        written.append(frame.palette.entries[..., chosen] if records is None else records[chosen])
+        if model:
+            written.append(frame.model.entries[..., chosen])
+        outputs.append(written)
+    for mine, theirs in zip(*outputs, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_sample_blend_composing_refuses_bad_records(mannequin_bank: ClipBank) -> None:
+    frame, times, weights = frame_for(mannequin_bank, 4, seed=2)
+    with pytest.raises(InvalidInputError, match="records must be a float32 or float64 array"):
+        frame.sample_blend(times, weights, compose=True, records=np.zeros((4, 2, 4, 4), np.float32))
