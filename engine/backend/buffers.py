@@ -177,13 +177,8 @@ class BufferFrame:
     def _outputs(self, records: np.ndarray | None, palette: bool, model: bool) -> tuple[np.ndarray, np.ndarray]:
         """The kernels' palette and model outputs: ``records`` (checked) or :attr:`palette`, each or an empty one."""
         state = self.state
-        shape = (state.num_characters, state.bank.num_joints, 4, 4)
-        if records is not None and (
-            not isinstance(records, np.ndarray)
-            or records.shape != shape
-            or records.dtype not in (np.float32, np.float64)
-        ):
-            raise InvalidInputError(f"records must be a float32 or float64 array shaped {shape}, got {records!r}")
+        if records is not None:
+            check_records(records, (state.num_characters, state.bank.num_joints))
         out = self._palette_view if records is None else records
         return out if palette else state.no_palette, self._model_view if model else state.no_model
 
@@ -197,3 +192,16 @@ class BufferFrame:
             self._palette_view[chosen] = np.swapaxes(palette, -1, -2)
         else:
             records[chosen] = np.swapaxes(palette, -1, -2)
+
+
+def check_records(records: Any, shape: tuple[int, ...]) -> None:
+    """Raise unless ``records`` is a writable float32 or float64 array shaped ``(*shape, 4, 4)`` (``shape``: C, J)."""
+    expected = (*shape, 4, 4)
+    if (
+        not isinstance(records, np.ndarray)
+        or records.shape != expected
+        or records.dtype not in (np.float32, np.float64)
+    ):
+        raise InvalidInputError(f"records must be a float32 or float64 array shaped {expected}, got {records!r}")
+    if not records.flags.writeable:
+        raise InvalidInputError("records must be writable")

@@ -22,9 +22,10 @@ from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
 from engine.anim.skinning import skinning_palette
 from engine.backend import BufferFrame, ClipBank, FrameState, default_threads
+from engine.backend.buffers import check_records
 from engine.backend.select import compiled_module
 from engine.backend.stage import CaptureFrame
-from engine.errors import InvalidInputError, SkeletonMismatchError
+from engine.errors import SkeletonMismatchError
 from engine.math._checks import FloatArray, IntArray
 from engine.player.capture import VelocityTables
 from engine.player.layers import LayerTable
@@ -261,16 +262,3 @@ class Composer:
         if records is not None:
             np.copyto(records, self.palette_buffer.entries.transpose(3, 2, 1, 0), casting="same_kind")
         return self.palette_buffer
-
-
-def check_records(records: Any, shape: tuple[int, ...]) -> None:
-    """Raise unless ``records`` is a writable float32 or float64 array shaped ``(*shape, 4, 4)``."""
-    expected = (*shape, 4, 4)
-    if (
-        not isinstance(records, np.ndarray)
-        or records.shape != expected
-        or records.dtype not in (np.float32, np.float64)
-    ):
-        raise InvalidInputError(f"records must be a float32 or float64 array shaped {expected}, got {records!r}")
-    if not records.flags.writeable:
-        raise InvalidInputError("records must be writable")

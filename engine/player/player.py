@@ -15,12 +15,13 @@ from engine.anim.pose import Pose
 from engine.anim.rootmotion import UP, parent_up
 from engine.anim.skeleton import Skeleton
 from engine.backend import BACKENDS, BufferFrame, active_backend
+from engine.backend.buffers import check_records
 from engine.backend.select import compiled_module
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray, IntArray, as_array, shaped, trusted
 from engine.player import evaluate
 from engine.player.capture import VelocityTables
-from engine.player.compose import CompiledLayers, Composer, check_records, joint_index
+from engine.player.compose import CompiledLayers, Composer, joint_index
 from engine.player.controls import layer_writes, read_only
 from engine.player.morph import MorphTargets
 from engine.player.root import RootMotion, RootSum

@@ -98,3 +98,7 @@ def test_sample_blend_composing_refuses_bad_records(mannequin_bank: ClipBank) ->
     frame, times, weights = frame_for(mannequin_bank, 4, seed=2)
     with pytest.raises(InvalidInputError, match="records must be a float32 or float64 array"):
         frame.sample_blend(times, weights, compose=True, records=np.zeros((4, 2, 4, 4), np.float32))
+    frozen = np.zeros((4, mannequin_bank.num_joints, 4, 4), np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(InvalidInputError, match="records must be writable"):
+        frame.finalize(records=frozen)
