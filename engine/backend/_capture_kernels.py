@@ -33,24 +33,25 @@ from engine.backend._threads import parallel_blocks
 def capture(frame: Any, velocity: Any, scratch: Any) -> None:
     """``K`` captures: each row sampled and blended, then its velocity (module docstring).
 
-    ``frame`` = (inputs, outputs) as :func:`~engine.backend._kernels._character` takes them (its
-    ``samples`` ``(K, S, 11, J)`` output written), row ``k`` for character index ``k``.
+    ``frame`` = (inputs, outputs) as :func:`~engine.backend._kernels._character` takes them but
+    for ``samples``, row ``k`` for character index ``k``.
     ``velocity`` = (layers, tables, blend, out): ``layers`` = (weights, weight rates, times,
     rates ``(L, K)`` float64, leaving ``(L, K)`` bool, the velocity table of each layer ``(L,)``
     int64, whether it loops ``(L,)`` bool); ``tables`` = (key times, every table's first key ``(T
     + 1,)``, segment velocities ``(N, J, 3, 3)``, every table's first segment ``(T,)``); ``blend`` =
     (rest pose ``(10, J)``, threshold, root joint or -1); ``out`` = (velocity ``(K, J, 3, 3)``:
     linear, angular, scaling; planar root velocity ``(K, 3)``: ``(vx, vz, yaw rate)`` in the
-    root's heading). ``samples``' root joint is put in place. ``scratch`` = (the frame kernels'
-    scratch, ``(B, S, 9)``: per slot the root's velocity taken apart, ``(B, 2 S, J)``: per slot its
-    per-joint weight and weight rate), ``B`` blocks (the serial kernel uses the first).
+    root's heading). ``scratch`` = (the frame kernels' scratch, ``samples`` ``(B, S, 11, J)``: the
+    row's weighted layers as sampled, their root joints put in place, ``(B, S, 9)``: per slot the
+    root's velocity taken apart, ``(B, 2 S, J)``: per slot its per-joint weight and weight rate),
+    ``B`` blocks (the serial kernel uses the first), ``S`` at least the most weighted layers of a row:
+    a block's samples are used by one row, then the next.
     """
     inputs, outputs = frame
-    frame_scratch, work, joint_weights = scratch
-    samples = outputs[3]
+    frame_scratch, samples, work, joint_weights = scratch
     buffers = _buffers(samples.shape[1], samples.shape[3])
-    blocks = (frame_scratch[0][0], frame_scratch[1][0], work[0], joint_weights[0], buffers)
-    _capture_rows(0, samples.shape[0], inputs, outputs, velocity, blocks)
+    blocks = (frame_scratch[0][0], frame_scratch[1][0], samples[0], work[0], joint_weights[0], buffers)
+    _capture_rows(0, outputs[0][0].shape[0], inputs, outputs, velocity, blocks)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
@@ -67,12 +68,12 @@ def capture_parallel(
     local: Any,
     palette: Any,
     model_out: Any,
-    samples: Any,
     velocity_layers: Any,
     tables: Any,
     blend: Any,
     velocity_out: Any,
     planar_out: Any,
+    samples: Any,
     work: Any,
     joint_weights: Any,
 ) -> None:
@@ -81,12 +82,12 @@ def capture_parallel(
     The arguments come one by one (a parallel loop's body takes no tuple of tuples); the scratch
     arrays hold one block each.
     """
-    count = samples.shape[0]
+    count = planar_out.shape[0]
     for b in prange(blocks):
-        inputs, outputs = (layers, masks, overrides, threshold, root, bank), (local, palette, model_out, samples)
+        inputs, outputs = (layers, masks, overrides, threshold, root, bank), (local, palette, model_out)
         velocity = (velocity_layers, tables, blend, (velocity_out, planar_out))
         buffers = _buffers(samples.shape[1], samples.shape[3])
-        block = (frame_work[b], frame_model[b], work[b], joint_weights[b], buffers)
+        block = (frame_work[b], frame_model[b], samples[b], work[b], joint_weights[b], buffers)
         _capture_rows(b * count // blocks, (b + 1) * count // blocks, inputs, outputs, velocity, block)
 
 
@@ -96,13 +97,13 @@ def capture_on(threads: int, frame: Any, velocity: Any, scratch: Any) -> None:
     Each scratch array holds at least ``threads`` blocks.
     """
     inputs, outputs = frame
-    blocks = parallel_blocks(threads, outputs[3].shape[0])
+    blocks = parallel_blocks(threads, outputs[0][0].shape[0])
     if blocks <= 1:
         capture(frame, velocity, scratch)
         return
-    (frame_work, frame_model), work, joint_weights = scratch
+    (frame_work, frame_model), samples, work, joint_weights = scratch
     frame_layers, masks, overrides, threshold, root, bank = inputs
-    local, palette, model_out, samples = outputs
+    local, palette, model_out = outputs
     layers, tables, blend, (velocity_out, planar_out) = velocity
     capture_parallel(
         blocks,
@@ -117,12 +118,12 @@ def capture_on(threads: int, frame: Any, velocity: Any, scratch: Any) -> None:
         local,
         palette,
         model_out,
-        samples,
         layers,
         tables,
         blend,
         velocity_out,
         planar_out,
+        samples,
         work,
         joint_weights,
     )
@@ -132,13 +133,13 @@ def capture_on(threads: int, frame: Any, velocity: Any, scratch: Any) -> None:
 def _capture_rows(first: int, stop: int, inputs: Any, outputs: Any, velocity: Any, block: Any) -> None:
     """Rows ``first <= k < stop`` of :func:`capture` with one block's scratch ``block``.
 
-    ``block`` = (the frame kernels' work rows and model scratch, the root velocities, the joint
-    weights, :func:`_buffers`).
+    ``block`` = (the frame kernels' work rows and model scratch, the samples, the root velocities,
+    the joint weights, :func:`_buffers`); ``outputs`` = (local, palette, model).
     """
-    frame_work, frame_model, work, joint_weights, buffers = block
-    samples = outputs[3]
+    frame_work, frame_model, samples, work, joint_weights, buffers = block
+    sampled = (outputs[0], outputs[1], outputs[2], samples)
     for k in range(first, stop):
-        _character(k, inputs, frame_work, frame_model, outputs, True, False)
+        _character(k, inputs, frame_work, frame_model, sampled, True, False)
         _velocities(k, samples, velocity, work, joint_weights, buffers)
 
 
@@ -169,7 +170,7 @@ def _segment(times: Any, first: Any, count: Any, t: Any, loop: Any, leaving: Any
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _velocities(k: int, samples: Any, velocity: Any, work: Any, joint_weights: Any, buffers: Any) -> None:
-    """The velocity of capture ``k`` (:func:`capture`'s ``velocity``), its layers just sampled into ``samples[k]``.
+    """The velocity of capture ``k`` (:func:`capture`'s ``velocity``), its layers just sampled into ``samples``.
 
     Each slot's pose is read where it was sampled (its root put in place there) and its velocity
     from its table's segment, times its rate; ``work`` ``(S, 9)`` keeps, per slot, the root
@@ -183,14 +184,14 @@ def _velocities(k: int, samples: Any, velocity: Any, work: Any, joint_weights: A
     threshold, root = blend[1], blend[2]
     velocity_out, planar_out = out
     segments, speeds, passes = buffers
-    joints = samples.shape[3]
+    joints = samples.shape[2]
     used = 0
     planar_x = planar_z = yaw_rate_sum = root_weight = 0.0
     for layer in range(weights.shape[0]):
         w = weights[layer, k]
         if not w > 0.0:
             continue
-        sampled = samples[k, used]
+        sampled = samples[used]
         wr = weight_rates[layer, k]
         for j in range(joints):
             joint_weights[2 * used, j] = w * sampled[10, j]
@@ -232,9 +233,7 @@ def _velocities(k: int, samples: Any, velocity: Any, work: Any, joint_weights: A
             sampled[5, root] = bc * z - bs * x
             sampled[6, root] = bc * q - bs * y
         used += 1
-    _blend_velocity(
-        samples[k], used, (segments, speeds, velocities, work), joint_weights, blend, passes, velocity_out[k]
-    )
+    _blend_velocity(samples, used, (segments, speeds, velocities, work), joint_weights, blend, passes, velocity_out[k])
     norm_root = max(root_weight, threshold)
     planar_out[k, 0] = planar_x / norm_root
     planar_out[k, 1] = planar_z / norm_root

@@ -94,10 +94,10 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
     ``local`` (three ``(C, J, width)`` arrays), ``palette`` ``(C, J, 4, 4)`` (``palette[c, j, k]``
     is column ``k`` of the matrix: column-major) and ``model_out`` ``(C, J, 4, 4)`` may be strided
     views: the crowd passes C-ordered arrays, the Animator its batch-innermost buffers transposed.
-    ``samples`` ``(C, S, 11, J)`` (``C`` 0: not written) receives, for the ``s``-th weighted layer
+    ``samples`` ``(S, 11, J)`` (``S`` 0: not written) receives, for the ``s``-th weighted layer
     of character ``c``, its pose as sampled (rows 0-9, before the root is put in place) and its
     per-joint weight factor, the mask times the covering overrides' complements (row 10): what a
-    capture's velocity needs (:mod:`engine.backend._transition_kernels`).
+    capture's velocity needs (:mod:`engine.backend._capture_kernels`, one row at a time).
 
     Flat indices into the table are unsigned on purpose: numba wraps negative signed indices
     around (a select per access), which keeps these loops from vectorising.
@@ -205,14 +205,14 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
             if samples.shape[0]:  # a capture: the layer as sampled and its weight factor per joint
                 for e in range(10):
                     for j in range(n):
-                        samples[c, slot, e, j] = work[_POSE + e, j]
+                        samples[slot, e, j] = work[_POSE + e, j]
                 for j in range(n):
-                    samples[c, slot, 10, j] = masks[layer, j]
+                    samples[slot, 10, j] = masks[layer, j]
                 for g in range(override_spans.shape[0]):
                     overriding = override_weights[g, c]
                     if overriding > 0.0 and override_spans[g, 0] <= layer < override_spans[g, 1]:
                         for j in range(n):
-                            samples[c, slot, 10, j] *= 1.0 - overriding * override_masks[g, j]
+                            samples[slot, 10, j] *= 1.0 - overriding * override_masks[g, j]
             slot += 1
             if root_joint >= 0:  # in place: M⁻¹ · root (engine.anim.rootmotion.remove_planar)
                 in_place(work, _POSE, root_joint, up)

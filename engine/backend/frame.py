@@ -258,15 +258,11 @@ def run(
     blend: bool,
     compose: bool,
     threads: int,
-    samples: np.ndarray | None = None,
 ) -> None:
-    """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input.
-
-    ``samples``: where the weighted layers go as sampled (a capture, :mod:`engine.backend._kernels`).
-    """
+    """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input."""
     layers, masks, overrides = state.kernel_inputs(times, weights, override_weights)
     inputs = (layers, masks, overrides, threshold, state.kernel_root(), state.bank.arrays)
-    outputs = (local, palette, model, state.no_samples if samples is None else samples)
+    outputs = (local, palette, model, state.no_samples)
     skipped = kernels().run(chosen, inputs, state.scratch(), outputs, blend, compose, threads)
     if skipped:
         raise InvalidInputError(

@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.anim.clip_velocity import VelocityTable
 from engine.anim.inertialization import QuinticDecay, SpringDecay
-from engine.anim.layout import PoseBuffer
+from engine.anim.layout import PoseBuffer, Workspace
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import UP
 from engine.anim.velocity import PoseVelocity
@@ -205,6 +205,20 @@ class CaptureFrame:
         segments = [t.velocities.reshape(-1, joints, 3, 3) for t in packed]
         self.velocities = np.ascontiguousarray(np.concatenate(segments)) if segments else np.zeros((0, joints, 3, 3))
         self.segment_starts = np.cumsum([0] + [s.shape[0] for s in segments[:-1]]).astype(np.int64)
+        self._scratch = (np.zeros((0, 0, 11, joints)), np.zeros((0, 0, 9)), np.zeros((0, 0, joints)))
+
+    def _block_scratch(self, blocks: int, slots: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Per block: ``slots`` layers' samples, their roots' velocities and joint weights (kept; grown on demand)."""
+        samples = self._scratch[0]
+        if samples.shape[0] < blocks or samples.shape[1] < slots:
+            blocks, slots = max(blocks, samples.shape[0]), max(slots, samples.shape[1])
+            joints = samples.shape[3]
+            self._scratch = (
+                np.empty((blocks, slots, 11, joints)),
+                np.empty((blocks, slots, 9)),
+                np.empty((blocks, 2 * slots, joints)),
+            )
+        return self._scratch
 
     def capture(
         self,
@@ -217,6 +231,7 @@ class CaptureFrame:
         leaving: np.ndarray,
         loops: np.ndarray,
         threshold: float,
+        workspace: Workspace | None = None,
     ) -> tuple[Pose, PoseVelocity, FloatArray]:
         """The blended pose ``(K, J)``, its velocity and the root's planar velocity ``(K, 3)`` of ``K`` rows.
 
@@ -224,9 +239,11 @@ class CaptureFrame:
         at ``rates`` (clip seconds per second), with ``weights`` and their ``weight_rates`` ``(L,
         K)``, the overrides at ``override_weights`` ``(G, K)``; ``leaving`` ``(L, K)``: the motion
         leaving the time (a layer entered now) rather than arriving; ``loops`` ``(L,)``: which
-        layers repeat. Inputs are trusted (the player's).
+        layers repeat. With ``workspace`` the results are its arrays (valid while its scope lasts).
+        Inputs are trusted (the player's).
         """
         state, count = self.state, characters.size
+        empty = np.empty if workspace is None else workspace.empty
         joints, layers = state.bank.num_joints, state.num_layers
         shape = (layers, count)
         times, weights = np.ascontiguousarray(times, np.float64), np.ascontiguousarray(weights, np.float64)
@@ -234,17 +251,16 @@ class CaptureFrame:
             raise InvalidInputError("a layer without a velocity table has weight in a capture")
         override_weights = np.ascontiguousarray(override_weights, np.float64)
         slots = max(int((weights > 0.0).sum(axis=0).max(initial=0)), 1)
-        local = tuple(np.empty((count, joints, w)) for w in (3, 4, 3))
-        samples = np.empty((count, slots, 11, joints))
+        local = tuple(empty((count, joints, w)) for w in (3, 4, 3))
         clip_ids = np.ascontiguousarray(state.clip_ids[:, characters])
         cursors = np.zeros(shape, dtype=np.int64)
         masks, overrides = state.kernel_masks(override_weights)
         root = -1 if state.in_place is None else state.in_place
         # a capture splits the root about +Y on both backends (engine.player.capture._root_apart)
         inputs = ((clip_ids, times, weights, cursors), masks, overrides, threshold, (root, Y_UP), state.bank.arrays)
-        outputs = (local, state.no_palette, state.no_model, samples)
-        velocity = np.empty((3, count, joints, 3))  # linear, angular, scaling: each contiguous
-        planar = np.empty((count, 3))
+        outputs = (local, state.no_palette, state.no_model)
+        velocity = empty((3, count, joints, 3))  # linear, angular, scaling: each contiguous
+        planar = empty((count, 3))
         blocks = state.threads
         velocity_layers = (
             weights,
@@ -264,7 +280,7 @@ class CaptureFrame:
                 (state.bank.rest, float(threshold), root),
                 (velocity.transpose(1, 2, 0, 3), planar),
             ),
-            (state.scratch(), np.empty((blocks, slots, 9)), np.empty((blocks, 2 * slots, joints))),
+            (state.scratch(), *self._block_scratch(blocks, slots)),
         )
         with trusted():
             pose = Pose(*local)

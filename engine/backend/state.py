@@ -134,7 +134,7 @@ class FrameState:
         self.no_local = (np.zeros((0, joints, 3)), np.zeros((0, joints, 4)), np.zeros((0, joints, 3)))
         self.no_palette = np.zeros((0, joints, 4, 4), dtype=np.float32)
         self.no_model = np.zeros((0, 0, 4, 4))
-        self.no_samples = np.zeros((0, 0, 11, joints))
+        self.no_samples = np.zeros((0, 11, joints))
         self.no_layers = np.zeros((int(layers), count))
         self.no_overrides = np.zeros((int(overrides), count))
         self.workspace: dict[str, Any] = {}
