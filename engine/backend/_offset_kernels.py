@@ -35,8 +35,8 @@ SERIES_THRESHOLD, SERIES_ANGLE = 1e-4, 1e-4
 SERIES_HALF = 0.5
 _SINC_SERIES = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 8))
 _COS_SERIES = tuple((-1.0) ** k / math.factorial(2 * k) for k in range(1, 8))
-#: The stage kind of Bollo's quintic (:data:`engine.backend.stage.INERTIALIZE`; the other kind here: spring).
-INERTIALIZE = 2
+#: The stage kinds of Bollo's quintic and of the spring (:data:`engine.backend.stage.INERTIALIZE`, ``SPRING``).
+INERTIALIZE, SPRING = 2, 3
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -24,6 +24,7 @@ from engine.backend import _offset_kernels, kernel_cache
 from engine.backend._offset_kernels import (
     INERTIALIZE,
     SERIES_HALF,
+    SPRING,
     cos_series,
     half_norm,
     half_turn,
@@ -92,21 +93,25 @@ def _turn_rows(first: int, stop: int, joints: Any, q: Any, rows: Any) -> None:
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _offsets_on(
-    first: int, stop: int, characters: Any, timing: Any, kinds: Any, decays: Any, columns: Any, pose: Any
-) -> None:
-    """:func:`apply_offsets` for the entries ``first <= k < stop`` (module docstring)."""
-    elapsed, durations = timing
+    first: int, stop: int, characters: Any, clock: Any, transitions: Any, decays: Any, columns: Any, pose: Any
+) -> int:
+    """:func:`apply_offsets` for the entries ``first <= k < stop`` (module docstring); returns how many it left."""
+    start, kinds, durations = transitions
     quintic, spring, at_quintic, at_spring = decays
     joints, bounds = columns
     translations, rotations, scales = pose
     n = joints.size
     rows = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n))
+    left = 0
     for k in range(first, stop):
-        c, t = characters[k], elapsed[k]
-        if kinds[k] == INERTIALIZE:
-            _quintic_rows(quintic[c], at_quintic, t, durations[k], rows)
+        c = characters[k]
+        if kinds[c] == INERTIALIZE:
+            _quintic_rows(quintic[c], at_quintic, clock[c] - start[c], durations[c], rows)
+        elif kinds[c] == SPRING:
+            _spring_rows(spring[c], at_spring, clock[c] - start[c], rows)
         else:
-            _spring_rows(spring[c], at_spring, t, rows)
+            left += 1
+            continue
         for out, begin, end in ((translations[c], bounds[0], bounds[1]), (scales[c], bounds[2], bounds[3])):
             for i in range(begin, end):
                 j = joints[i]
@@ -114,29 +119,33 @@ def _offsets_on(
                 out[j, 1] += rows[3][i]
                 out[j, 2] += rows[4][i]
         _turn_rows(bounds[1], bounds[2], joints, rotations[c], rows)
+    return left
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def apply_offsets(characters: Any, timing: Any, kinds: Any, decays: Any, columns: Any, pose: Any) -> None:
+def apply_offsets(characters: Any, clock: Any, transitions: Any, decays: Any, columns: Any, pose: Any) -> int:
     """The offsets of inertialized and spring transitions added to a character-major ``pose`` in place.
 
-    ``characters`` ``(K,)`` with ``timing`` = their seconds elapsed and their transitions'
-    durations ``(K,)``, and ``kinds`` ``(K,)`` (:data:`INERTIALIZE` or spring); ``decays`` as
-    for :func:`~engine.backend._offset_kernels.offset_captures`; ``columns`` = (joints ``(n,)``,
-    the first column of the rotations, of the scales and ``n`` ``(4,)``: the paths' columns
-    follow one another from 0); ``pose`` = translations ``(C, J, 3)``, rotations ``(C, J, 4)``,
-    scales ``(C, J, 3)``: ``t + x``, ``exp(x) · q``, ``s + x``.
+    ``characters`` ``(K,)`` at player ``clock`` ``(C,)``; ``transitions`` = each character's
+    transition start (clock), kind (:data:`INERTIALIZE`, spring, or another: left alone and
+    counted) and duration ``(C,)``; ``decays`` as for
+    :func:`~engine.backend._offset_kernels.offset_captures`; ``columns`` = (joints ``(n,)``, the
+    first column of the rotations, of the scales and ``n`` ``(4,)``: the paths' columns follow one
+    another from 0); ``pose`` = translations ``(C, J, 3)``, rotations ``(C, J, 4)``, scales ``(C,
+    J, 3)``: ``t + x``, ``exp(x) · q``, ``s + x``. Returns how many of ``characters`` are of
+    neither kind.
     """
-    _offsets_on(0, characters.size, characters, timing, kinds, decays, columns, pose)
+    return _offsets_on(0, characters.size, characters, clock, transitions, decays, columns, pose)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
 def apply_offsets_parallel(
     blocks: int,
     characters: Any,
-    elapsed: Any,
-    durations: Any,
+    clock: Any,
+    start: Any,
     kinds: Any,
+    durations: Any,
     quintic: Any,
     spring: Any,
     at_quintic: Any,
@@ -146,28 +155,30 @@ def apply_offsets_parallel(
     translations: Any,
     rotations: Any,
     scales: Any,
-) -> None:
+) -> int:
     """:func:`apply_offsets` over ``blocks`` contiguous blocks of the entries in parallel (the same numbers).
 
     The arguments come one by one (a parallel loop's body takes no tuple of tuples).
     """
     count = characters.size
+    left = np.zeros(blocks, dtype=np.int64)
     for b in prange(blocks):
         decays, columns = (quintic, spring, at_quintic, at_spring), (joints, bounds)
-        pose, timing = (translations, rotations, scales), (elapsed, durations)
-        _offsets_on(b * count // blocks, (b + 1) * count // blocks, characters, timing, kinds, decays, columns, pose)
+        pose, transitions = (translations, rotations, scales), (start, kinds, durations)
+        left[b] = _offsets_on(
+            b * count // blocks, (b + 1) * count // blocks, characters, clock, transitions, decays, columns, pose
+        )
+    return int(left.sum())
 
 
 def apply_offsets_on(
-    threads: int, characters: Any, timing: Any, kinds: Any, decays: Any, columns: Any, pose: Any
-) -> None:
+    threads: int, characters: Any, clock: Any, transitions: Any, decays: Any, columns: Any, pose: Any
+) -> int:
     """:func:`apply_offsets` on ``threads`` threads (at most one block of characters each), serial for one."""
     blocks = parallel_blocks(threads, characters.size)
     if blocks <= 1:
-        apply_offsets(characters, timing, kinds, decays, columns, pose)
-        return
-    elapsed, durations = timing
-    apply_offsets_parallel(blocks, characters, elapsed, durations, kinds, *decays, *columns, *pose)
+        return int(apply_offsets(characters, clock, transitions, decays, columns, pose))
+    return int(apply_offsets_parallel(blocks, characters, clock, *transitions, *decays, *columns, *pose))
 
 
 # the kernels inline the decays' scalar helpers: their cache follows that module too

@@ -123,31 +123,32 @@ def character_views(pose: PoseBuffer) -> tuple[FloatArray, FloatArray, FloatArra
 
 def apply_offsets(
     characters: IntArray,
-    timing: tuple[FloatArray, FloatArray],
-    kinds: IntArray,
+    clock: FloatArray,
+    transitions: tuple[FloatArray, IntArray, FloatArray],
     decays: tuple[FloatArray, FloatArray],
-    joints: IntArray,
-    bounds: IntArray,
-    pose: PoseBuffer,
+    columns: tuple[IntArray, IntArray],
+    pose: tuple[FloatArray, FloatArray, FloatArray],
     threads: int = 1,
-) -> None:
-    """Inertialized and spring offsets of ``characters`` ``(K,)`` added to ``pose``.
+) -> int:
+    """Inertialized and spring offsets of those of ``characters`` ``(K,)`` in such a transition, added to ``pose``.
 
-    ``timing`` = their seconds elapsed and their transitions' durations ``(K,)``; ``decays`` =
-    packed quintic and spring decays ``(C, F, n)`` over the columns ``joints``
-    ``(n,)``: the translations' from column 0, the rotations' from ``bounds[1]``, the scales'
-    from ``bounds[2]`` to ``bounds[3] = n``; ``pose`` character-major; on ``threads`` threads
-    (blocks of characters; the same numbers).
+    ``clock`` ``(C,)``: the player's; ``transitions`` = each character's transition start, kind
+    and duration ``(C,)`` (the stage's own arrays: float64, int64, float64); ``decays`` = packed
+    quintic and spring decays ``(C, F, n)`` over the columns ``columns`` = (joints ``(n,)``,
+    bounds ``(4,)``): the translations' from column 0, the rotations' from ``bounds[1]``, the
+    scales' from ``bounds[2]`` to ``bounds[3] = n``; ``pose``: :func:`character_views` of a
+    pose buffer; on ``threads`` threads (blocks of characters; the same numbers). Returns how
+    many of ``characters`` are in a transition of another kind (left as they are).
     """
     quintic, spring = decays
-    compiled_module("engine.backend._pose_offset_kernels").apply_offsets_on(
+    return compiled_module("engine.backend._pose_offset_kernels").apply_offsets_on(
         threads,
         np.ascontiguousarray(characters, dtype=np.int64),
-        tuple(np.ascontiguousarray(values, dtype=np.float64) for values in timing),
-        np.ascontiguousarray(kinds, dtype=np.int64),
+        np.ascontiguousarray(clock, dtype=np.float64),
+        transitions,
         (quintic, spring, QUINTIC_FIELDS, SPRING_FIELDS),
-        (np.ascontiguousarray(joints, dtype=np.int64), np.ascontiguousarray(bounds, dtype=np.int64)),
-        character_views(pose),
+        columns,
+        pose,
     )
 
 

@@ -245,17 +245,20 @@ class Offsets:
 
     def apply_compiled(
         self,
-        members: IntArray,
-        kinds: IntArray,
-        pose: PoseBuffer,
-        timing: tuple[FloatArray, FloatArray],
+        characters: IntArray,
+        clock: FloatArray,
+        transitions: tuple[FloatArray, IntArray, FloatArray],
+        pose: tuple[FloatArray, FloatArray, FloatArray],
         threads: int = 1,
-    ) -> None:
-        """:meth:`apply` for inertialized and spring ``members`` at once, on the kernels (a character-major pose).
+    ) -> int:
+        """:meth:`apply` for those of ``characters`` inertialized or on a spring, on the kernels.
 
-        ``timing`` = their seconds elapsed and their transitions' durations ``(K,)``.
+        ``clock`` ``(C,)``; ``transitions`` = the stage's starts, kinds and durations ``(C,)``;
+        ``pose``: a pose buffer's :func:`~engine.backend.stage.character_views`. Returns how many
+        of ``characters`` are in a transition of another kind (left as they are).
         """
-        apply_offsets(members, timing, kinds, self._packed_pair(), self.joints, self._bounds, pose, threads)
+        columns = (self.joints, self._bounds)
+        return apply_offsets(characters, clock, transitions, self._packed_pair(), columns, pose, threads)
 
     def _packed_pair(self) -> tuple[FloatArray, FloatArray]:
         """The packed quintic and spring decays as the kernels take them (an empty array for a kind not started yet)."""

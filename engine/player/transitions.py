@@ -39,7 +39,16 @@ from engine.anim.inertialization import dead_blend, offset_pose, offset_velocity
 from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.velocity import PoseVelocity, blend_velocity
-from engine.backend.stage import DEAD_BLEND, FROZEN, INERTIALIZE, NONE, SPRING, apply_blends, character_major
+from engine.backend.stage import (
+    DEAD_BLEND,
+    FROZEN,
+    INERTIALIZE,
+    NONE,
+    SPRING,
+    apply_blends,
+    character_major,
+    character_views,
+)
 from engine.errors import InvalidInputError
 from engine.math._checks import BoolArray, FloatArray, IntArray, shaped, trusted
 from engine.player.offsets import Offsets
@@ -260,20 +269,18 @@ class TransitionStage:
 
         ``threads``: of the compiled offsets (blocks of characters; the same numbers).
         """
-        elapsed = clock[characters] - self.start[characters]
-        kinds = self.kind[characters]
         if self.compiled and character_major(pose):
-            offsets = (kinds == INERTIALIZE) | (kinds == SPRING)
-            if offsets.any():
-                members = characters[offsets]
-                timing = (elapsed[offsets], self.duration[members])
-                self._offsets.apply_compiled(members, kinds[offsets], pose, timing, threads)
-            if not offsets.all():
-                blends = ~offsets
+            transitions = (self.start, self.kind, self.duration)
+            views = character_views(pose)
+            if self._offsets.apply_compiled(characters, clock, transitions, views, threads):  # and some blends
+                blends = characters[(self.kind[characters] == FROZEN) | (self.kind[characters] == DEAD_BLEND)]
                 snapshots = (self._snapshot_rows, self._snapshot_velocity)
                 timing = (self.duration, self.half_life)
-                apply_blends(characters[blends], elapsed[blends], kinds[blends], timing, snapshots, pose)
+                elapsed = clock[blends] - self.start[blends]
+                apply_blends(blends, elapsed, self.kind[blends], timing, snapshots, pose)
             return
+        elapsed = clock[characters] - self.start[characters]
+        kinds = self.kind[characters]
         for code in (INERTIALIZE, SPRING):
             picked = kinds == code
             if picked.any():
