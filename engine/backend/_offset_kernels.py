@@ -40,104 +40,104 @@ INERTIALIZE, SPRING = 2, 3
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def offset_captures(
-    rows: Any, members: Any, elapsed: Any, kinds: Any, decays: Any, columns: Any, capture: Any, root: Any
-) -> None:
+def offset_captures(characters: Any, at: Any, transitions: Any, decays: Any, columns: Any, capture: Any) -> int:
     """The offsets of inertialized and spring transitions, and their rates, added to captures in place.
 
-    Capture row ``rows[k]`` is character ``members[k]``, ``elapsed[k]`` seconds into a transition of
-    kind ``kinds[k]`` (2 quintic, 3 spring); ``decays`` = (quintic ``(C, Fq, n)``, spring ``(C, Fs,
-    n)``, their layouts' field rows); ``columns`` = (joints ``(n,)``, the first column of the
-    rotations, of the scales and ``n`` ``(4,)``: the paths' columns follow one another from 0);
-    ``capture`` = translations, rotations, scales, linear, angular, scaling velocities ``(K, J,
-    3|4)``; ``root`` = the transitions' durations and half-lives ``(C,)``, their planar velocity
-    offsets ``(C, 3)`` and the captures' planar velocities ``(K, 3)``, to which each offset is
-    added times its decay ``d(e)``. The numpy reference:
-    :meth:`~engine.player.offsets.Offsets.full`, then
-    :func:`~engine.anim.inertialization.offset_pose`, :func:`~engine.anim.inertialization.offset_velocity`
-    and :func:`~engine.player.transitions.decay_weight`.
+    Capture row ``k`` is character ``characters[k]`` at player clock ``at[k]``; ``transitions`` =
+    every character's transition start (clock), kind (2 quintic, 3 spring, another: the row is left
+    as it is, and counted), duration, half-life ``(C,)`` and planar velocity offset ``(C, 3)``;
+    ``decays`` = (quintic ``(C, Fq, n)``, spring ``(C, Fs, n)``, their layouts' field rows);
+    ``columns`` = (joints ``(n,)``, the first column of the rotations, of the scales and ``n``
+    ``(4,)``: the paths' columns follow one another from 0); ``capture`` = translations,
+    rotations, scales, linear, angular, scaling velocities ``(K, J, 3|4)`` and the planar
+    velocities ``(K, 3)``, to which each planar offset is added times its decay ``d(e)``. Returns
+    how many rows were left. The numpy reference: :meth:`~engine.player.offsets.Offsets.full`,
+    then :func:`~engine.anim.inertialization.offset_pose`,
+    :func:`~engine.anim.inertialization.offset_velocity` and
+    :func:`~engine.player.transitions.decay_weight`.
     """
-    _offset_rows(0, rows.size, rows, members, elapsed, kinds, decays, columns, capture, root)
+    return _offset_rows(0, characters.size, characters, at, transitions, decays, columns, capture)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
 def offset_captures_parallel(
     blocks: int,
-    rows: Any,
-    members: Any,
-    elapsed: Any,
-    kinds: Any,
+    characters: Any,
+    at: Any,
+    transitions: Any,
     quintic: Any,
     spring: Any,
     at_quintic: Any,
     at_spring: Any,
     columns: Any,
     capture: Any,
-    root: Any,
-) -> None:
+) -> int:
     """:func:`offset_captures` over ``blocks`` contiguous blocks of the rows in parallel (the same numbers).
 
     The decays come one by one (a parallel loop's body takes no tuple of tuples).
     """
-    count = rows.size
+    count = characters.size
+    left = np.zeros(blocks, dtype=np.int64)
     for b in prange(blocks):
         decays = (quintic, spring, at_quintic, at_spring)
         begin, finish = b * count // blocks, (b + 1) * count // blocks
-        _offset_rows(begin, finish, rows, members, elapsed, kinds, decays, columns, capture, root)
+        left[b] = _offset_rows(begin, finish, characters, at, transitions, decays, columns, capture)
+    return int(left.sum())
 
 
-def offset_captures_on(threads: int, *arguments: Any) -> None:
+def offset_captures_on(
+    threads: int, characters: Any, at: Any, transitions: Any, decays: Any, columns: Any, capture: Any
+) -> int:
     """:func:`offset_captures` on ``threads`` threads (at most one block of rows each), serial for one."""
-    blocks = parallel_blocks(threads, arguments[0].size)
+    blocks = parallel_blocks(threads, characters.size)
     if blocks <= 1:
-        offset_captures(*arguments)
-    else:
-        rows, members, elapsed, kinds, (quintic, spring, at_quintic, at_spring), columns, capture, root = arguments
+        return int(offset_captures(characters, at, transitions, decays, columns, capture))
+    quintic, spring, at_quintic, at_spring = decays
+    return int(
         offset_captures_parallel(
-            blocks, rows, members, elapsed, kinds, quintic, spring, at_quintic, at_spring, columns, capture, root
+            blocks, characters, at, transitions, quintic, spring, at_quintic, at_spring, columns, capture
         )
+    )
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _offset_rows(
-    begin: int,
-    finish: int,
-    rows: Any,
-    members: Any,
-    elapsed: Any,
-    kinds: Any,
-    decays: Any,
-    columns: Any,
-    capture: Any,
-    root: Any,
-) -> None:
-    """:func:`offset_captures` for the rows ``begin <= k < finish``."""
+    begin: int, finish: int, characters: Any, at: Any, transitions: Any, decays: Any, columns: Any, capture: Any
+) -> int:
+    """:func:`offset_captures` for the rows ``begin <= k < finish``; returns how many it left."""
     quintic, spring, at_quintic, at_spring = decays
     joints, bounds = columns
-    translations, rotations, scales, linear, angular, scaling = capture
-    durations, half_lives, root_offsets, planar = root
+    translations, rotations, scales, linear, angular, scaling, planar = capture
+    start, kinds, durations, half_lives, root_offsets = transitions
     x, v = np.empty(3), np.empty(3)
+    left = 0
     for k in range(begin, finish):
-        r, c, t = rows[k], members[k], elapsed[k]
-        weight = _quintic_weight(t, durations[c]) if kinds[k] == INERTIALIZE else _spring_weight(t, half_lives[c])
+        c = characters[k]
+        kind = kinds[c]
+        if kind not in (INERTIALIZE, SPRING):
+            left += 1
+            continue
+        t = at[k] - start[c]
+        weight = _quintic_weight(t, durations[c]) if kind == INERTIALIZE else _spring_weight(t, half_lives[c])
         for e in range(3):
-            planar[r, e] += root_offsets[c, e] * weight
+            planar[k, e] += root_offsets[c, e] * weight
         for i in range(joints.size):
-            if kinds[k] == INERTIALIZE:
+            if kind == INERTIALIZE:
                 _quintic_at(quintic[c, :, i], at_quintic, t, x, v)
             else:
                 spring_at(spring[c, :, i], at_spring, t, x, v)
             j = joints[i]
             if i < bounds[1]:
                 for e in range(3):
-                    translations[r, j, e] += x[e]
-                    linear[r, j, e] += v[e]
+                    translations[k, j, e] += x[e]
+                    linear[k, j, e] += v[e]
             elif i >= bounds[2]:
                 for e in range(3):
-                    scales[r, j, e] += x[e]
-                    scaling[r, j, e] += v[e]
+                    scales[k, j, e] += x[e]
+                    scaling[k, j, e] += v[e]
             else:
-                _turn(rotations[r, j], angular[r, j], x, v)
+                _turn(rotations[k, j], angular[k, j], x, v)
+    return left
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")

@@ -169,33 +169,33 @@ class Offsets:
 
     def offset_compiled(
         self,
-        rows: IntArray,
-        members: IntArray,
-        elapsed: FloatArray,
-        kinds: IntArray,
+        characters: IntArray,
+        at: FloatArray,
+        transitions: tuple[FloatArray, IntArray, FloatArray, FloatArray, FloatArray],
         capture: Capture,
-        root: tuple[FloatArray, FloatArray, FloatArray],
         threads: int = 1,
-    ) -> None:
-        """The offsets and their rates of ``members`` at ``elapsed`` added to ``capture``'s rows ``rows``, in place.
+    ) -> int:
+        """The offsets and their rates added to ``capture``'s rows of those of ``characters`` ``(K,)`` in decay.
 
-        With the root's: ``root`` = every character's transition duration, half-life ``(C,)`` and
-        planar velocity offset ``(C, 3)``, added to ``capture.root`` times its decay. On the
-        kernels (``threads``: blocks of rows; the same numbers); the numpy reference is :meth:`full`, then
-        :func:`~engine.anim.inertialization.offset_pose`, :func:`~engine.anim.inertialization.offset_velocity`
-        and :func:`~engine.player.transitions.decay_weight`.
+        Row ``k`` is ``characters[k]`` at player clock ``at[k]``; ``transitions`` = every
+        character's transition start, kind, duration, half-life ``(C,)`` and planar velocity
+        offset ``(C, 3)`` (the stage's arrays), the latter added to ``capture.root`` times its
+        decay. On the kernels (``threads``: blocks of rows; the same numbers); returns how many
+        rows are in a transition of another kind (left as they are). The numpy reference is
+        :meth:`full`, then :func:`~engine.anim.inertialization.offset_pose`,
+        :func:`~engine.anim.inertialization.offset_velocity` and
+        :func:`~engine.player.transitions.decay_weight`.
         """
         velocity = capture.velocity
-        compiled_module("engine.backend._offset_kernels").offset_captures_on(
+        rows = (*capture.pose.arrays(), velocity.linear, velocity.angular, velocity.scaling, capture.root)
+        return compiled_module("engine.backend._offset_kernels").offset_captures_on(
             threads,
-            np.ascontiguousarray(rows, dtype=np.int64),
-            np.ascontiguousarray(members, dtype=np.int64),
-            np.ascontiguousarray(elapsed, dtype=np.float64),
-            np.ascontiguousarray(kinds, dtype=np.int64),
+            np.ascontiguousarray(characters, dtype=np.int64),
+            np.ascontiguousarray(at, dtype=np.float64),
+            transitions,
             (*self._packed_pair(), QUINTIC_FIELDS, SPRING_FIELDS),
             (self.joints, self._bounds),
-            (*capture.pose.arrays(), velocity.linear, velocity.angular, velocity.scaling),
-            (*root, capture.root),
+            rows,
         )
 
     def decay(self, kind: int, path: int, members: Any) -> QuinticDecay | SpringDecay:

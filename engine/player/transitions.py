@@ -301,20 +301,15 @@ class TransitionStage:
 
         ``threads``: of the compiled offsets (blocks of rows; the same numbers).
         """
+        codes: tuple[int, ...] = (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND)
+        if self.compiled:  # the offsets on the kernels, in place, with the root's
+            transitions = (self.start, self.kind, self.duration, self.half_life, self.root_offset)
+            if not self._offsets.offset_compiled(characters, at, transitions, capture, threads):
+                return  # every row decayed there, or in no transition
+            codes = (FROZEN, DEAD_BLEND)
         elapsed = at - self.start[characters]
         kinds = self.kind[characters]
-        busy = np.flatnonzero(kinds != NONE)
-        codes: tuple[int, ...] = (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND)
-        if self.compiled and busy.size:  # the offsets on the kernels, in place, with the root's
-            decaying = (kinds[busy] == INERTIALIZE) | (kinds[busy] == SPRING)
-            if decaying.any():
-                rows = busy[decaying]
-                root = (self.duration, self.half_life, self.root_offset)
-                self._offsets.offset_compiled(
-                    rows, characters[rows], elapsed[rows], kinds[rows], capture, root, threads
-                )
-                busy = busy[~decaying]
-            codes = (FROZEN, DEAD_BLEND)
+        busy = np.flatnonzero(np.isin(kinds, codes))
         if not busy.size:
             return
         members, spent = characters[busy], elapsed[busy]
