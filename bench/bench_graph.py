@@ -20,7 +20,8 @@ A frame is ``GraphRuntime.update`` (the machines, the flat layers' weights and t
   the transition stage's offsets; of it, the column **stage** is the player's transition stage
   on the pose (``TransitionStage.apply``: the inertialized offsets added to the blended pose).
 
-Also printed: allocations per frame on the compiled path after warm-up (tracemalloc), one
+Also printed: allocations per frame on the compiled path after warm-up (tracemalloc), the calls
+a frame there (``sys.setprofile``: counts, which the machine's load does not move), one
 character's frame beside the Animator's alone (two actions, the same clips), and 10,000
 characters each in its own state machine at 60 FPS with animation LOD (the poses by the LOD mix
 of bench_frame: 10 % every frame, 25 % every 2nd, 65 % every 4th; the machines every frame, then
@@ -39,14 +40,17 @@ import argparse
 import gc
 import itertools
 import statistics
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import engine
 from engine.anim import Channel, Clip, Skeleton
 from engine.animator import Animator
 from engine.backend import BufferFrame, UpdateSchedule
@@ -57,6 +61,7 @@ from engine.player import Player, capture, compose, evaluate
 from engine.player.transitions import TransitionStage
 
 DT = 1.0 / 60.0
+ENGINE = str(Path(engine.__file__).parent)
 WALK, RUN = 1.2, 3.0
 COUNTS = (1, 100, 1000, 10_000)
 #: The pose jobs timed apart from the graph layer: (owner, attribute).
@@ -289,6 +294,29 @@ def allocations(runtime: GraphRuntime, inputs: Inputs, frames: int = 5) -> tuple
     return held, statistics.median(peaks) - before
 
 
+def calls(runtime: GraphRuntime, inputs: Inputs, frames: int = 20) -> tuple[float, float, float]:
+    """Calls a frame (``sys.setprofile``): of Ossa's functions, of other Python functions, of C functions.
+
+    The second are numpy's Python-level functions mostly, the third numpy's C functions and array
+    methods and the builtins; a ufunc, an index and a numba kernel are not calls here. Counts,
+    not times: the same on a loaded machine as on an idle one.
+    """
+    counts = [0, 0, 0]
+
+    def profile(frame: Any, event: str, _: Any) -> None:
+        if event == "call":
+            counts[0 if frame.f_code.co_filename.startswith(ENGINE) else 1] += 1
+        elif event == "c_call":
+            counts[2] += 1
+
+    for _ in range(frames):
+        inputs.apply()
+        sys.setprofile(profile)
+        runtime.update(DT)
+        sys.setprofile(None)
+    return counts[0] / frames, counts[1] / frames, counts[2] / frames - 1  # less setprofile(None) itself
+
+
 def lod_frame(
     graph: Any, count: int, threads: int, repeat: int, hold: bool, records: bool = False
 ) -> tuple[float, float, float, float, float]:
@@ -394,6 +422,11 @@ def main() -> None:
     print(
         f"allocations, compiled path, 1000 characters: {held:.0f} B/frame held after a frame, "
         f"{peak / 1024:.0f} KiB peak within one (numpy temporaries of the machines and layers)"
+    )
+    ours, others, native = calls(runtime, inputs)
+    print(
+        f"calls, compiled path, 1000 characters: {ours:.0f} of Ossa's functions, {others:.0f} of other Python "
+        f"functions (numpy's), {native:.0f} of C functions and methods a frame (no ufuncs, indexes, kernels)"
     )
     graph_us, animator_us = one_character(graph, clips, 200)
     print(f"one character: the graph's frame {graph_us:.0f} µs, an Animator of two actions alone {animator_us:.0f} µs")

@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.anim.clip_velocity import VelocityTable
 from engine.anim.inertialization import QuinticDecay, SpringDecay
-from engine.anim.layout import PoseBuffer, Workspace
+from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import UP
 from engine.anim.velocity import PoseVelocity
@@ -232,7 +232,6 @@ class CaptureFrame:
         leaving: np.ndarray,
         loops: np.ndarray,
         threshold: float,
-        workspace: Workspace | None = None,
     ) -> tuple[Pose, PoseVelocity, FloatArray]:
         """The blended pose ``(K, J)``, its velocity and the root's planar velocity ``(K, 3)`` of ``K`` rows.
 
@@ -240,11 +239,9 @@ class CaptureFrame:
         at ``rates`` (clip seconds per second), with ``weights`` and their ``weight_rates`` ``(L,
         K)``, the overrides at ``override_weights`` ``(G, K)``; ``leaving`` ``(L, K)``: the motion
         leaving the time (a layer entered now) rather than arriving; ``loops`` ``(L,)``: which
-        layers repeat. With ``workspace`` the results are its arrays (valid while its scope lasts).
-        Inputs are trusted (the player's).
+        layers repeat. Inputs are trusted (the player's).
         """
         state, count = self.state, characters.size
-        empty = np.empty if workspace is None else workspace.empty
         joints, layers = state.bank.num_joints, state.num_layers
         shape = (layers, count)
         times, weights = np.ascontiguousarray(times, np.float64), np.ascontiguousarray(weights, np.float64)
@@ -252,7 +249,7 @@ class CaptureFrame:
             raise InvalidInputError("a layer without a velocity table has weight in a capture")
         override_weights = np.ascontiguousarray(override_weights, np.float64)
         slots = max(int((weights > 0.0).sum(axis=0).max(initial=0)), 1)
-        local = tuple(empty((count, joints, w)) for w in (3, 4, 3))
+        local = tuple(np.empty((count, joints, w)) for w in (3, 4, 3))
         clip_ids = np.ascontiguousarray(state.clip_ids[:, characters])
         cursors = np.zeros(shape, dtype=np.int64)
         masks, overrides = state.kernel_masks(override_weights)
@@ -260,8 +257,8 @@ class CaptureFrame:
         # a capture splits the root about +Y on both backends (engine.player.capture._root_apart)
         inputs = ((clip_ids, times, weights, cursors), masks, overrides, threshold, (root, Y_UP), state.bank.arrays)
         outputs = (local, state.no_palette, state.no_model)
-        velocity = empty((3, count, joints, 3))  # linear, angular, scaling: each contiguous
-        planar = empty((count, 3))
+        velocity = np.empty((3, count, joints, 3))  # linear, angular, scaling: each contiguous
+        planar = np.empty((count, 3))
         blocks = state.threads
         velocity_layers = (
             weights,

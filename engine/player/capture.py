@@ -29,7 +29,7 @@ from engine.anim.additive import apply_additive
 from engine.anim.blending import blend_joint_weights
 from engine.anim.clip_velocity import VelocityTable, sample_with_velocity, velocity_table
 from engine.anim.events import Loop
-from engine.anim.layout import PoseBuffer, Workspace
+from engine.anim.layout import PoseBuffer
 from engine.anim.pose import Pose
 from engine.anim.rootmotion import remove_planar, yaw_from_quat
 from engine.anim.sampling import sample
@@ -189,7 +189,6 @@ def capture(
     leaving: BoolArray,
     tables: VelocityTables,
     compiled: tuple[CaptureFrame, IntArray] | None = None,
-    workspace: Workspace | None = None,
 ) -> Capture:
     """The layers' output for ``K`` characters and its velocity (module docstring).
 
@@ -198,8 +197,7 @@ def capture(
     the motion leaving now (a layer entered this instant), else of the motion arriving.
     ``compiled``: the kernels' :class:`~engine.backend.stage.CaptureFrame` and the characters
     ``(K,)`` the rows are: the blended layers on the kernels (the same numbers to rounding), the
-    additive ones after them here; with ``workspace`` the kernels' results are its arrays (valid
-    while its scope lasts).
+    additive ones after them here.
     """
     if compiled is not None:
         frame, characters = compiled
@@ -218,7 +216,6 @@ def capture(
             leaving,
             loops,
             threshold,
-            workspace,
         )
         return _with_additive(
             skeleton, table, times, rates, weights, override_weights, leaving, tables, pose, velocity, planar

@@ -107,7 +107,6 @@ class Player(Switching):
         self.transitions = TransitionStage(count, joints, compiled=self.backend == "numba")
         self._velocity_tables = VelocityTables()
         self._composer = Composer(skeleton, count, character_major=self.backend == "numba")
-        self._workspace = self._composer.workspace  # temporaries reused from call to call (one scope each)
         self._compiled = CompiledLayers(skeleton, self._table, self._composer.buffers, root)
         self._morph = np.tile(morph.defaults, (count, 1)) if morph is not None else np.zeros((count, 0))
         self.root_motion = RootMotion.still(count)
@@ -264,7 +263,7 @@ class Player(Switching):
 
         With ``composing`` = (records, model) the others are composed with their pose (:meth:`end_frame`).
         """
-        table, ws, threshold = self._table, self._workspace, self.rest_threshold
+        table, ws, threshold = self._table, self._composer.workspace, self.rest_threshold
         self.root_motion = self._root_motion()
         times = self._clip_times()  # read only
         stage = self.transitions

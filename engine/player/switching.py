@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from engine.anim.layout import Workspace
 from engine.anim.velocity import PoseVelocity
 from engine.math._checks import FloatArray, IntArray, as_array, trusted
 from engine.player.capture import LayerState, VelocityTables, capture
@@ -27,7 +26,7 @@ class Switching(LayerControls):
     """Captures of the output and the switches started from them (module docstring); a base of the player.
 
     What it reads of the player: its :attr:`clock`, :attr:`transitions`, backend, rest threshold,
-    threads, compiled layers, velocity tables and workspace (set by :class:`~engine.player.Player`).
+    threads, compiled layers and velocity tables (set by :class:`~engine.player.Player`).
     """
 
     clock: FloatArray
@@ -37,7 +36,6 @@ class Switching(LayerControls):
     _threads: int | None
     _compiled: CompiledLayers
     _velocity_tables: VelocityTables
-    _workspace: Workspace
 
     @property
     def threads(self) -> int:
@@ -84,13 +82,8 @@ class Switching(LayerControls):
         state = LayerState(*(mine if value is None else value for mine, value in zip(now, given, strict=True)))
         return self._captured(chosen, state.checked(self.num_layers, self.num_overrides, chosen.size), stage=stage)
 
-    def _captured(
-        self, chosen: IntArray, state: LayerState, *, stage: bool, workspace: Workspace | None = None
-    ) -> Capture:
-        """The capture of ``chosen`` at a checked ``state`` (the transition stage at ``state.at`` when ``stage``).
-
-        With ``workspace``: the compiled capture's arrays are its own (valid while its scope lasts).
-        """
+    def _captured(self, chosen: IntArray, state: LayerState, *, stage: bool) -> Capture:
+        """The capture of ``chosen`` at a checked ``state`` (the transition stage at ``state.at`` when ``stage``)."""
         frame = self._compiled.captures(self.threads, self._velocity_tables) if self.backend == "numba" else None
         with trusted():
             result = capture(
@@ -102,7 +95,6 @@ class Switching(LayerControls):
                 leaving=state.leaving,
                 tables=self._velocity_tables,
                 compiled=None if frame is None else (frame, chosen),
-                workspace=workspace,
             )
             if stage:
                 self.transitions.apply_captured(result, chosen, state.at, self.threads)
@@ -143,13 +135,12 @@ class Switching(LayerControls):
         """
         chosen = self.select(characters)
         count, shape = chosen.size, (self.num_layers, self.num_overrides, chosen.size)
-        first, both = before.checked(*shape), np.concatenate((chosen, chosen))
-        with self._workspace.scope() as workspace:  # the captures: read into the stage, then let go
-            pair = self._captured(both, first.joined(after.checked(*shape)), stage=False, workspace=workspace)
-            source, target = pair.take(slice(0, count)), pair.take(slice(count, 2 * count))  # views of its halves
-            with trusted():
-                self.transitions.apply_captured(source, chosen, first.at, self.threads)
-                self.transitions.begin(chosen, kind, duration, half_life, source, target, first.at, self.threads)
+        first = before.checked(*shape)
+        pair = self._captured(np.concatenate((chosen, chosen)), first.joined(after.checked(*shape)), stage=False)
+        source, target = pair.take(slice(0, count)), pair.take(slice(count, 2 * count))  # views of its halves
+        with trusted():
+            self.transitions.apply_captured(source, chosen, first.at, self.threads)
+            self.transitions.begin(chosen, kind, duration, half_life, source, target, first.at, self.threads)
 
     def switch(
         self, characters: Any, kind: str, duration: Any, change: Callable[[], None], *, half_life: Any = 1.0

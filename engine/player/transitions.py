@@ -302,16 +302,18 @@ class TransitionStage:
         ``threads``: of the compiled offsets (blocks of rows; the same numbers).
         """
         codes: tuple[int, ...] = (INERTIALIZE, SPRING, FROZEN, DEAD_BLEND)
+        kinds = self.kind[characters]
         if self.compiled:  # the offsets on the kernels, in place, with the root's
             transitions = (self.start, self.kind, self.duration, self.half_life, self.root_offset)
             if not self._offsets.offset_compiled(characters, at, transitions, capture, threads):
                 return  # every row decayed there, or in no transition
             codes = (FROZEN, DEAD_BLEND)
-        elapsed = at - self.start[characters]
-        kinds = self.kind[characters]
-        busy = np.flatnonzero(np.isin(kinds, codes))
+            busy = np.flatnonzero((kinds == FROZEN) | (kinds == DEAD_BLEND))
+        else:
+            busy = np.flatnonzero(kinds != NONE)
         if not busy.size:
             return
+        elapsed = at - self.start[characters]
         members, spent = characters[busy], elapsed[busy]
         for code in codes:
             picked = np.flatnonzero(kinds[busy] == code)
