@@ -273,7 +273,8 @@ class TransitionStage:
             transitions = (self.start, self.kind, self.duration)
             views = character_views(pose)
             if self._offsets.apply_compiled(characters, clock, transitions, views, threads):  # and some blends
-                blends = characters[(self.kind[characters] == FROZEN) | (self.kind[characters] == DEAD_BLEND)]
+                kinds = self.kind[characters]
+                blends = characters[(kinds == FROZEN) | (kinds == DEAD_BLEND)]
                 snapshots = (self._snapshot_rows, self._snapshot_velocity)
                 timing = (self.duration, self.half_life)
                 elapsed = clock[blends] - self.start[blends]
