@@ -10,15 +10,17 @@ A frame is ``GraphRuntime.update`` (the machines, the flat layers' weights and t
 ``end_frame``: sample, blend, transition stage; local→model and the palette). Its time splits into
 
 - **the pose jobs**: sampling, blending and composing — the compiled kernels
-  (``BufferFrame.sample_blend``, with ``compose`` the characters not in transition composed in
-  the same pass, ``finalize``, and ``CaptureFrame.capture``: a capture's sampling,
+  (``BufferFrame.sample_blend``, with ``compose`` the characters composed in the same pass,
+  ``finalize``, and ``CaptureFrame.capture``: a capture's sampling,
   blending and velocity), the numpy passes (``engine.player.evaluate``,
   local→model and palette) and the sampling and blending inside the captures a transition starts
   from: the work any way of posing these characters does;
 - **the graph layer**: everything else — parameters, blend-space weights, conditions, clocks,
   transitions and their captures' bookkeeping, the layers' weights and times, root and markers,
   the transition stage's offsets; of it, the column **stage** is the player's transition stage
-  on the pose (``TransitionStage.apply``: the inertialized offsets added to the blended pose).
+  on the pose (the inertialized offsets added to the blended pose: on the compiled player inside
+  the posing pass, timed by their kernel alone after the frame, :func:`stage_in_pass`, and taken
+  out of the pose jobs; ``TransitionStage.apply`` and ``apply_blends`` elsewhere).
 
 Also printed: allocations per frame on the compiled path after warm-up (tracemalloc), the calls
 a frame there (``sys.setprofile``: counts, which the machine's load does not move), one
@@ -54,7 +56,7 @@ import engine
 from engine.anim import Channel, Clip, Skeleton
 from engine.animator import Animator
 from engine.backend import BufferFrame, UpdateSchedule
-from engine.backend.stage import CaptureFrame
+from engine.backend.stage import CaptureFrame, apply_offsets
 from engine.graph import GraphRuntime, bind_graph, parse_graph
 from engine.math import quat_from_axis_angle
 from engine.player import Player, capture, compose, evaluate
@@ -80,6 +82,8 @@ JOBS = [
     (capture, "additive_velocity"),
     (capture, "apply_additive"),
 ]
+#: The player's transition stage on the pose where it runs outside the compiled pass.
+STAGE = [(TransitionStage, "apply"), (TransitionStage, "apply_blends")]
 
 
 def humanoid64() -> Skeleton:
@@ -228,22 +232,48 @@ def make(graph: Any, count: int, backend: str, threads: int) -> tuple[GraphRunti
     return runtime, inputs
 
 
+def stage_in_pass(runtime: GraphRuntime, scratch: tuple[np.ndarray, ...]) -> float:
+    """Seconds of the transition stage's offsets inside the compiled pass, estimated after the frame.
+
+    On the compiled player the inertialized offsets are added within the posing pass (between a
+    character's blend and its compose), where they cannot be timed apart: their kernel alone
+    (:func:`engine.backend.stage.apply_offsets`, the same per-character code) on the same
+    characters at the same clock, into ``scratch`` (a pose shaped like the player's: its
+    numbers do not matter here), right after the frame.
+    """
+    player = runtime.player
+    stage = player.transitions
+    busy = stage.active()
+    if player.backend != "numba" or not busy.size:
+        return 0.0
+    clock, transitions, decays, joints, bounds = stage.in_pass(player.clock)
+    start = time.perf_counter()
+    apply_offsets(busy, clock, transitions, decays[:2], (joints, bounds), scratch, player.threads)
+    return time.perf_counter() - start
+
+
 def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[float, float, float, float, float]:
     """Medians over ``repeat`` frames: ms of a whole frame, of the pose jobs, of the layer and of the stage; the share.
 
     The layer (frame minus pose jobs) and its share of the frame are taken frame by frame, then
-    their medians: a frame that the shared machine slows down slows both parts of it alike.
+    their medians: a frame that the shared machine slows down slows both parts of it alike. The
+    stage's offsets inside the compiled pass (:func:`stage_in_pass`) count in the layer and the
+    stage, not in the pose jobs.
     """
+    count, joints = runtime.num_characters, runtime.graph.skeleton.num_joints
+    identity = np.tile([0.0, 0.0, 0.0, 1.0], (count, joints, 1))
+    scratch = (np.zeros((count, joints, 3)), identity, np.ones((count, joints, 3)))
     totals, jobs, stages = [], [], []
     for _ in range(repeat):
         spent, staged = [0.0], [0.0]
         inputs.apply()
-        with timed_jobs(spent), timed_jobs(staged, [(TransitionStage, "apply")]):
+        with timed_jobs(spent), timed_jobs(staged, STAGE):
             start = time.perf_counter()
             runtime.update(DT)
             totals.append(time.perf_counter() - start)
-        jobs.append(spent[0])
-        stages.append(staged[0])
+        in_pass = stage_in_pass(runtime, scratch)
+        jobs.append(spent[0] - in_pass)
+        stages.append(staged[0] + in_pass)
     layers = [total - job for total, job in zip(totals, jobs, strict=True)]
     shares = [layer / total for layer, total in zip(layers, totals, strict=True)]
     total, job, layer, stage = (1e3 * statistics.median(values) for values in (totals, jobs, layers, stages))

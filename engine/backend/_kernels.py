@@ -42,9 +42,10 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from engine.backend import _sampling_kernels, kernel_cache
+from engine.backend import _offset_kernels, _pose_offset_kernels, _sampling_kernels, kernel_cache
+from engine.backend._offset_kernels import INERTIALIZE, SPRING
+from engine.backend._pose_offset_kernels import offset_character, offset_rows
 from engine.backend._sampling_kernels import find_segment, in_place
-from engine.backend._threads import parallel_blocks
 from engine.compress import _kernels as compressed_kernels
 from engine.compress import library as compressed_library
 from engine.compress import quantize as compressed_quantize
@@ -405,17 +406,41 @@ def _character(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, blend: 
 # --- drivers: serial, and parallel over blocks of characters (one scratch per block) ----------
 
 
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def _posed(c: Any, inputs: Any, work: Any, model: Any, outputs: Any, flags: Any, stage: Any, rows: Any) -> Any:
+    """:func:`_character` of ``c`` (``flags`` = blend, compose), the transition stage's offsets between the two.
+
+    ``stage`` = (clock, transitions, decays, joints, bounds) as :func:`offset_character` takes
+    them, ``rows`` its scratch rows: a character in an inertialized or spring transition is
+    blended into ``local``, offset there, then composed.
+    """
+    blend, compose = flags
+    clock, transitions, decays, joints, bounds = stage
+    staged = blend and transitions[1][c] in (INERTIALIZE, SPRING)
+    skipped = _character(c, inputs, work, model, outputs, blend, compose and not staged)
+    if skipped or not staged:
+        return skipped
+    offset_character(c, clock, transitions, decays, outputs[0], joints, bounds, rows)
+    return _character(c, inputs, work, model, outputs, False, True) if compose else 0
+
+
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def run_serial(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, compose: Any) -> Any:
+def run_serial(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, compose: Any, stage: Any) -> Any:
     """:func:`_character` for every index in ``characters``; returns how many were skipped (bad input).
 
     ``scratch`` = (work ``(B, SCRATCH_ROWS, J)``, model ``(B, MODEL_FLOATS · J)``) float64 for
-    ``B`` blocks; the serial driver uses block 0.
+    ``B`` blocks; the serial driver uses block 0. ``stage``: ``None``, or as :func:`_posed` takes
+    it (a ``None`` compiles without it).
     """
     work, model = scratch[0][0], scratch[1][0]
     skipped = 0
+    if stage is None:
+        for i in range(characters.size):
+            skipped += _character(characters[i], inputs, work, model, outputs, blend, compose)
+        return skipped
+    rows = offset_rows(stage[3].size)
     for i in range(characters.size):
-        skipped += _character(characters[i], inputs, work, model, outputs, blend, compose)
+        skipped += _posed(characters[i], inputs, work, model, outputs, (blend, compose), stage, rows)
     return skipped
 
 
@@ -435,11 +460,13 @@ def run_parallel(
     samples: Any,
     blend: Any,
     compose: Any,
+    stage: Any,
 ) -> Any:
     """:func:`run_serial` with one contiguous block of characters per scratch block, blocks in parallel.
 
     The arguments come one by one (a parallel loop's body takes no tuple of tuples): the inputs
-    and outputs are packed for :func:`_character` inside the loop.
+    and outputs are packed for :func:`_character` inside the loop; ``stage``: ``None``, or
+    (clock, starts, kinds, durations, quintic, spring, their fields, joints, bounds), flat.
     """
     blocks = scratch[0].shape[0]
     count = characters.size
@@ -447,41 +474,26 @@ def run_parallel(
     for b in prange(blocks):
         work, model = scratch[0][b], scratch[1][b]
         inputs, outputs = (layers, masks, overrides, threshold, root, bank), (local, palette, model_out, samples)
-        for i in range(b * count // blocks, (b + 1) * count // blocks):
-            skipped += _character(characters[i], inputs, work, model, outputs, blend, compose)
+        if stage is None:
+            for i in range(b * count // blocks, (b + 1) * count // blocks):
+                skipped += _character(characters[i], inputs, work, model, outputs, blend, compose)
+        else:
+            clock, start, kinds, durations, quintic, spring, at_quintic, at_spring, joints, bounds = stage
+            posing = (clock, (start, kinds, durations), (quintic, spring, at_quintic, at_spring), joints, bounds)
+            rows = offset_rows(joints.size)
+            for i in range(b * count // blocks, (b + 1) * count // blocks):
+                skipped += _posed(characters[i], inputs, work, model, outputs, (blend, compose), posing, rows)
     return skipped
 
 
-def run(characters: Any, inputs: Any, scratch: Any, outputs: Any, blend: Any, compose: Any, threads: Any) -> Any:
-    """The serial driver, or the parallel one on ``threads`` threads (one scratch block each).
-
-    ``inputs`` = (layers, masks, overrides, threshold, root, bank arrays) and ``outputs`` = (local,
-    palette, model_out, samples), as :func:`_character` takes them.
-    """
-    count = parallel_blocks(threads, characters.size)
-    if count <= 1:
-        return run_serial(characters, inputs, scratch, outputs, blend, compose)
-    blocks = (scratch[0][:count], scratch[1][:count])
-    layers, masks, overrides, threshold, root, bank = inputs
-    local, palette, model_out, samples = outputs
-    return run_parallel(
-        characters,
-        layers,
-        masks,
-        overrides,
-        threshold,
-        root,
-        bank,
-        blocks,
-        local,
-        palette,
-        model_out,
-        samples,
-        blend,
-        compose,
-    )
-
-
-# the frame kernels inline the segment search and the compressed clips' decoder: their cache follows those modules too
-INLINED = (_sampling_kernels, compressed_kernels, compressed_quantize, compressed_library)
+# the frame kernels inline the segment search, the compressed clips' decoder and the stage's offsets: their cache
+# follows those modules too
+INLINED = (
+    _sampling_kernels,
+    compressed_kernels,
+    compressed_quantize,
+    compressed_library,
+    _pose_offset_kernels,
+    _offset_kernels,
+)
 kernel_cache.follow(run_serial, __file__, INLINED)

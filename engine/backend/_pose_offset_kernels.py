@@ -91,34 +91,51 @@ def _turn_rows(first: int, stop: int, joints: Any, q: Any, rows: Any) -> None:
         multiply_into(q[turned[i]], (0.5 * x[i]) * scale, (0.5 * y[i]) * scale, (0.5 * z[i]) * scale, cos_row[i])
 
 
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def offset_character(
+    c: int, clock: Any, transitions: Any, decays: Any, pose: Any, joints: Any, bounds: Any, rows: Any
+) -> bool:
+    """Character ``c``'s offsets added to ``pose`` in place, as :func:`apply_offsets` adds them; whether it had any.
+
+    ``transitions``, ``decays``, ``pose`` as :func:`apply_offsets` takes them, the columns' ``joints``
+    and ``bounds`` apart; ``rows``: six scratch rows ``(n,)``. False (``pose`` untouched) when
+    ``c``'s transition is of neither kind. The frame kernels call it too, between a character's
+    blend and its compose (:mod:`engine.backend._kernels`).
+    """
+    kind, t = transitions[1][c], clock[c] - transitions[0][c]
+    if kind == INERTIALIZE:
+        _quintic_rows(decays[0][c], decays[2], t, transitions[2][c], rows)
+    elif kind == SPRING:
+        _spring_rows(decays[1][c], decays[3], t, rows)
+    else:
+        return False
+    for out, begin, end in ((pose[0][c], bounds[0], bounds[1]), (pose[2][c], bounds[2], bounds[3])):
+        for i in range(begin, end):
+            j = joints[i]
+            out[j, 0] += rows[2][i]
+            out[j, 1] += rows[3][i]
+            out[j, 2] += rows[4][i]
+    _turn_rows(bounds[1], bounds[2], joints, pose[1][c], rows)
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def offset_rows(n: int) -> Any:
+    """Six scratch rows ``(n,)`` for :func:`offset_character` (separate arrays: see the module docstring)."""
+    return (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n))
+
+
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _offsets_on(
     first: int, stop: int, characters: Any, clock: Any, transitions: Any, decays: Any, columns: Any, pose: Any
 ) -> int:
     """:func:`apply_offsets` for the entries ``first <= k < stop`` (module docstring); returns how many it left."""
-    start, kinds, durations = transitions
-    quintic, spring, at_quintic, at_spring = decays
     joints, bounds = columns
-    translations, rotations, scales = pose
-    n = joints.size
-    rows = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n))
+    rows = offset_rows(joints.size)
     left = 0
     for k in range(first, stop):
-        c = characters[k]
-        if kinds[c] == INERTIALIZE:
-            _quintic_rows(quintic[c], at_quintic, clock[c] - start[c], durations[c], rows)
-        elif kinds[c] == SPRING:
-            _spring_rows(spring[c], at_spring, clock[c] - start[c], rows)
-        else:
+        if not offset_character(characters[k], clock, transitions, decays, pose, joints, bounds, rows):
             left += 1
-            continue
-        for out, begin, end in ((translations[c], bounds[0], bounds[1]), (scales[c], bounds[2], bounds[3])):
-            for i in range(begin, end):
-                j = joints[i]
-                out[j, 0] += rows[2][i]
-                out[j, 1] += rows[3][i]
-                out[j, 2] += rows[4][i]
-        _turn_rows(bounds[1], bounds[2], joints, rotations[c], rows)
     return left
 
 

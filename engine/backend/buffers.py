@@ -77,6 +77,7 @@ class BufferFrame:
         compose: bool = False,
         records: np.ndarray | None = None,
         model: bool = True,
+        stage: Any = None,
     ) -> PoseBuffer:
         """Sample every weighted layer at ``times`` ``(L, C)`` and blend with ``weights`` ``(L, C)`` into :attr:`pose`.
 
@@ -86,6 +87,11 @@ class BufferFrame:
         With ``compose`` the same characters' model matrices and palette too, as :meth:`finalize`
         with ``records`` and ``model`` writes them next (the same numbers): on the kernels in the
         same pass, each character composed while its pose is in cache (not read back).
+
+        ``stage`` (compiled only): a transition stage's inertialized and spring offsets, added to
+        each character's pose right after its blend, before it is composed
+        (:meth:`engine.player.transitions.TransitionStage.in_pass`): the numbers of
+        :func:`~engine.backend.stage.apply_offsets` on the pose afterwards, in the same pass.
 
         Raises
         ------
@@ -100,6 +106,8 @@ class BufferFrame:
         chosen = state.select(characters)
         palette, model_out = self._outputs(records, True, model) if compose else (state.no_palette, state.no_model)
         if resolve(backend) == "numpy":
+            if stage is not None:
+                raise InvalidInputError("the transition stage's offsets run in the pass on the compiled backend only")
             problem = state.first_bad(times, weights, override_weights, chosen)
             if problem is not None:
                 raise InvalidInputError(problem)
@@ -125,6 +133,7 @@ class BufferFrame:
             True,
             compose,
             workers,
+            stage,
         )
         return self.pose
 

@@ -31,7 +31,7 @@ import numpy as np
 from engine.anim.blending import REST_THRESHOLD
 from engine.anim.pose import Pose
 from engine.backend import _reference
-from engine.backend.select import kernels, resolve
+from engine.backend.select import compiled_module, kernels, resolve
 from engine.backend.state import FrameState, Int64Array, check_threads
 from engine.errors import InvalidInputError
 from engine.math._checks import FloatArray
@@ -258,12 +258,29 @@ def run(
     blend: bool,
     compose: bool,
     threads: int,
+    stage: Any = None,
 ) -> None:
-    """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input."""
+    """One compiled call on ``threads`` threads; raises after it when characters were skipped for bad input.
+
+    ``stage`` (with ``blend``; ``None``: none): a transition stage's inertialized and spring
+    offsets, added to each character's pose between its blend and its compose, as (clock ``(C,)``,
+    (starts, kinds, durations ``(C,)``), (quintic, spring decays, their fields), joints, bounds):
+    what :func:`~engine.backend.stage.apply_offsets` takes (:meth:`engine.player.offsets.Offsets.in_pass`).
+    """
     layers, masks, overrides = state.kernel_inputs(times, weights, override_weights)
     inputs = (layers, masks, overrides, threshold, state.kernel_root(), state.bank.arrays)
     outputs = (local, palette, model, state.no_samples)
-    skipped = kernels().run(chosen, inputs, state.scratch(), outputs, blend, compose, threads)
+    scratch = state.scratch()
+    blocks = compiled_module("engine.backend._threads").parallel_blocks(threads, chosen.size)  # numba's
+    if blocks <= 1:
+        skipped = kernels().run_serial(chosen, inputs, scratch, outputs, blend, compose, stage)
+    else:
+        flat = None
+        if stage is not None:  # the parallel driver takes no tuple of tuples
+            clock, (start, kinds, durations), decays, joints, bounds = stage
+            flat = (clock, start, kinds, durations, *decays, joints, bounds)
+        blocked = (scratch[0][:blocks], scratch[1][:blocks])
+        skipped = kernels().run_parallel(chosen, *inputs, blocked, *outputs, blend, compose, flat)
     if skipped:
         raise InvalidInputError(
             state.first_bad(times, weights, override_weights, chosen) or f"{skipped} characters had bad input"

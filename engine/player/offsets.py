@@ -260,6 +260,15 @@ class Offsets:
         columns = (self.joints, self._bounds)
         return apply_offsets(characters, clock, transitions, self._packed_pair(), columns, pose, threads)
 
+    def in_pass(self, clock: FloatArray, transitions: tuple[FloatArray, IntArray, FloatArray]) -> tuple[Any, ...]:
+        """What the compiled pass takes to add these offsets (:func:`engine.backend.frame.run`'s ``stage``).
+
+        ``clock`` ``(C,)``; ``transitions`` = the stage's starts, kinds and durations ``(C,)``.
+        """
+        quintic, spring = self._packed_pair()
+        decays = (quintic, spring, QUINTIC_FIELDS, SPRING_FIELDS)
+        return np.ascontiguousarray(clock, dtype=np.float64), transitions, decays, self.joints, self._bounds
+
     def _packed_pair(self) -> tuple[FloatArray, FloatArray]:
         """The packed quintic and spring decays as the kernels take them (an empty array for a kind not started yet)."""
         empty = np.zeros((0, 1, self.joints.size))

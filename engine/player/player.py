@@ -259,7 +259,7 @@ class Player(Switching):
         return self._composer.finalize(self._compiled_frame(), self._requested, records, model=model, pending=busy)
 
     def _pose(self, chosen: IntArray | None, composing: tuple[np.ndarray | None, bool] | None = None) -> IntArray:
-        """:meth:`pose` of ``chosen``; returns those with a transition in progress.
+        """:meth:`pose` of ``chosen``; returns those of them whose transition stage followed the posing pass.
 
         With ``composing`` = (records, model) the others are composed with their pose (:meth:`end_frame`).
         """
@@ -269,7 +269,8 @@ class Player(Switching):
         stage = self.transitions
         with trusted():
             stage.expire(self.clock)
-            busy = stage.active(chosen)
+            busy = later = stage.active(chosen)  # later: the characters not composed in the pass
+            fused = False
             if self.backend == "numba" and any(not layer.additive for layer in table.layers):
                 frame, factors = self._compiled.frame(self.threads)
                 weights = table.weights * factors
@@ -278,29 +279,37 @@ class Player(Switching):
                     "threshold": threshold,
                     "backend": self._requested,
                 }
+                # without additive layers the inertialized and spring offsets join the pass, between
+                # each character's blend and its compose; the frozen and dead blends follow it
+                fused = busy.size > 0 and stage.compiled and not any(layer.additive for layer in table.layers)
+                if fused:
+                    given["stage"] = stage.in_pass(self.clock)
+                    later = stage.blending(chosen)
                 if composing is None:
                     frame.sample_blend(times, weights, characters=chosen, **given)
                 else:
                     records, model = composing
-                    plain = stage.idle(chosen)
+                    plain = stage.passing(chosen) if fused else stage.idle(chosen)
                     frame.sample_blend(
                         times, weights, characters=plain, compose=True, records=records, model=model, **given
                     )
-                    if busy.size:
-                        frame.sample_blend(times, weights, characters=busy, **given)
+                    if later.size:
+                        frame.sample_blend(times, weights, characters=later, **given)
             else:
                 evaluate.sample_blend(
                     self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws
                 )
             evaluate.add_layers(table, times, chosen, self.pose_buffer, ws)
-            if busy.size:
+            if fused:
+                stage.apply_blends(self.pose_buffer, self.clock, later)
+            elif busy.size:
                 stage.apply(self.pose_buffer, self.clock, busy, self.threads)
         if self.morph is not None and self.morph.size:
             rows = evaluate.weighted(table, None, additive=False)
             self.morph.mix([table.layers[r].clip for r in rows], times[rows], table.weights[rows], self._morph)
         self._composer.posed(chosen)
         self._characters = chosen
-        return busy
+        return later
 
     def _root_motion(self) -> RootMotion:
         """The frame's travel: the layers' weighted deltas, plus the transition stage's velocity offsets."""

@@ -264,6 +264,39 @@ class TransitionStage:
         spent = decay_integral(kind, end - start, duration, half) - decay_integral(kind, begin - start, duration, half)
         return self.root_offset[characters] * spent[:, None]
 
+    def passing(self, characters: IntArray | None = None) -> IntArray:
+        """Those of ``characters`` (``None``: all) whose stage the compiled pass runs (:meth:`in_pass`), ascending.
+
+        Every character but those in a frozen or dead-blend transition (:meth:`blending`).
+        """
+        return self._blending(characters, False)
+
+    def blending(self, characters: IntArray | None = None) -> IntArray:
+        """Those of ``characters`` (``None``: all) in a frozen or dead-blend transition, ascending."""
+        return self._blending(characters, True)
+
+    def _blending(self, characters: IntArray | None, wanted: bool) -> IntArray:
+        kinds = self.kind if characters is None else self.kind[characters]
+        picked = ((kinds == FROZEN) | (kinds == DEAD_BLEND)) == wanted
+        return np.flatnonzero(picked) if characters is None else characters[picked]
+
+    def in_pass(self, clock: FloatArray) -> tuple[Any, ...]:
+        """The inertialized and spring offsets at player ``clock`` as the compiled pass adds them.
+
+        The ``stage`` of :meth:`engine.backend.BufferFrame.sample_blend`: each character's offsets
+        added between its blend and its compose, the numbers of the compiled :meth:`apply`; the
+        frozen and dead blends are not in it (:meth:`apply_blends`).
+        """
+        return self._offsets.in_pass(clock, (self.start, self.kind, self.duration))
+
+    def apply_blends(self, pose: PoseBuffer, clock: FloatArray, characters: IntArray) -> None:
+        """The frozen and dead-blend transitions of ``characters`` (only those) on a compiled ``pose``, in place."""
+        if characters.size:
+            snapshots = (self._snapshot_rows, self._snapshot_velocity)
+            timing = (self.duration, self.half_life)
+            elapsed = clock[characters] - self.start[characters]
+            apply_blends(characters, elapsed, self.kind[characters], timing, snapshots, pose)
+
     def apply(self, pose: PoseBuffer, clock: FloatArray, characters: IntArray, threads: int = 1) -> None:
         """The stage on ``pose`` (the layers' blend, in place) for ``characters`` with a transition in progress.
 
@@ -273,12 +306,7 @@ class TransitionStage:
             transitions = (self.start, self.kind, self.duration)
             views = character_views(pose)
             if self._offsets.apply_compiled(characters, clock, transitions, views, threads):  # and some blends
-                kinds = self.kind[characters]
-                blends = characters[(kinds == FROZEN) | (kinds == DEAD_BLEND)]
-                snapshots = (self._snapshot_rows, self._snapshot_velocity)
-                timing = (self.duration, self.half_life)
-                elapsed = clock[blends] - self.start[blends]
-                apply_blends(blends, elapsed, self.kind[blends], timing, snapshots, pose)
+                self.apply_blends(pose, clock, self.blending(characters))
             return
         elapsed = clock[characters] - self.start[characters]
         kinds = self.kind[characters]

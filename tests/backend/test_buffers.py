@@ -7,9 +7,14 @@ import pytest
 
 from engine.anim import Pose
 from engine.anim.layout import MatrixBuffer, PoseBuffer
+from engine.anim.velocity import PoseVelocity
 from engine.backend import ClipBank, FrameState, finalize, sample_blend
 from engine.backend.buffers import BufferFrame
+from engine.backend.stage import INERTIALIZE, SPRING
 from engine.errors import InvalidInputError
+from engine.math._checks import trusted
+from engine.math.quat import quat_normalize
+from engine.player.transitions import Capture, TransitionStage
 from tests.backend.conftest import crowd
 
 BACKENDS = ("numba", "numpy")
@@ -102,3 +107,75 @@ def test_sample_blend_composing_refuses_bad_records(mannequin_bank: ClipBank) ->
     frozen.flags.writeable = False
     with pytest.raises(InvalidInputError, match="records must be writable"):
         frame.finalize(records=frozen)
+
+
+def stage_in_transition(count: int, joints: int, rng: np.random.Generator) -> TransitionStage:
+    """A compiled transition stage with 60 of ``count`` characters inertialized, on a spring or frozen."""
+    stage = TransitionStage(count, joints, compiled=True)
+    stage.animate({"translation": np.arange(0, joints, 2), "rotation": np.arange(joints), "scale": np.array([1])})
+    members = rng.permutation(count)[:60]
+    with trusted():
+        source, target = (
+            Capture(
+                Pose(
+                    rng.normal(size=(60, joints, 3)),
+                    quat_normalize(rng.normal(size=(60, joints, 4))),
+                    1 + 0.1 * rng.normal(size=(60, joints, 3)),
+                ),
+                PoseVelocity(*(rng.normal(size=(60, joints, 3)) for _ in range(3))),
+                rng.normal(size=(60, 3)),
+            )
+            for _ in range(2)
+        )
+    for kind, rows in (("inertialize", slice(0, 25)), ("spring", slice(25, 45)), ("frozen", slice(45, 60))):
+        picked = members[rows]
+        stage.begin(picked, kind, 0.4, 0.2, source.take(rows), target.take(rows), np.zeros(picked.size))
+    return stage
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("compose", [False, True])
+def test_the_stage_in_the_pass_is_the_stage_after_it(synthetic_bank: ClipBank, threads: int, compose: bool) -> None:
+    """``stage``: the inertialized and spring offsets between each blend and its compose, bit for bit as after the pass.
+
+    The reference: the pass without it, the stage's offsets on the pose
+    (:meth:`~engine.player.transitions.TransitionStage.apply`), then :meth:`BufferFrame.finalize`.
+    Characters in no transition or a frozen one are posed as without a stage.
+    """
+    count, joints = 80, synthetic_bank.num_joints
+    rng = np.random.default_rng(31)
+    stage = stage_in_transition(count, joints, rng)
+    clock = np.full(count, 0.1)
+    chosen = np.sort(rng.choice(count, 50, replace=False))
+    offset = chosen[np.isin(stage.kind[chosen], (INERTIALIZE, SPRING))]
+    outputs = []
+    for how in ("in the pass", "after it", "none"):
+        frame, times, weights = frame_for(synthetic_bank, count, seed=5)
+        frame.state.threads = threads
+        pose = PoseBuffer(*(np.zeros((count, joints, width)).transpose(2, 1, 0) for width in (3, 4, 3)), (count,))
+        frame = BufferFrame(frame.state, pose, MatrixBuffer.empty(count, joints), MatrixBuffer.empty(count, joints))
+        given = {"characters": chosen, "threshold": 0.5}
+        if how == "in the pass":
+            frame.sample_blend(times, weights, compose=compose, stage=stage.in_pass(clock), **given)
+        else:
+            frame.sample_blend(times, weights, **given)
+            if how == "after it":
+                stage.apply(frame.pose, clock, offset)
+            if compose:
+                frame.finalize(characters=chosen)
+        written = [array[..., chosen] for array in frame.pose.arrays()]
+        if compose:
+            written += [frame.palette.entries[..., chosen], frame.model.entries[..., chosen]]
+        outputs.append(written)
+    fused, after, plain = outputs
+    for mine, theirs, bare in zip(fused, after, plain, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+        moved = np.any(mine != bare, axis=tuple(range(mine.ndim - 1)))  # per chosen character
+        np.testing.assert_array_equal(moved, np.isin(chosen, offset))
+
+
+def test_the_stage_in_the_pass_needs_the_compiled_backend(synthetic_bank: ClipBank) -> None:
+    frame, times, weights = frame_for(synthetic_bank, 80, seed=6)
+    stage = stage_in_transition(80, synthetic_bank.num_joints, np.random.default_rng(32))
+    with pytest.raises(InvalidInputError, match="offsets run in the pass on the compiled backend only"):
+        frame.sample_blend(times, weights, backend="numpy", stage=stage.in_pass(np.zeros(80)))

@@ -234,11 +234,15 @@ def test_the_kernel_cache_follows_the_modules_it_inlines(tmp_path: Path) -> None
 
 
 def test_the_frame_kernels_key_their_cache_by_the_decoder() -> None:
-    """The backend's kernel module left the digest of the modules it inlines beside its cache."""
+    """The backend's kernel module left the digest of the modules it inlines beside its cache.
+
+    The decoder of compressed clips, and the transition stage's offsets (added within the pass).
+    """
     kernels = importlib.import_module("engine.backend._kernels")  # numba: imported where it is tested
     helpers = importlib.import_module("engine.backend._sampling_kernels")
     decoder, quantize, library = (
         importlib.import_module(f"engine.compress.{n}") for n in ("_kernels", "quantize", "library")
     )
+    offsets = tuple(importlib.import_module(f"engine.backend.{n}") for n in ("_pose_offset_kernels", "_offset_kernels"))
     stamp = Path(kernels.run_serial.stats.cache_path) / "_kernels.inlined.sha256"
-    assert stamp.read_text() == kernel_cache.sources_digest((helpers, decoder, quantize, library))
+    assert stamp.read_text() == kernel_cache.sources_digest((helpers, decoder, quantize, library, *offsets))

@@ -1,7 +1,8 @@
 """``Player.end_frame``: the pose, the stages and finalize in one call, the same numbers as the three calls.
 
-Without post-blend stages or additive layers, on the compiled kernels, the characters with no
-transition in progress are posed and composed in one pass. The reference is the player itself
+Without post-blend stages or additive layers, on the compiled kernels, the characters are posed
+and composed in one pass, an inertialized or spring transition's offsets added in it; those in a
+frozen or dead-blend transition are composed after their blend. The reference is the player itself
 called step by step (``pose``, ``run_stages``, ``finalize``): bit for bit, with transitions of
 every stage kind in progress, LOD subsets given unsorted and repeated, upload records of both
 dtypes, with and without stored model matrices, and a root-motion joint.
@@ -95,8 +96,8 @@ def test_end_frame_is_pose_stages_finalize_bit_for_bit(mannequin, backend, dtype
         np.testing.assert_array_equal(mine, theirs)
 
 
-def test_end_frame_composes_only_the_characters_in_transition_apart(mannequin, monkeypatch) -> None:
-    """The one pass is taken: ``finalize``'s own pass composes the characters in transition, nobody else."""
+def test_end_frame_composes_only_frozen_and_dead_blend_transitions_apart(mannequin, monkeypatch) -> None:
+    """The one pass is taken, inertialized and spring transitions in it: ``finalize``'s own pass composes the others."""
     player, rows = crowd(mannequin, "numba")
     frames(player, rows, functools.partial(in_one_call, None, True), DUES[:3])
     composed = []
@@ -110,8 +111,8 @@ def test_end_frame_composes_only_the_characters_in_transition_apart(mannequin, m
     due = np.array([0, 1, 2, 3, 4, 5])
     player.begin_frame(1 / 60)
     player.end_frame(due)
-    np.testing.assert_array_equal(np.concatenate(composed), player.transitions.active(due))
-    assert 0 < len(composed[0]) < due.size
+    np.testing.assert_array_equal(np.concatenate(composed), player.transitions.blending(due))
+    assert 0 < len(composed[0]) < player.transitions.active(due).size  # [2] a dead blend; [1, 4, 5] inertialized
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
