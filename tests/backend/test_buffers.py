@@ -154,7 +154,7 @@ def test_the_stage_in_the_pass_is_the_stage_after_it(synthetic_bank: ClipBank, t
         frame.state.threads = threads
         pose = PoseBuffer(*(np.zeros((count, joints, width)).transpose(2, 1, 0) for width in (3, 4, 3)), (count,))
         frame = BufferFrame(frame.state, pose, MatrixBuffer.empty(count, joints), MatrixBuffer.empty(count, joints))
-        given = {"characters": chosen, "threshold": 0.5}
+        given = {"characters": chosen, "threshold": 0.5, "backend": "numba"}
         if how == "in the pass":
             frame.sample_blend(times, weights, compose=compose, stage=stage.in_pass(clock), **given)
         else:
@@ -162,7 +162,7 @@ def test_the_stage_in_the_pass_is_the_stage_after_it(synthetic_bank: ClipBank, t
             if how == "after it":
                 stage.apply(frame.pose, clock, offset)
             if compose:
-                frame.finalize(characters=chosen)
+                frame.finalize(characters=chosen, backend="numba")
         written = [array[..., chosen] for array in frame.pose.arrays()]
         if compose:
             written += [frame.palette.entries[..., chosen], frame.model.entries[..., chosen]]
