@@ -1,6 +1,6 @@
 """How many blocks a parallel kernel splits its items into, and numba's thread count to run them (numba).
 
-Shared by the backend's kernel drivers (:func:`engine.backend._kernels.run` and the ``*_on``
+Shared by the backend's kernel drivers (:func:`engine.backend.frame.run` and the ``*_on``
 drivers of :mod:`engine.backend._start_offset_kernels`, :mod:`engine.backend._pose_offset_kernels`,
 :mod:`engine.backend._capture_kernels`, :mod:`engine.backend._clock_kernels` and
 :mod:`engine.backend._offset_kernels`) and, through :func:`engine.player.compose.kernel_blocks`,
