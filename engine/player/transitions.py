@@ -265,20 +265,15 @@ class TransitionStage:
         return self.root_offset[characters] * spent[:, None]
 
     def passing(self, characters: IntArray | None = None) -> IntArray:
-        """Those of ``characters`` (``None``: all) whose stage the compiled pass runs (:meth:`in_pass`), ascending.
+        """Indices of the characters (of ``characters``; ``None``: all) whose stage the pass runs, ascending.
 
-        Every character but those in a frozen or dead-blend transition (:meth:`blending`).
+        Every character but those in a frozen or dead-blend transition (:meth:`blending`, :meth:`in_pass`).
         """
-        return self._blending(characters, False)
+        return np.flatnonzero(_of(~_blends(self.kind), characters))
 
     def blending(self, characters: IntArray | None = None) -> IntArray:
-        """Those of ``characters`` (``None``: all) in a frozen or dead-blend transition, ascending."""
-        return self._blending(characters, True)
-
-    def _blending(self, characters: IntArray | None, wanted: bool) -> IntArray:
-        kinds = self.kind if characters is None else self.kind[characters]
-        picked = ((kinds == FROZEN) | (kinds == DEAD_BLEND)) == wanted
-        return np.flatnonzero(picked) if characters is None else characters[picked]
+        """Indices of the characters (of ``characters``; ``None``: all) in a frozen or dead blend, ascending."""
+        return np.flatnonzero(_of(_blends(self.kind), characters))
 
     def in_pass(self, clock: FloatArray) -> tuple[Any, ...]:
         """The inertialized and spring offsets at player ``clock`` as the compiled pass adds them.
@@ -337,7 +332,7 @@ class TransitionStage:
             if not self._offsets.offset_compiled(characters, at, transitions, capture, threads):
                 return  # every row decayed there, or in no transition
             codes = (FROZEN, DEAD_BLEND)
-            busy = np.flatnonzero((kinds == FROZEN) | (kinds == DEAD_BLEND))
+            busy = np.flatnonzero(_blends(kinds))
         else:
             busy = np.flatnonzero(kinds != NONE)
         if not busy.size:
@@ -397,6 +392,11 @@ def _gather(buffer: PoseBuffer, members: IntArray) -> Pose:
     arrays = [np.ascontiguousarray(array[..., members].transpose(2, 1, 0)) for array in buffer.arrays()]
     with trusted():
         return Pose(*arrays)
+
+
+def _blends(kinds: IntArray) -> BoolArray:
+    """Where ``kinds`` are frozen or dead-blend transitions: a blend with a snapshot, not offsets."""
+    return (kinds == FROZEN) | (kinds == DEAD_BLEND)
 
 
 def _of(flags: BoolArray, characters: IntArray | None) -> BoolArray:
