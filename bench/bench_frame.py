@@ -12,7 +12,8 @@ drifts; ozz is compared as :data:`OZZ_PER_JOBS` times them), the numpy backend (
 cursors and the float32 column-major write), the numba backend on 1 thread and on every thread.
 Cells are wall-clock medians in ms per frame (the minimum in brackets: the machine is shared).
 
-Also printed: allocations per frame (tracemalloc), compile and cache-load times of the kernels
+Also printed: every thread's speed-up at C = 1000 beside compute-only kernels' in the same run
+(:func:`thread_scaling`), allocations per frame (tracemalloc), compile and cache-load times of the kernels
 (fresh processes with an empty and a warm ``NUMBA_CACHE_DIR``), float32 vs float64 clip tables,
 and 10,000 characters under animation LOD at 60 FPS.
 
@@ -22,6 +23,7 @@ Run: ``python bench/bench_frame.py`` (a few minutes; ``--quick`` for about one).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -30,10 +32,12 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 from bench_pose import humanoid, make_clip
+from numba import get_num_threads, njit, prange, set_num_threads
 
 from engine.anim import Pose, blend, model_from_pose, sample, skinning_palette
 from engine.backend import ClipBank, FrameState, UpdateSchedule, default_threads, evaluate_frame
@@ -137,6 +141,70 @@ def paired_ratios(bank: ClipBank, pairs: int) -> dict[int, tuple[float, float]]:
         quartiles = np.percentile(ratios, [25, 75])
         result[count] = (statistics.median(ratios), float(quartiles[1] - quartiles[0]))
     return result
+
+
+@njit(cache=True, parallel=True)
+def _spin(blocks: int, rounds: int, chained: bool, out: np.ndarray) -> None:
+    """Compute only, ``out.size`` items in ``blocks`` contiguous blocks: ``rounds`` sines each, chained or not.
+
+    Chained, each sine waits for the one before (latency-bound: a core's second hardware thread
+    doubles it); not chained, the sines overlap in the core's pipelines (throughput-bound, as the
+    frame's arithmetic: only a second core doubles it).
+    """
+    items = out.size
+    for b in prange(blocks):
+        for i in range(b * items // blocks, (b + 1) * items // blocks):
+            x, total = float(i), 0.0
+            for k in range(rounds):
+                if chained:
+                    x = math.sin(x) + 1.0
+                else:
+                    total += math.sin(x + k)
+            out[i] = x + total
+
+
+def _seconds(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def thread_scaling(bank: ClipBank, threads: int, pairs: int) -> np.ndarray:
+    """At C = 1000: the compiled frame's speed-up on ``threads`` threads over 1, beside the machine's own now.
+
+    The machine's: compute-only kernels (:func:`_spin`, throughput- and latency-bound) as long
+    as the frame on 1 thread, split into ``threads`` contiguous blocks as the frame kernels split
+    characters (no memory traffic, no serial part): what ``threads`` threads of this shared
+    machine give at the moment. The six runs alternate ``pairs`` times (the order reversed every
+    other round), each round giving one ratio of each pair, so a drift of the machine's speed
+    touches them alike. Returns the 25th, 50th and 75th percentiles (rows) of the frame's, the
+    throughput-bound and the latency-bound kernels' ratios (columns).
+    """
+
+    def frame(workers: int) -> Callable[[], object]:
+        state, times, weights, palette = crowd(bank, 1000, workers)
+
+        def run() -> None:
+            times[...] = np.remainder(times + 1.0 / 60.0, 1.5)
+            evaluate_frame(state, times, weights, out=palette, backend="numba")
+
+        run()
+        return run
+
+    runs = [frame(1), frame(threads)]
+    set_num_threads(max(threads, get_num_threads()))
+    out = np.empty(1000)
+    target = statistics.median(_seconds(runs[0]) for _ in range(5))
+    for chained in (False, True):
+        rounds = 16
+        while _seconds(partial(_spin, 1, rounds, chained, out)) < target:
+            rounds *= 2
+        runs += [partial(_spin, 1, rounds, chained, out), partial(_spin, threads, rounds, chained, out)]
+    took = np.empty((pairs, len(runs)))
+    for k in range(pairs):
+        for index in range(len(runs)) if k % 2 else reversed(range(len(runs))):
+            took[k, index] = _seconds(runs[index])
+    return np.percentile(took[:, 0::2] / took[:, 1::2], [25, 50, 75], axis=0)
 
 
 def allocations(bank: ClipBank) -> list[tuple[str, int]]:
@@ -286,7 +354,17 @@ def main() -> None:
         f"All threads vs 1 thread at C = 1000: {single[0] / multi[0]:.2f}× (medians), "
         f"{single[1] / multi[1]:.2f}× (minima)"
     )
-
+    threads = default_threads()
+    if threads > 1:
+        quartiles = thread_scaling(bank, threads, 40 if args.quick else 200)
+        print(
+            f"Paired, interleaved with compute-only kernels as long (what {threads} threads of this machine give now), "
+            f"{threads} threads vs 1 at C = 1000, median [quartiles] of the rounds' ratios:"
+        )
+        for column, label in enumerate(("the frame", "throughput-bound sines", "latency-bound sines")):
+            low, middle, high = quartiles[:, column]
+            print(f"  {label}: {middle:.2f}× [{low:.2f}, {high:.2f}]")
+        print(f"  the frame gets {quartiles[1, 0] / quartiles[1, 1]:.0%} of the throughput-bound kernel's speed-up")
     print("\nAllocations during one frame of 1000 characters (tracemalloc peak):")
     for label, peak in allocations(bank):
         print(f"  {label}: {peak} bytes")
