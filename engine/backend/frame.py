@@ -267,6 +267,9 @@ def run(
     (starts, kinds, durations ``(C,)``), (quintic, spring decays, their fields), joints, bounds):
     what :func:`~engine.backend.stage.apply_offsets` takes (:meth:`engine.player.offsets.Offsets.in_pass`).
     """
+    if chosen.flags.writeable:  # the kernels read it: one type for every index array (FrameState.everyone is read-only)
+        chosen = chosen.view()
+        chosen.flags.writeable = False
     layers, masks, overrides = state.kernel_inputs(times, weights, override_weights)
     inputs = (layers, masks, overrides, threshold, state.kernel_root(), state.bank.arrays)
     outputs = (local, palette, model, state.no_samples)

@@ -21,6 +21,7 @@ markers, morph weights, local→model, palette) on the compiled kernels where nu
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -164,6 +165,22 @@ class GraphRuntime:
         self.player.begin_frame(dt)
         self.control(characters if hold else None)
         self.player.end_frame(characters, records, model=model)
+
+    def warm_up(self, records: Any = None) -> float:
+        """Compile (or load) the kernels the frames and the transitions call now, not at the first transition.
+
+        The player's :meth:`~engine.player.Player.warm_up` (every transition kind rehearsed, put
+        back after) and the graph's own kernels a switch calls (its layers' state at the switch,
+        read only); no time passes, nothing changes. A program calls it once, after its first
+        :meth:`update`, before it times frames. ``records`` as for
+        :meth:`engine.player.Player.finalize`; returns the seconds it took.
+        """
+        start = time.perf_counter()
+        self.player.warm_up(records)
+        with trusted():
+            for count in dict.fromkeys((1, min(self.num_characters, self.player.threads))):  # serial, parallel
+                self.layer_state(np.arange(count), np.zeros(count))
+        return time.perf_counter() - start
 
     def advance(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
         """The graph's logic for ``dt`` seconds (scalar or ``(C,)``, ``>= 0``) and the player's pose.

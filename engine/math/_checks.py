@@ -72,10 +72,14 @@ def as_array(value: Any, name: str, trailing: tuple[int, ...] = (), *, finite: b
 
 
 def shaped(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """``array`` broadcast to ``shape``, C-contiguous (itself when it already is)."""
+    """``array`` broadcast to ``shape``, C-contiguous (itself when it already is), else a writable copy.
+
+    A copy even where the broadcast view is contiguous (a size-1 axis): writable either way, so a
+    compiled kernel sees one array type whatever the shape.
+    """
     if array.shape == shape and array.flags.c_contiguous:
         return array
-    return np.ascontiguousarray(np.broadcast_to(array, shape))
+    return np.array(np.broadcast_to(array, shape), order="C")
 
 
 def readonly_copy(array: Any) -> np.ndarray:

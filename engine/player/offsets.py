@@ -121,6 +121,16 @@ class Offsets:
             self.packed[kind] = grown
         self.joints, self._bounds = joints, bounds
 
+    def saved(self) -> dict[int, tuple[FloatArray, FloatArray]]:
+        """Each kind's packed decays and a copy of them: what :meth:`restore` puts back."""
+        return {kind: (packed, packed.copy()) for kind, packed in self.packed.items()}
+
+    def restore(self, saved: dict[int, tuple[FloatArray, FloatArray]]) -> None:
+        """The decays :meth:`saved` copied, written back in place; a kind started since is forgotten."""
+        for packed, copy in saved.values():
+            packed[...] = copy
+        self.packed = {kind: packed for kind, (packed, _) in saved.items()}
+
     def _packed_of(self, kind: int) -> FloatArray:
         """The packed decays of ``kind`` ``(C, F, n)``, allocated (no offset anywhere) on its first transition."""
         packed = self.packed.get(kind)

@@ -26,7 +26,7 @@ from engine.player.controls import layer_writes, read_only
 from engine.player.morph import MorphTargets
 from engine.player.root import RootMotion, RootSum
 from engine.player.switching import Switching
-from engine.player.transitions import TransitionStage
+from engine.player.transitions import KINDS, TransitionStage
 
 
 class Player(Switching):
@@ -248,13 +248,22 @@ class Player(Switching):
         progress are posed and composed in one pass: each pose composed while it is in cache.
         """
         chosen = None if characters is None else self.select(characters)
-        layers = self._table.layers
-        if self.stages or self.backend != "numba" or not layers or any(layer.additive for layer in layers):
+        if not self._one_pass():
             self._pose(chosen)
             self.run_stages()
             return self.finalize(records, model=model)
         if records is not None:
             check_records(records, self.pose_buffer.shape)
+        return self._pose_and_compose(chosen, records, model)
+
+    def _one_pass(self) -> bool:
+        """Whether :meth:`end_frame` poses and composes in one pass: compiled, layers, no stages or additive layers."""
+        layers = self._table.layers
+        plain = bool(layers) and not any(layer.additive for layer in layers)
+        return plain and not self.stages and self.backend == "numba"
+
+    def _pose_and_compose(self, chosen: IntArray | None, records: np.ndarray | None, model: bool) -> MatrixBuffer:
+        """:meth:`end_frame`'s one pass (:meth:`_one_pass`): the pose of ``chosen`` composed as it is posed."""
         busy = self._pose(chosen, (records, model or records is None))
         return self._composer.finalize(self._compiled_frame(), self._requested, records, model=model, pending=busy)
 
@@ -325,16 +334,41 @@ class Player(Switching):
         return motion
 
     def warm_up(self, records: np.ndarray | None = None) -> float:
-        """Pose and finalize the current frame once more (no time passes); returns the seconds it took.
+        """Compile (or load) the kernels a frame can call, then pose and finalize the current frame once more.
 
-        The first compiled call of a process compiles the kernels for these buffers (tens of
-        seconds, once: numba caches them on disk) or loads them (about a second): a program that
-        times its frames calls this first. ``records`` as for :meth:`finalize`.
+        The first compiled call of a process compiles a kernel for these buffers (tens of
+        seconds, once: numba caches it on disk) or loads it (about a second), and a transition's
+        kernels are first called at the first transition: mid-game. On the compiled backend this
+        rehearses every transition kind on the first character and on one per thread (the serial
+        and the parallel kernels), each posed both ways (:meth:`end_frame`'s one pass, and
+        :meth:`pose` then :meth:`finalize`), then puts the transition stage back as it was: no
+        time passes, nothing changes (the post-blend stages do not run). A program that times its
+        frames calls this first. ``records`` as for :meth:`finalize`; returns the seconds it took.
         """
         start = time.perf_counter()
-        self.pose(self._characters)
+        last = self._characters
+        if self.backend == "numba" and self.num_layers:
+            kept = self.transitions.saved()
+            try:
+                self._rehearse(records)
+            finally:
+                self.transitions.restore(kept)
+        self.pose(last)
         self.finalize(records)
         return time.perf_counter() - start
+
+    def _rehearse(self, records: np.ndarray | None) -> None:
+        """Every transition kind started and posed (:meth:`warm_up`), each while the one before is in progress."""
+        for count in dict.fromkeys((1, min(self.num_characters, self.threads))):  # serial, then parallel kernels
+            rows = self._everyone[:count]
+            for kind in KINDS:  # loop over the stage's kinds (four)
+                self.switch_between(rows, self.layer_state(rows), self.layer_state(rows, leaving=True), kind, 1.0)
+                for chosen in (None, rows):  # every character (a read-only index: another kernel type), a subset
+                    if self._one_pass():
+                        self._pose_and_compose(chosen, records, True)
+                    self._pose(chosen)
+                    self.update_model()
+                    self.finalize(records)
 
     def run_stages(self) -> None:
         """Run the :attr:`stages`, in order."""

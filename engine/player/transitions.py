@@ -187,6 +187,19 @@ class TransitionStage:
         self._snapshot = PoseBuffer(t, r, sc, (characters,))
         self._offsets = Offsets(characters)
 
+    def saved(self) -> tuple[Any, ...]:
+        """Every character's transition as it is now, copied: what :meth:`restore` puts back."""
+        arrays = (self.kind, self.start, self.duration, self.half_life, self.root_offset)
+        snapshots = (self._snapshot_rows, self._snapshot_velocity)
+        return tuple((array, array.copy()) for array in (*arrays, *snapshots)), self._offsets.saved()
+
+    def restore(self, saved: tuple[Any, ...]) -> None:
+        """Put back the transitions :meth:`saved` copied (in place: the same arrays, what a kernel was compiled for)."""
+        arrays, offsets = saved
+        for array, copy in arrays:
+            array[...] = copy
+        self._offsets.restore(offsets)
+
     def active(self, characters: IntArray | None = None) -> IntArray:
         """Indices of the characters (of ``characters``; ``None``: all) with a transition in progress, ascending."""
         return np.flatnonzero(_of(self.kind != NONE, characters))
