@@ -206,12 +206,22 @@ def common_parser(module: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--screenshot", type=Path, help="save the last frame to this PNG file")
     parser.add_argument("--script", type=Path, help="replay input from this file (see game/app.py)")
     parser.add_argument("--size", default="960x540", help="window size WIDTHxHEIGHT (default 960x540)")
+    parser.set_defaults(prog=parser.prog)  # what every message starts with (:func:`say`)
     return parser
 
 
 def say(prog: str, kind: str, text: str) -> None:
     """Print ``PROG: KIND: TEXT`` to stderr: how every program reports errors, warnings and notes."""
     print(f"{prog}: {kind}: {text}", file=sys.stderr)
+
+
+#: What a program says before its first frame on the compiled kernels (:func:`kernels_ready` after).
+COMPILING = "compiling the animation kernels once (cached after: about a second next time)"
+
+
+def kernels_ready(prog: str, started: float) -> None:
+    """Say how long the kernels took since ``started`` (``time.perf_counter``): after the player's ``warm_up``."""
+    say(prog, "note", f"kernels ready in {time.perf_counter() - started:.1f} s")
 
 
 def load_program_model(args: argparse.Namespace) -> Model:

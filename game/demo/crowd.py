@@ -61,7 +61,7 @@ from engine.math._checks import FloatArray
 from engine.player import Player as Posing
 from engine.render import PaletteBuffer, SkinnedMesh
 from engine.render.scene_renderer import scene_records
-from game.app import HEADLESS_FRAMES, Controls, load_program_model, say
+from game.app import COMPILING, HEADLESS_FRAMES, Controls, kernels_ready, load_program_model, say
 from game.demo.world import grass_texture, single_joint_mesh
 from game.model import Model
 from game.ui import ACCENT, DIM, Overlay
@@ -300,8 +300,10 @@ class CrowdDemo:
         self.crowd = self.make_crowd(count, args.seed)
         player = self.crowd.player
         if player.backend == "numba":  # the kernels before the first frame: out of the timings
-            say(self.prog, "note", "compiling the animation kernels once (cached after: about a second next time)")
-            say(self.prog, "note", f"kernels ready in {player.warm_up(self.crowd.palettes):.1f} s")
+            say(self.prog, "note", COMPILING)
+            started = time.perf_counter()
+            player.warm_up(self.crowd.palettes)
+            kernels_ready(self.prog, started)
         self.headless = bool(args.headless)
         self.frames = int(args.frames) or (HEADLESS_FRAMES if self.headless else 0)
         """The run's last frame (0: none), after which :meth:`summary` is said."""

@@ -60,12 +60,13 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
+from engine.backend import active_backend
 from engine.camera import Camera, FollowRig
 from engine.errors import InvalidInputError
 from engine.math import matrix_from_trs
 from engine.render import DebugDraw, SceneRenderer, SkinnedMesh
 from game import app
-from game.app import Controls, load_program_model
+from game.app import COMPILING, Controls, kernels_ready, load_program_model, say
 from game.demo.crowd import MAX_CROWD, CrowdDemo
 from game.demo.player import Player
 from game.demo.world import Collectibles, Terrain, disc, gem, single_joint_mesh, sphere
@@ -169,7 +170,15 @@ class DemoGame:
         self.finished = False
         self.paused = False
         self.show_skeleton = False
+        compiled = active_backend() == "numba"
+        if compiled:  # the kernels the character's frames and transitions call, before the first frame
+            say(args.prog, "note", COMPILING)
+        started = time.perf_counter()
         self.restart()
+        if compiled:
+            graph = self.player.graph  # the graph's own kernels too, when the character has one
+            (graph.runtime if graph else self.player.posing).warm_up(self.player.palette_records)
+            kernels_ready(args.prog, started)
         self._fps = 0.0
         self._last_render: float | None = None
 
