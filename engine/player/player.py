@@ -339,7 +339,7 @@ class Player(Switching):
         The first compiled call of a process compiles a kernel for these buffers (tens of
         seconds, once: numba caches it on disk) or loads it (about a second), and a transition's
         kernels are first called at the first transition: mid-game. On the compiled backend this
-        rehearses every transition kind on the first character and on one per thread (the serial
+        rehearses every transition kind on one character, then on as many as threads (the serial
         and the parallel kernels), each posed both ways (:meth:`end_frame`'s one pass, and
         :meth:`pose` then :meth:`finalize`), then puts the transition stage back as it was: no
         time passes, nothing changes (the post-blend stages do not run). A program that times its
@@ -363,7 +363,7 @@ class Player(Switching):
             rows = self._everyone[:count]
             for kind in KINDS:  # loop over the stage's kinds (four)
                 self.switch_between(rows, self.layer_state(rows), self.layer_state(rows, leaving=True), kind, 1.0)
-                for chosen in (None, rows):  # every character (a read-only index: another kernel type), a subset
+                for chosen in (None, rows):  # every character, then a subset (animation LOD)
                     if self._one_pass():
                         self._pose_and_compose(chosen, records, True)
                     self._pose(chosen)
