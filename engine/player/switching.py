@@ -39,7 +39,7 @@ class Switching(LayerControls):
 
     @property
     def threads(self) -> int:
-        """Threads of the compiled calls (:func:`~engine.player.compose.player_threads`), read when layers are added."""
+        """Threads of the compiled calls (:func:`~engine.player.compose.player_threads`), read at each call."""
         return player_threads(self._threads)
 
     def layer_state(self, characters: Any = None, *, leaving: bool = False) -> LayerState:
