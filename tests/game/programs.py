@@ -45,3 +45,8 @@ def run_recorded(
         patch.setattr(module, name, factory)
         code = main(list(argv))
     return code, made
+
+
+def but_kernels(lines: list[str]) -> list[str]:
+    """``lines`` (a program's stderr) without its notes about compiling its kernels (:data:`game.app.COMPILING`)."""
+    return [line for line in lines if app.COMPILING not in line and ": note: kernels ready in " not in line]

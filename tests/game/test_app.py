@@ -28,6 +28,7 @@ from game.camera_lab import lab as lab_module
 from game.demo import game as demo_module
 from tests.conftest import ROOT
 from tests.game.characters import cached_models
+from tests.game.programs import but_kernels
 
 PROGRAMS: dict[str, Callable[[list[str] | None], int]] = {
     "game.demo": demo_module.main,
@@ -40,12 +41,6 @@ PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "game.camera_lab": lab_module.build_parser,
 }
 LINE = re.compile(r"^python -m game\.(demo|blend_testbed|camera_lab|contact_sheet): (error|warning|note): \S.*$")
-KERNELS = (app.COMPILING, "kernels ready in")  # what a program on the compiled kernels says before its first frame
-
-
-def but_kernels(lines: list[str]) -> list[str]:
-    """``lines`` without a program's notes about its kernels (:data:`KERNELS`)."""
-    return [line for line in lines if not any(part in line for part in KERNELS)]
 
 
 """How every message line a program prints looks."""
@@ -292,7 +287,8 @@ def test_a_window_larger_than_the_screen_says_one_line(display: str) -> None:
         check=False,
     )
     assert done.returncode == 2
-    lines = [line for line in done.stderr.splitlines() if not line.startswith("error: XDG_RUNTIME_DIR")]  # SDL's
+    shown = but_kernels(done.stderr.splitlines())  # the error, not the kernels' notes before the window opens
+    lines = [line for line in shown if not line.startswith("error: XDG_RUNTIME_DIR")]  # SDL's
     assert len(lines) == 1, lines
     assert re.fullmatch(
         r"python -m game\.demo: error: --size 100000x100000: no window that large could be opened on this "

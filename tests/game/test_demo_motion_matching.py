@@ -19,7 +19,7 @@ from game.demo.motion_matching import MatchingGame, MatchingPlayer
 from game.demo.world import Terrain
 from game.model import Model
 from tests.game.characters import cached_model
-from tests.game.programs import run_recorded
+from tests.game.programs import but_kernels, run_recorded
 
 pytestmark = pytest.mark.assets
 
@@ -41,7 +41,8 @@ def mannequin() -> Model:
 
 
 def said(capsys: pytest.CaptureFixture[str]) -> list[str]:
-    return capsys.readouterr().err.strip().splitlines()
+    """What the program wrote to stderr, but for its kernels' notes."""
+    return but_kernels(capsys.readouterr().err.strip().splitlines())
 
 
 def test_the_database_is_built_once_then_loaded_from_the_cache(
