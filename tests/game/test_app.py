@@ -41,8 +41,6 @@ PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "game.camera_lab": lab_module.build_parser,
 }
 LINE = re.compile(r"^python -m game\.(demo|blend_testbed|camera_lab|contact_sheet): (error|warning|note): \S.*$")
-
-
 """How every message line a program prints looks."""
 
 
