@@ -203,7 +203,7 @@ class Offsets:
             np.ascontiguousarray(characters, dtype=np.int64),
             np.ascontiguousarray(at, dtype=np.float64),
             transitions,
-            (*self._packed_pair(), QUINTIC_FIELDS, SPRING_FIELDS),
+            self._kernel_decays(),
             (self.joints, self._bounds),
             rows,
         )
@@ -275,9 +275,12 @@ class Offsets:
 
         ``clock`` ``(C,)``; ``transitions`` = the stage's starts, kinds and durations ``(C,)``.
         """
-        quintic, spring = self._packed_pair()
-        decays = (quintic, spring, QUINTIC_FIELDS, SPRING_FIELDS)
-        return np.ascontiguousarray(clock, dtype=np.float64), transitions, decays, self.joints, self._bounds
+        clock = np.ascontiguousarray(clock, dtype=np.float64)
+        return clock, transitions, self._kernel_decays(), self.joints, self._bounds
+
+    def _kernel_decays(self) -> tuple[FloatArray, FloatArray, IntArray, IntArray]:
+        """The packed quintic and spring decays and the rows of their fields, as the kernels take them."""
+        return (*self._packed_pair(), QUINTIC_FIELDS, SPRING_FIELDS)
 
     def _packed_pair(self) -> tuple[FloatArray, FloatArray]:
         """The packed quintic and spring decays as the kernels take them (an empty array for a kind not started yet)."""
