@@ -220,6 +220,44 @@ def step_round(
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def enter_states(rows: Any, chosen: Any, phase: Any, keep: Any, table: Any, machine: Any, slots: Any, out: Any) -> None:
+    """The characters ``rows`` ``(K,)`` enter their transitions' targets (``Machine._enter``).
+
+    ``chosen`` ``(K,)`` the transitions, ``phase`` ``(K,)`` the targets' starting phases, ``keep``
+    ``(K,)`` where the source plays on (a live crossfade); ``table`` = each transition's kind,
+    target, duration, half-life and whether it is interruptible ``(T,)``, and the trigger rows
+    it consumes ``(T, G)``; ``machine`` as for :func:`step_round` without the slots, which come
+    apart: ``slots`` = the current and previous slots (entered, entry, phase, elapsed); ``out``:
+    the triggers ``(G, C)``, consumed. A transition of duration 0 cuts: no transition in
+    progress (kind 0).
+    """
+    kinds, targets, lengths, half_lives, interruptible, consumes = table
+    state, now, elapsed, kind, transition, progress, duration, half_life, locked, source, source_now, source_elapsed = (
+        machine
+    )
+    current, previous = slots
+    triggers = out
+    for k in range(rows.size):
+        c, t = rows[k], chosen[k]
+        for g in range(triggers.shape[0]):
+            if consumes[t, g]:
+                triggers[g, c] = False
+        old_state, old_phase, old_elapsed = state[c], now[c], elapsed[c]
+        if keep[k]:  # the live source plays on
+            previous[0][c], previous[1][c] = current[0][c], current[1][c]
+            previous[2][c], previous[3][c] = current[2][c], current[3][c]
+        state[c], now[c], elapsed[c] = targets[t], phase[k], 0.0
+        current[0][c], current[1][c], current[2][c], current[3][c] = True, phase[k], 0.0, 0.0
+        if lengths[t] == 0.0:
+            kind[c], transition[c], source[c], locked[c] = 0, -1, -1, False
+            continue
+        kind[c], transition[c], progress[c], duration[c] = kinds[t], t, 0.0, lengths[t]
+        half_life[c], locked[c] = half_lives[t], not interruptible[t]
+        source[c] = old_state if keep[k] else -1
+        source_now[c], source_elapsed[c] = old_phase, old_elapsed
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any, out: Any) -> None:
     """The leaves' weights and times of the characters ``rows`` ``(K,)`` for this frame (``_write_layers``).
 
@@ -308,29 +346,33 @@ def stale_rates(rows: Any, state: Any, source: Any, rate_stamps: Any, stamps: An
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def timing_rates(
-    states: Any, characters: Any, factors: Any, timing: Any, stamps: Any, rates: Any, rate_stamps: Any
-) -> None:
-    """Each (state, character) pair's own phase rate into ``rates`` ``(S, C)`` (``Machine.rates``, ``synced_rate``).
+def timing_rates(rows: Any, machine: Any, factors: Any, timing: Any, stamps: Any, rates: Any, rate_stamps: Any) -> None:
+    """The kept phase rates ``(S, C)`` of ``rows``' current and source states made fresh (``Machine.rates``).
 
-    The weighted mean of the state's timing clips' cycle rates, summed one clip after the other;
-    ``factors`` ``(C, N)`` the leaves' weights in their trees; ``timing`` = the timing leaves per
-    state (start ``(S + 1,)``, leaves) and their cycle rates; ``stamps`` ``(C,)`` the characters'
-    parameter stamps, written to ``rate_stamps`` ``(S, C)`` with the rates.
+    Where a rate's stamp in ``rate_stamps`` ``(S, C)`` is not the character's parameter stamp in
+    ``stamps`` ``(C,)``: the weighted mean of the state's timing clips' cycle rates
+    (``synced_rate``), summed one clip after the other, and the stamp. ``machine`` = each
+    character's state and source state ``(C,)`` (-1: none); ``factors`` ``(C, N)`` the leaves'
+    weights in their trees; ``timing`` = the timing leaves per state (start ``(S + 1,)``,
+    leaves) and their cycle rates.
     """
+    state, source = machine
     start, leaves, cycles = timing
-    for k in range(states.size):
-        s, c = states[k], characters[k]
-        count = start[s + 1] - start[s]
-        if count:
-            total = weighted = plain = 0.0
-            for i in range(start[s], start[s + 1]):
-                w = factors[c, leaves[i]]
-                total = total + w
-                weighted = weighted + w * cycles[i]
-                plain = plain + cycles[i]
-            rates[s, c] = weighted / total if total > 0.0 else plain / count
-        rate_stamps[s, c] = stamps[c]
+    for k in range(rows.size):
+        c = rows[k]
+        for s in (state[c], source[c]):
+            if s < 0 or rate_stamps[s, c] == stamps[c]:
+                continue
+            count = start[s + 1] - start[s]
+            if count:
+                total = weighted = plain = 0.0
+                for i in range(start[s], start[s + 1]):
+                    w = factors[c, leaves[i]]
+                    total = total + w
+                    weighted = weighted + w * cycles[i]
+                    plain = plain + cycles[i]
+                rates[s, c] = weighted / total if total > 0.0 else plain / count
+            rate_stamps[s, c] = stamps[c]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -76,8 +76,17 @@ class CompiledStep:
             SPRING_SETTLE,
             SYNCED,
         )
-        self.refresh: Callable[[IntArray, IntArray], object] = machine.rates
-        """Computes the kept phase rates of (state, character) pairs (the machine's, or :class:`CompiledLayers`')."""
+        self.entries = (
+            table.kind,
+            table.target,
+            table.duration,
+            table.half_life,
+            table.interruptible,
+            np.ascontiguousarray(machine.consumes),
+        )
+        self.fresh: Callable[[IntArray], object] | None = None
+        """Makes the kept phase rates of some characters' states fresh in one kernel (:class:`CompiledLayers`'), or
+        ``None``: the stale ones found on a kernel, computed by the machine (``Machine.rates``)."""
 
     @classmethod
     def of(cls, machine: Machine) -> CompiledStep | None:
@@ -110,13 +119,36 @@ class CompiledStep:
         """The machine's kept phase rates ``(S, C)``, fresh for the current and source states of ``rows``."""
         machine = self.machine
         rates, rate_stamps = machine.rate_cache()
+        if self.fresh is not None:
+            self.fresh(rows)
+            return rates
         states, characters = np.empty(2 * rows.size, dtype=np.intp), np.empty(2 * rows.size, dtype=np.intp)
         stale = _kernels().stale_rates(
             rows, machine.state, machine.source, rate_stamps, machine.parameters.stamps, states, characters
         )
         if stale:
-            self.refresh(states[:stale], characters[:stale])
+            machine.rates(states[:stale], characters[:stale])
         return rates
+
+    def enter(self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray) -> None:
+        """``Machine._enter`` on the kernel (:func:`~engine.graph._machine_kernels.enter_states`): the same writes."""
+        m = self.machine
+        machine = (
+            m.state,
+            m.phase,
+            m.elapsed,
+            m.kind,
+            m.transition,
+            m.progress,
+            m.duration,
+            m.half_life,
+            m.locked,
+            m.source,
+            m.source_phase,
+            m.source_elapsed,
+        )
+        slots = tuple((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous))
+        _kernels().enter_states(rows, chosen, phase, keep, self.entries, machine, slots, m.parameters.triggers)
 
     def round(
         self, rows: IntArray, frame: tuple[FloatArray, FloatArray], choosing: bool
@@ -170,7 +202,7 @@ class CompiledLayers:
     For graphs of one plain machine without overrides whose states play a clip or a blend space
     of clips: each leaf's weight in its state's tree is kept per character (``factors``,
     refreshed where the parameters changed), so a frame's weights and times are one kernel call,
-    and so are the states' phase rates (:meth:`refresh_rates`, the compiled step's).
+    and so are the states' phase rates (:meth:`fresh_rates`, the compiled step's).
     """
 
     def __init__(self, graph: BoundGraph, machine: Machine, step: CompiledStep, threads: int = 1) -> None:
@@ -178,7 +210,7 @@ class CompiledLayers:
         self.machine = machine
         self.step = step
         self.threads = threads  # the write's blocks of characters in parallel (the player's threads)
-        step.refresh = self.refresh_rates
+        step.fresh = self.fresh_rates
         self.factors = np.ones((count, len(graph.leaves)))
         self.blends = {
             s: (state.tree, state.tree.clips)
@@ -252,12 +284,13 @@ class CompiledLayers:
         _blends().gradient_weights(values, space.points, space.tables, polar, weights)
         return weights
 
-    def refresh_rates(self, states: IntArray, characters: IntArray) -> None:
-        """The own phase rates of (state, character) pairs into the machine's kept rates (``Machine.rates``)."""
+    def fresh_rates(self, rows: IntArray) -> None:
+        """The machine's kept phase rates of ``rows``' current and source states made fresh (``Machine.rates``)."""
         self._refresh_factors()
-        rates, rate_stamps = self.machine.rate_cache()
+        m = self.machine
+        rates, rate_stamps = m.rate_cache()
         _kernels().timing_rates(
-            states, characters, self.factors, self.timing, self.machine.parameters.stamps, rates, rate_stamps
+            rows, (m.state, m.source), self.factors, self.timing, m.parameters.stamps, rates, rate_stamps
         )
 
     def write(self, rows: IntArray, start: FloatArray) -> tuple[np.ndarray, ...]:

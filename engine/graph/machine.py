@@ -89,6 +89,8 @@ class Machine:
         ``(C,)`` the live source state of a crossfade (-1: none) and its clock.
     current, previous
         :class:`Slot` s of the current and the live source state for the player.
+    consumes
+        ``(T, G)`` the trigger rows each transition consumes when it fires.
     """
 
     def __init__(
@@ -126,9 +128,9 @@ class Machine:
         self._rate_stamps = np.full((len(self.bound.states), count), -1, dtype=np.int64)  # their parameter stamps
         self.compiled: CompiledStep | None = None
         """The machine's rounds on the kernels (the runtime sets it on the numba backend; ``None``: numpy)."""
-        self._consumes = np.zeros((len(self.table.triggers), parameters.triggers.shape[0]), dtype=bool)
+        self.consumes = np.zeros((len(self.table.triggers), parameters.triggers.shape[0]), dtype=bool)
         for transition, rows in enumerate(self.table.triggers):  # the triggers each transition consumes
-            self._consumes[transition, list(rows)] = True
+            self.consumes[transition, list(rows)] = True
 
     # --- clocks --------------------------------------------------------------------------------------
 
@@ -384,36 +386,19 @@ class Machine:
         staged = ~instant & ~keep  # the stage kinds (STAGE_KINDS: every kind after SYNCED) and frozen crossfades
         members, delay = rows[staged], self._spent[rows[staged]]
         before = self.hooks.layer_state(members, delay) if members.size else None
-        self.parameters.triggers[:, rows] &= ~self._consumes[chosen].T
-        old_state, old_phase, old_elapsed = self.state[rows], self.phase[rows], self.elapsed[rows]
         phase = table.offset[chosen]
         synced = kinds == SYNCED
         for index in np.unique(chosen[synced]) if synced.any() else ():  # loop over the synced transitions taken
             picked = np.flatnonzero(chosen == index)
             phase[picked] = self._synced_phase(
-                old_state[picked], old_phase[picked], int(targets[picked[0]]), rows[picked]
+                self.state[rows[picked]], self.phase[rows[picked]], int(targets[picked[0]]), rows[picked]
             )
-        if keep.any():
-            self.previous.copy_from(self.current, rows[keep])  # the live source plays on
-        self.state[rows], self.phase[rows], self.elapsed[rows] = targets, phase, 0.0
-        self.current.entered[rows], self.current.entry[rows] = True, phase
-        self.current.phase[rows], self.current.elapsed[rows] = 0.0, 0.0
-        nested = ~self.plain[targets]
-        for target in np.unique(targets[nested]) if nested.any() else ():  # sub-machines start over
-            self.machines[self.bound.states[target].machine].reset(rows[targets == target])
+        if self.compiled is not None:  # a plain machine: no sub-machine to start over
+            self.compiled.enter(rows, chosen, phase, keep)
+        else:
+            self._enter(rows, chosen, phase, keep)
         if instant.any():
-            self._clear(rows[instant])
             self.hooks.stop_stage(self.name, rows[instant])
-        going = ~instant
-        moving, taken = rows[going], chosen[going]
-        self.kind[moving] = kinds[going]
-        self.transition[moving] = taken
-        self.progress[moving] = 0.0
-        self.duration[moving] = lengths[going]
-        self.half_life[moving] = table.half_life[taken]
-        self.locked[moving] = ~table.interruptible[taken]
-        self.source[moving] = np.where(keep[going], old_state[going], -1)
-        self.source_phase[moving], self.source_elapsed[moving] = old_phase[going], old_elapsed[going]
         if before is None:
             return
         codes = np.where(kinds[staged] <= SYNCED, FROZEN, kinds[staged])  # a crossfade not live: a frozen snapshot
@@ -422,6 +407,38 @@ class Machine:
             alone = picked.size == codes.size  # one kind: the layer state as it is
             how = (STAGE_KINDS[int(code)], self.duration[members[picked]], self.half_life[members[picked]])
             self.hooks.switch(self.name, members[picked], delay[picked], before if alone else before.take(picked), how)
+
+    def _enter(self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray) -> None:
+        """Characters ``rows`` enter the targets of transitions ``chosen`` at their ``phase`` ``(K,)``.
+
+        ``keep``: where the source plays on (a live crossfade: it moves to :attr:`previous`).
+        Consumes the transitions' triggers, starts sub-machines over; a transition of duration 0
+        cuts (none in progress after it). The numpy reference of
+        :meth:`CompiledStep.enter <engine.graph.compiled.CompiledStep.enter>`.
+        """
+        table = self.table
+        targets, lengths = table.target[chosen], table.duration[chosen]
+        self.parameters.triggers[:, rows] &= ~self.consumes[chosen].T
+        old_state, old_phase, old_elapsed = self.state[rows], self.phase[rows], self.elapsed[rows]
+        if keep.any():
+            self.previous.copy_from(self.current, rows[keep])  # the live source plays on
+        self.state[rows], self.phase[rows], self.elapsed[rows] = targets, phase, 0.0
+        self.current.entered[rows], self.current.entry[rows] = True, phase
+        self.current.phase[rows], self.current.elapsed[rows] = 0.0, 0.0
+        nested = ~self.plain[targets]
+        for target in np.unique(targets[nested]) if nested.any() else ():  # sub-machines start over
+            self.machines[self.bound.states[target].machine].reset(rows[targets == target])
+        going = lengths != 0.0
+        self._clear(rows[~going])
+        moving, taken = rows[going], chosen[going]
+        self.kind[moving] = table.kind[taken]
+        self.transition[moving] = taken
+        self.progress[moving] = 0.0
+        self.duration[moving] = lengths[going]
+        self.half_life[moving] = table.half_life[taken]
+        self.locked[moving] = ~table.interruptible[taken]
+        self.source[moving] = np.where(keep[going], old_state[going], -1)
+        self.source_phase[moving], self.source_elapsed[moving] = old_phase[going], old_elapsed[going]
 
     def _synced_phase(self, states: IntArray, phases: FloatArray, target: int, members: IntArray) -> FloatArray:
         """The target's starting phase: the source's, moved through shared clip markers when there are some.

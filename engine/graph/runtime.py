@@ -171,15 +171,19 @@ class GraphRuntime:
 
         The player's :meth:`~engine.player.Player.warm_up` (every transition kind rehearsed, put
         back after) and the graph's own kernels a switch calls (its layers' state at the switch,
-        read only); no time passes, nothing changes. A program calls it once, after its first
-        :meth:`update`, before it times frames. ``records`` as for
-        :meth:`engine.player.Player.finalize`; returns the seconds it took.
+        read only; a state entered, for no character); no time passes, nothing changes. A
+        program calls it once, after its first :meth:`update`, before it times frames.
+        ``records`` as for :meth:`engine.player.Player.finalize`; returns the seconds it took.
         """
         start = time.perf_counter()
         self.player.warm_up(records)
         with trusted():
             for count in dict.fromkeys((1, min(self.num_characters, self.player.threads))):  # serial, parallel
                 self.layer_state(np.arange(count), np.zeros(count))
+            nobody = np.zeros(0, dtype=np.intp)
+            for machine in self.machines.values():
+                if machine.compiled is not None:
+                    machine.compiled.enter(nobody, nobody, np.zeros(0), np.zeros(0, dtype=bool))
         return time.perf_counter() - start
 
     def advance(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:

@@ -272,21 +272,32 @@ def test_only_plain_machines_compile(character) -> None:
 
 
 def test_the_kernels_phase_rates_are_synced_rate() -> None:
-    """timing_rates against engine.player.sync.synced_rate, all-zero weights (the plain mean) included."""
+    """timing_rates against engine.player.sync.synced_rate, all-zero weights (the plain mean) included.
+
+    The current and source states of the rows given, where the kept rate's stamp is stale; a rate
+    kept at the character's stamp, a character not given and a state -1 are left as they are.
+    """
     rng = np.random.default_rng(2)
     factors = rng.random((5, 6))
     factors[1, 2:5] = 0.0
     timing = (np.array([0, 2, 5]), np.array([0, 1, 2, 3, 4]), rng.random(5) + 0.5)
-    states, characters = np.array([0, 1, 1, 0]), np.array([0, 1, 3, 4])
-    rates, stamps = np.zeros((2, 5)), np.full((2, 5), -1)
+    state, source = np.array([0, 1, 0, 1, 0]), np.array([-1, -1, 1, 0, 1])
+    rates, stamps = np.full((2, 5), 7.0), np.full((2, 5), -1)
+    stamps[0, 2] = 2  # fresh: kept
+    rows = np.array([0, 1, 2, 4])  # 3 not given
     compiled_module("engine.graph._machine_kernels").timing_rates(
-        states, characters, factors, timing, np.arange(5), rates, stamps
+        rows, (state, source), factors, timing, np.arange(5), rates, stamps
     )
-    for s, c in zip(states, characters, strict=True):
+    computed = {(0, 0), (1, 1), (1, 2), (0, 4), (1, 4)}
+    for s, c in computed:
         leaves, cycles = timing[1][timing[0][s] : timing[0][s + 1]], timing[2][timing[0][s] : timing[0][s + 1]]
         expected = synced_rate(factors[c, leaves][:, None], cycles[:, None])
         assert rates[s, c] == expected[0]
         assert stamps[s, c] == c
+    for s, c in {(0, 2), (0, 1), (0, 3), (1, 3), (1, 0)}:
+        assert rates[s, c] == 7.0, (s, c)
+    assert stamps[0, 2] == 2
+    assert stamps[1, 3] == -1
 
 
 @pytest.mark.parametrize("document", [everything, lambda: locomotion("synced", 0.4)])
@@ -336,3 +347,43 @@ def test_an_exit_time_at_the_frames_last_instant(character, loop) -> None:
             runtime.update(dt)
             assert runtime.state_names() == [expected], (runtime.player.backend, dt)
         assert_same(compiled, reference, 0)
+
+
+def _machine_arrays(runtime: GraphRuntime) -> list[np.ndarray]:
+    """The root machine's arrays, both slots' and the triggers: what entering a state writes."""
+    machine = runtime.machines["root"]
+    slots = [getattr(slot, field) for slot in (machine.current, machine.previous) for field in SLOT_FIELDS]
+    return [*(getattr(machine, field) for field in MACHINE_ARRAYS), *slots, runtime.parameters.triggers]
+
+
+SLOT_FIELDS = ("entered", "entry", "phase", "elapsed")
+
+
+@pytest.mark.parametrize("document", [everything, lambda: locomotion("synced", 0.4)])
+def test_the_compiled_entry_is_the_machines(character, document) -> None:
+    """CompiledStep.enter against Machine._enter (numpy) from the states a stream leaves.
+
+    Any transition for any character, live sources or not: ``everything`` has a cut (duration 0),
+    both documents a trigger that a transition consumes.
+    """
+    compiled, _ = pair(character, document(), 40)
+    machine = compiled.machines["root"]
+    step = machine.compiled
+    assert step is not None
+    stream, rng = np.random.default_rng(1), np.random.default_rng(7)
+    transitions = machine.table.kind.size
+    for trial in range(40):
+        drive(compiled, stream)
+        compiled.update(1 / 60)
+        rows = np.sort(rng.choice(40, 15, replace=False))
+        chosen = rng.integers(0, transitions, rows.size)
+        phase, keep = rng.random(rows.size), rng.random(rows.size) < 0.5
+        before = [array.copy() for array in _machine_arrays(compiled)]
+        step.enter(rows, chosen, phase, keep)
+        entered = [array.copy() for array in _machine_arrays(compiled)]
+        for array, saved in zip(_machine_arrays(compiled), before, strict=True):
+            array[...] = saved
+        machine._enter(rows, chosen, phase, keep)
+        for index, (mine, theirs) in enumerate(zip(entered, _machine_arrays(compiled), strict=True)):
+            assert mine.dtype == theirs.dtype
+            assert np.array_equal(mine, theirs), (trial, index)
