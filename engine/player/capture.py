@@ -201,10 +201,10 @@ def capture(
     """
     if compiled is not None:
         frame, characters = compiled
-        loops = np.array([layer.loop == Loop.REPEAT for layer in table.layers])
+        loops = table.loops == Loop.REPEAT
         blended_weights, blended_rates = weights, weight_rates
-        if any(layer.additive for layer in table.layers):  # the additive layers weigh nothing in the blend
-            not_additive = np.array([not layer.additive for layer in table.layers])[:, None]
+        if table.any_additive:  # the additive layers weigh nothing in the blend
+            not_additive = ~table.additive[:, None]
             blended_weights, blended_rates = weights * not_additive, weight_rates * not_additive
         pose, velocity, planar = frame.capture(
             characters,

@@ -95,14 +95,14 @@ class LayerControls:
     def set_mask(self, row: int, mask: Any) -> None:
         """Weight layer ``row`` per joint: ``(J,)`` non-negative, or ``None`` (every joint 1)."""
         layer = self.layer(row).with_mask(check_mask(mask, self.skeleton.num_joints))
-        self._table.layers[row] = layer  # the same layout: the compiled state follows at once
+        self._table.put(row, layer)  # the same layout: the compiled state follows at once
         self._mask_changed(row, layer.mask)
 
     def set_loop(self, row: int, loop: Loop) -> None:
         """Set layer ``row``'s loop mode; it continues from the same clip time."""
         layer = self.layer(row)
         self._table.raw[row] = clip_time(self._table.raw[row], layer.duration, layer.loop)
-        self._table.layers[row] = Layer(**{**vars(layer), "loop": Loop(loop)})
+        self._table.put(row, Layer(**{**vars(layer), "loop": Loop(loop)}))
 
     # --- per-frame inputs -----------------------------------------------------------------------
 
@@ -129,11 +129,9 @@ class LayerControls:
     def _clip_times(self) -> FloatArray:
         """``(L, C)`` clip times; the raw times themselves (not to be written) unless a layer ping-pongs."""
         table = self._table
-        loops = [int(layer.loop) for layer in table.layers]
-        if Loop.PING_PONG not in loops:  # clip time = raw time
+        if not table.any_ping_pong:  # clip time = raw time
             return table.raw
-        durations = np.array([layer.duration for layer in table.layers])[:, None]
-        return clip_time(table.raw, durations, np.array(loops)[:, None])
+        return clip_time(table.raw, table.durations[:, None], table.loops[:, None])
 
     @property
     def rates(self) -> FloatArray:

@@ -31,7 +31,7 @@ from engine.player.layers import LayerTable
 
 def weighted(table: LayerTable, characters: IntArray | None, *, additive: bool) -> IntArray:
     """Rows of the blended (or additive) layers with weight for any of ``characters``, ascending."""
-    rows = np.array([r for r, layer in enumerate(table.layers) if layer.additive == additive], dtype=np.intp)
+    rows = np.flatnonzero(table.additive == additive)
     if not rows.size:  # the common case for additive layers: none (no character index taken)
         return rows
     weights = table.weights[rows] if characters is None else table.weights[rows][:, characters]

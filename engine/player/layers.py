@@ -166,6 +166,12 @@ class LayerTable:
         ``(G, J)`` masks in ``[0, 1]``, ``(G, 2)`` covered layers ``[start, stop)``, ``(G, C)`` weights.
     version
         Counts the layers and overrides added (the compiled frame state is made again).
+    durations, loops, additive
+        ``(L,)`` each layer's clip duration, loop code (:class:`~engine.anim.events.Loop`) and
+        additive flag, kept with :attr:`layers` (:meth:`add`, :meth:`put`): a frame reads them
+        without going through the layers.
+    any_additive, any_ping_pong
+        Whether some layer is additive, whether some layer ping-pongs.
     """
 
     def __init__(self, characters: int, joints: int) -> None:
@@ -177,6 +183,15 @@ class LayerTable:
         self.override_spans = np.zeros((0, 2), dtype=np.int64)
         self.override_weights = np.zeros((0, characters))
         self.version = 0
+        self._columns()
+
+    def _columns(self) -> None:
+        """The layers' per-row arrays and flags, from :attr:`layers`."""
+        self.durations = np.array([layer.duration for layer in self.layers], dtype=np.float64)
+        self.loops = np.array([int(layer.loop) for layer in self.layers], dtype=np.intp)
+        self.additive = np.array([layer.additive for layer in self.layers], dtype=bool)
+        self.any_additive = bool(self.additive.any())
+        self.any_ping_pong = bool(np.any(self.loops == Loop.PING_PONG))
 
     @property
     def count(self) -> int:
@@ -190,7 +205,13 @@ class LayerTable:
         self.weights = _grown(self.weights, 0.0)
         self.fresh = _grown(self.fresh, True)
         self.version += 1
+        self._columns()
         return len(self.layers) - 1
+
+    def put(self, row: int, layer: Layer) -> None:
+        """Layer ``row`` plays ``layer`` from now on (a new mask or loop mode: the same layout)."""
+        self.layers[row] = layer
+        self._columns()
 
     def add_override(self, covered: range, mask: FloatArray) -> int:
         """Append an override (weight 0) covering ``covered``; return its index."""

@@ -43,17 +43,19 @@ class Markers:
         layers: list[Layer],
         characters: IntArray,
         moved: tuple[FloatArray, FloatArray],
-        eligible: BoolArray,
+        running: BoolArray,
         fresh: BoolArray,
         weights: FloatArray,
     ) -> None:
         """The callbacks of layers ``rows`` for one frame that moved the raw times of ``characters`` ``(K,)``.
 
-        ``moved`` = the raw times before and after (unwrapped); they, ``eligible`` (ran and
-        weighted), ``fresh`` and ``weights`` are ``(n, K)``, one row per entry of ``rows``.
+        ``moved`` = the raw times before and after (unwrapped); they, ``running``, ``fresh`` and
+        ``weights`` are ``(n, K)``, one row per entry of ``rows``: a layer that ran with weight
+        fires its markers.
         """
         if not self._callbacks:
             return
+        eligible = running & (weights > 0.0)
         start, end = moved
         for k, row in enumerate(rows.tolist()):  # loop over the layers with callbacks, then marker times
             callbacks = self._callbacks.get(row)

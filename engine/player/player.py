@@ -191,9 +191,7 @@ class Player(Switching):
         block: Any = index if characters is None else np.ix_(index, chosen)  # whole rows: no character index
         stop = shaped(as_array(end, "end"), (index.size, chosen.size))
         moving = shaped(np.asarray(running, dtype=bool), stop.shape)
-        layers = [table.layers[r] for r in index.tolist()]
-        durations = np.array([layer.duration for layer in layers])[:, None]
-        loops = np.array([int(layer.loop) for layer in layers])[:, None]
+        durations, loops = table.durations[index], table.loops[index]
         writes = layer_writes(stop.shape, weights, jump, exact)  # checked, or empty
         weighted = None if weights is None else writes[0]  # the weights the table will hold
         if self.backend == "numba":  # one pass on the kernel: the same numbers
@@ -205,7 +203,7 @@ class Player(Switching):
                 np.ascontiguousarray(chosen, dtype=np.int64),
                 stop,
                 moving,
-                (durations[:, 0], loops[:, 0]),
+                (durations, loops),
                 self._step,
                 (table.raw, self._rates, table.fresh, table.weights),
                 writes,
@@ -218,14 +216,16 @@ class Player(Switching):
             if jump is not None:
                 self.set_time(rows, writes[1], characters, where=writes[2])
             fresh = table.fresh[block]
-            start, stop, raw, wraps = self._move(block, (stop, moving), (durations, loops), self._step[chosen])
+            modes = (durations[:, None], loops[:, None])
+            start, stop, raw, wraps = self._move(block, (stop, moving), modes, self._step[chosen])
             if exact is not None:
                 self.set_time(rows, writes[3], characters, fresh=False, where=moving)
         weighted = table.weights[block] if weighted is None else weighted
         if self.root_joint is not None:  # each layer's exact keyed travel, with its weight at the root
             at_root = table.joint_weights(index, weighted, table.override_weights[:, chosen], [self.root_joint])
+            layers = [table.layers[r] for r in index.tolist()]
             self._root_sum.add_layers(layers, chosen, at_root[:, 0], (start, raw, wraps))
-        self._markers.fire(index, table.layers, chosen, (start, stop), moving & (weighted > 0.0), fresh, weighted)
+        self._markers.fire(index, table.layers, chosen, (start, stop), moving, fresh, weighted)
 
     def pose(self, characters: Any = None) -> PoseBuffer:
         """The frame's local pose into :attr:`pose_buffer`: sample, blend, additive layers, the transition stage.
@@ -258,9 +258,8 @@ class Player(Switching):
 
     def _one_pass(self) -> bool:
         """Whether :meth:`end_frame` poses and composes in one pass: compiled, layers, no stages or additive layers."""
-        layers = self._table.layers
-        plain = bool(layers) and not any(layer.additive for layer in layers)
-        return plain and not self.stages and self.backend == "numba"
+        table = self._table
+        return bool(table.layers) and not table.any_additive and not self.stages and self.backend == "numba"
 
     def _pose_and_compose(self, chosen: IntArray | None, records: np.ndarray | None, model: bool) -> MatrixBuffer:
         """:meth:`end_frame`'s one pass (:meth:`_one_pass`): the pose of ``chosen`` composed as it is posed."""
@@ -280,7 +279,7 @@ class Player(Switching):
             stage.expire(self.clock)
             busy = later = stage.active(chosen)  # later: the characters not composed in the pass
             fused = False
-            if self.backend == "numba" and any(not layer.additive for layer in table.layers):
+            if self.backend == "numba" and not table.additive.all():
                 frame, factors = self._compiled.frame(self.threads)
                 weights = table.weights * factors
                 given: dict[str, Any] = {
@@ -290,7 +289,7 @@ class Player(Switching):
                 }
                 # without additive layers the inertialized and spring offsets join the pass, between
                 # each character's blend and its compose; the frozen and dead blends follow it
-                fused = busy.size > 0 and stage.compiled and not any(layer.additive for layer in table.layers)
+                fused = busy.size > 0 and stage.compiled and not table.any_additive
                 if fused:
                     given["stage"] = stage.in_pass(self.clock)
                     later = stage.blending(chosen)
@@ -308,7 +307,8 @@ class Player(Switching):
                 evaluate.sample_blend(
                     self.skeleton, table, times, chosen, self.root_joint, threshold, self.pose_buffer, ws
                 )
-            evaluate.add_layers(table, times, chosen, self.pose_buffer, ws)
+            if table.any_additive:
+                evaluate.add_layers(table, times, chosen, self.pose_buffer, ws)
             if fused:
                 stage.apply_blends(self.pose_buffer, self.clock, later)
             elif busy.size:
