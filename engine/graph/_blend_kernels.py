@@ -4,10 +4,12 @@ The same arithmetic, in the same order, as the numpy reference
 (:meth:`GradientBand.weights <engine.anim.blendspace.GradientBand.weights>`): for each value and
 sample ``i`` the influence ``min_j (1 - (p_ip · p_ij) / |p_ij|²)`` over the partners ``j`` (a
 sample does not limit itself), clamped at 0; the influences normalised by their sum, added in
-numpy's pairwise order; the nearest sample where none is positive. The directional mode's speeds
-and angles come from numpy (:meth:`GradientBand.polar
-<engine.anim.blendspace.GradientBand.polar>`: its ``hypot`` and ``arctan2`` round differently
-from libm's), so the weights are numpy's bit for bit (``tests/graph/test_blend_kernels.py``).
+numpy's pairwise order; the nearest sample where none is positive. In the directional mode
+(:meth:`GradientBand.polar <engine.anim.blendspace.GradientBand.polar>`) the cross and dot
+products of each sample with each value are computed here (:func:`turns`), their angles and the
+values' speeds by numpy's ``arctan2`` and ``hypot`` (which may round differently from libm's: on
+some CPUs numpy vectorises them), so the weights are numpy's bit for bit
+(``tests/graph/test_blend_kernels.py``).
 
 Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
 to a cached function's own file only. Inputs are trusted (the callers check them).
@@ -23,6 +25,21 @@ from numba import njit
 
 #: The most samples the kernel sums the way numpy does (numpy's pairwise blocks: 8 lanes, 128 a block).
 MOST_SAMPLES = 128
+#: :data:`engine.anim.blendspace.ANGLE_WEIGHT` (the kernels are self-contained; a test compares them).
+ANGLE_WEIGHT = 2.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def turns(values: Any, points: Any, cross: Any, dot: Any) -> None:
+    """The cross and dot products ``(P, K)`` of every sample ``points`` ``(P, 2)`` with every value ``(K, 2)``.
+
+    ``GradientBand.polar``'s, in its order: ``x_i v_y - y_i v_x`` and ``x_i v_x + y_i v_y``.
+    """
+    for i in range(points.shape[0]):
+        x, y = points[i, 0], points[i, 1]
+        for k in range(values.shape[0]):
+            cross[i, k] = x * values[k, 1] - y * values[k, 0]
+            dot[i, k] = x * values[k, 0] + y * values[k, 1]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -30,9 +47,10 @@ def gradient_weights(values: Any, points: Any, tables: Any, polar: Any, out: Any
     """The weights ``(K, P)`` of ``values`` ``(K, 2)`` over the samples ``points`` ``(P, 2)`` into ``out``.
 
     ``tables`` = ``GradientBand.tables`` (``p_ij``'s components, ``|p_ij|²``, the samples' speeds
-    and the pairs' mean speeds); ``polar`` = the values' speeds ``(K,)`` and angle terms ``(P, K)``
-    from ``GradientBand.polar`` for the directional mode, or empty arrays ``(0,)``, ``(0, 0)``
-    for the Cartesian one. ``P <= MOST_SAMPLES``.
+    and the pairs' mean speeds); ``polar`` = the values' speeds ``(K,)`` and the angles ``(P, K)``
+    from each sample to each value (numpy's ``hypot`` and ``arctan2`` of :func:`turns`) for the
+    directional mode, or empty arrays ``(0,)``, ``(0, 0)`` for the Cartesian one. ``P <=
+    MOST_SAMPLES``.
     """
     pairs_x, pairs_y, lengths, speeds, average = tables
     size, angle = polar
@@ -45,10 +63,13 @@ def gradient_weights(values: Any, points: Any, tables: Any, polar: Any, out: Any
     for k in range(values.shape[0]):
         vx, vy = values[k, 0], values[k, 1]
         for i in range(count):
-            lowest = math.inf
+            lowest, turn = math.inf, 0.0
+            if directional:  # GradientBand.polar's angle term: 0 where either vector is the zero vector
+                still = (points[i, 0] == 0.0 and points[i, 1] == 0.0) or (vx == 0.0 and vy == 0.0)
+                turn = ANGLE_WEIGHT * (0.0 if still else angle[i, k])
             for j in range(count):
                 if directional:
-                    first, second = (size[k] - speeds[i]) / average[j, i], angle[i, k]
+                    first, second = (size[k] - speeds[i]) / average[j, i], turn
                 else:
                     first, second = vx - points[i, 0], vy - points[i, 1]
                 along = first * pairs_x[j, i]

@@ -279,8 +279,13 @@ class CompiledLayers:
         if not isinstance(space, GradientBand) or space.points.shape[0] > _blends().MOST_SAMPLES:
             return tree.blend_weights(parameters, rows)
         values = tree.values(parameters, rows)
-        polar = space.polar(values) if space.mode == "directional" else (np.zeros(0), np.zeros((0, 0)))
-        weights = np.empty((rows.size, space.points.shape[0]))
+        count = space.points.shape[0]
+        polar = (np.zeros(0), np.zeros((0, 0)))
+        if space.mode == "directional":  # GradientBand.polar: the products here, numpy's hypot and arctan2
+            cross, dot = np.empty((count, rows.size)), np.empty((count, rows.size))
+            _blends().turns(values, space.points, cross, dot)
+            polar = (np.hypot(values[:, 0], values[:, 1]), np.arctan2(cross, dot))
+        weights = np.empty((rows.size, count))
         _blends().gradient_weights(values, space.points, space.tables, polar, weights)
         return weights
 

@@ -12,17 +12,28 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.anim import blendspace
 from engine.anim.blendspace import GradientBand
-from engine.graph._blend_kernels import gradient_weights
+from engine.graph._blend_kernels import ANGLE_WEIGHT, gradient_weights, turns
 
 LOCOMOTION = [[0.0, 0.0]] + [[x * s, z * s] for s in (1.2, 3.0) for x, z in ((0, 1), (0, -1), (1, 0), (-1, 0))]
 
 
 def kernel_weights(space: GradientBand, values: np.ndarray) -> np.ndarray:
-    polar = space.polar(values) if space.mode == "directional" else (np.zeros(0), np.zeros((0, 0)))
-    out = np.full((values.shape[0], space.points.shape[0]), np.nan)
+    """The kernel's weights as a one-machine graph computes them (``CompiledLayers._blend_weights``)."""
+    count = space.points.shape[0]
+    polar = (np.zeros(0), np.zeros((0, 0)))
+    if space.mode == "directional":
+        cross, dot = np.full((count, values.shape[0]), np.nan), np.full((count, values.shape[0]), np.nan)
+        turns(values, space.points, cross, dot)
+        polar = (np.hypot(values[:, 0], values[:, 1]), np.arctan2(cross, dot))
+    out = np.full((values.shape[0], count), np.nan)
     gradient_weights(values, space.points, space.tables, polar, out)
     return out
+
+
+def test_the_kernels_angle_weight_is_the_blend_spaces() -> None:
+    assert ANGLE_WEIGHT == blendspace.ANGLE_WEIGHT
 
 
 @pytest.mark.parametrize(
