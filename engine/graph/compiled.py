@@ -93,9 +93,9 @@ class CompiledStep:
         """The compiled step of ``machine``, or ``None`` when a state plays a sub-machine."""
         return cls(machine) if bool(machine.plain.all()) else None
 
-    def _arrays(self) -> tuple[np.ndarray, ...]:
+    def _machine(self) -> tuple[np.ndarray, ...]:
+        """The machine's per-character arrays as the kernels take them (state … source elapsed)."""
         m = self.machine
-        current, previous = m.current, m.previous
         return (
             m.state,
             m.phase,
@@ -109,11 +109,12 @@ class CompiledStep:
             m.source,
             m.source_phase,
             m.source_elapsed,
-            current.phase,
-            current.elapsed,
-            previous.phase,
-            previous.elapsed,
         )
+
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        """:meth:`_machine`'s arrays and both slots' phase and elapsed (a round's)."""
+        current, previous = self.machine.current, self.machine.previous
+        return (*self._machine(), current.phase, current.elapsed, previous.phase, previous.elapsed)
 
     def fresh_rates(self, rows: IntArray) -> FloatArray:
         """The machine's kept phase rates ``(S, C)``, fresh for the current and source states of ``rows``."""
@@ -133,22 +134,8 @@ class CompiledStep:
     def enter(self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray) -> None:
         """``Machine._enter`` on the kernel (:func:`~engine.graph._machine_kernels.enter_states`): the same writes."""
         m = self.machine
-        machine = (
-            m.state,
-            m.phase,
-            m.elapsed,
-            m.kind,
-            m.transition,
-            m.progress,
-            m.duration,
-            m.half_life,
-            m.locked,
-            m.source,
-            m.source_phase,
-            m.source_elapsed,
-        )
         slots = tuple((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous))
-        _kernels().enter_states(rows, chosen, phase, keep, self.entries, machine, slots, m.parameters.triggers)
+        _kernels().enter_states(rows, chosen, phase, keep, self.entries, self._machine(), slots, m.parameters.triggers)
 
     def round(
         self, rows: IntArray, frame: tuple[FloatArray, FloatArray], choosing: bool
