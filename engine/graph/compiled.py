@@ -84,6 +84,7 @@ class CompiledStep:
             table.interruptible,
             np.ascontiguousarray(machine.consumes),
         )
+        """Per transition: kind, target, duration, half-life, interruptible, consumed triggers (:meth:`enter`)."""
         self.fresh: Callable[[IntArray], object] | None = None
         """Makes the kept phase rates of some characters' states fresh in one kernel (:class:`CompiledLayers`'), or
         ``None``: the stale ones found on a kernel, computed by the machine (``Machine.rates``)."""
