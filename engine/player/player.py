@@ -141,7 +141,13 @@ class Player(Switching):
 
     def begin_frame(self, dt: Any) -> None:
         """Start a frame of ``dt`` seconds (scalar or ``(C,)``, ``>= 0``): the clock moves, no travel yet."""
-        step = np.broadcast_to(as_array(dt, "dt"), (self.num_characters,))
+        given = as_array(dt, "dt")
+        try:
+            step = np.broadcast_to(given, (self.num_characters,))
+        except ValueError:
+            raise InvalidInputError(
+                f"dt must be a scalar or one per character ({self.num_characters},), got shape {given.shape}"
+            ) from None
         if np.any(step < 0.0):
             raise InvalidInputError(f"dt must be >= 0 seconds (play backwards with a negative speed), got {dt}")
         self._frame_start = self.clock

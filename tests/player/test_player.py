@@ -310,6 +310,7 @@ def test_bad_input_is_a_typed_one_line_error(mannequin) -> None:
         ),
         (lambda: player.advance_layers(0, 0.1, True, exact=np.nan), InvalidInputError, "exact must be finite"),
         (lambda: player.begin_frame(np.nan), InvalidInputError, "dt must be finite"),
+        (lambda: player.begin_frame(np.ones(2)), InvalidInputError, r"one per character \(3,\), got shape \(2,\)"),
         (lambda: player.layer(7), InvalidInputError, "layer must be an index below 4"),
         (lambda: player.on_marker(0, "nope", print), InvalidInputError, "has no marker 'nope'"),
         (
