@@ -37,6 +37,7 @@ MACHINE_ARRAYS = (
     "source_phase",
     "source_elapsed",
 )
+SLOT_FIELDS = ("entered", "entry", "phase", "elapsed")
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +199,7 @@ def assert_same(compiled: GraphRuntime, reference: GraphRuntime, frame: int) -> 
         for field in MACHINE_ARRAYS:
             assert np.array_equal(getattr(machine, field), getattr(other, field)), (frame, name, field)
         for slot in ("current", "previous"):
-            for field in ("entered", "entry", "phase", "elapsed"):
+            for field in SLOT_FIELDS:
                 mine, theirs = getattr(getattr(machine, slot), field), getattr(getattr(other, slot), field)
                 assert np.array_equal(mine, theirs), (frame, name, slot, field)
     assert np.array_equal(compiled.parameters.triggers, reference.parameters.triggers), frame
@@ -354,9 +355,6 @@ def _machine_arrays(runtime: GraphRuntime) -> list[np.ndarray]:
     machine = runtime.machines["root"]
     slots = [getattr(slot, field) for slot in (machine.current, machine.previous) for field in SLOT_FIELDS]
     return [*(getattr(machine, field) for field in MACHINE_ARRAYS), *slots, runtime.parameters.triggers]
-
-
-SLOT_FIELDS = ("entered", "entry", "phase", "elapsed")
 
 
 @pytest.mark.parametrize("document", [everything, lambda: locomotion("synced", 0.4)])
