@@ -9,7 +9,9 @@ numpy's pairwise order; the nearest sample where none is positive. In the direct
 products of each sample with each value are computed here (:func:`turns`), their angles and the
 values' speeds by numpy's ``arctan2`` and ``hypot`` (which may round differently from libm's: on
 some CPUs numpy vectorises them), so the weights are numpy's bit for bit
-(``tests/graph/test_blend_kernels.py``).
+(``tests/graph/test_blend_kernels.py``). A graph's refresh of its kept weights is two calls: the
+stale characters with their values and turns (:func:`stale_turns`), then their weights stored
+(:func:`store_weights`).
 
 Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
 to a cached function's own file only. Inputs are trusted (the callers check them).
@@ -40,6 +42,49 @@ def turns(values: Any, points: Any, cross: Any, dot: Any) -> None:
         for k in range(values.shape[0]):
             cross[i, k] = x * values[k, 1] - y * values[k, 0]
             dot[i, k] = x * values[k, 0] + y * values[k, 1]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def stale_turns(kept: Any, stamps: Any, floats: Any, parameters: Any, points: Any, out: Any) -> int:
+    """The characters whose weights are stale, their values and (directional) turns; returns how many, ``K``.
+
+    ``kept`` ``(C,)``: the parameter stamps their weights were kept at; ``stamps`` ``(C,)``: the
+    characters' now; ``floats`` ``(F, C)`` the float parameters, of which rows ``parameters`` ``(2,)``
+    are the space's; ``points`` ``(P, 2)``. Out = the stale characters ``(C,)``, ascending, their
+    values ``(C, 2)``, and flat ``(P·C,)`` buffers for :func:`turns`' cross and dot products ``(P,
+    K)`` (row-major in their first ``P·K``; empty ``(0,)`` for the Cartesian mode), each filled in
+    its first ``K``.
+    """
+    rows, values, cross, dot = out
+    count = 0
+    for c in range(stamps.size):
+        if kept[c] != stamps[c]:
+            rows[count] = c
+            values[count, 0] = floats[parameters[0], c]
+            values[count, 1] = floats[parameters[1], c]
+            count += 1
+    if cross.size:
+        shape = (points.shape[0], count)
+        size = shape[0] * count
+        turns(values[:count], points, cross[:size].reshape(shape), dot[:size].reshape(shape))
+    return count
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def store_weights(values: Any, points: Any, tables: Any, polar: Any, rows: Any, into: Any) -> None:
+    """:func:`gradient_weights` of ``values`` ``(K, 2)``, stored as the factors of the characters ``rows`` ``(K,)``.
+
+    ``into`` = the factors ``(C, N)``, the space's leaves ``(P,)`` (its columns there), the stamps
+    the factors are kept at ``(C,)`` and the characters' now ``(C,)`` (copied for ``rows``).
+    """
+    factors, clips, kept, stamps = into
+    weights = np.empty((rows.size, points.shape[0]))
+    gradient_weights(values, points, tables, polar, weights)
+    for k in range(rows.size):
+        c = rows[k]
+        for i in range(clips.size):
+            factors[c, clips[i]] = weights[k, i]
+        kept[c] = stamps[c]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

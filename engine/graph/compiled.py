@@ -6,7 +6,8 @@ advance the clocks to its instant, end finished transitions) is one kernel call 
 characters still checking (:class:`CompiledStep`); starting the chosen transitions stays with the
 machine (it captures the player's output). A graph of one such machine without overrides, whose
 states play a clip or a blend space of clips, also writes its leaves' weights and times, computes
-its states' phase rates and a switch's layer state on kernels (:class:`CompiledLayers`). The
+its states' phase rates, a switch's layer state and its 2-D blend spaces' weights on kernels
+(:class:`CompiledLayers`, :class:`_GradientFactors`). The
 numbers are the numpy path's, bit for bit (``tests/graph/test_compiled_machine.py``).
 """
 
@@ -31,6 +32,7 @@ from engine.player.transitions import SPRING_SETTLE
 
 if TYPE_CHECKING:
     from engine.graph.machine import Machine
+    from engine.graph.parameters import Parameters
 
 #: Condition kinds and comparison operators as the kernels take them.
 CONDITION_KINDS = {"float": 0, "bool": 1, "trigger": 2}
@@ -206,6 +208,12 @@ class CompiledLayers:
             if isinstance(state.tree, TreeBlend) and state.tree.clips is not None
         }
         self.stamps = np.full((len(states), count), -1, dtype=np.int64)  # the factors' parameter stamps
+        self.gradients = {
+            s: _GradientFactors(tree, machine.parameters)
+            for s, (tree, _) in self.blends.items()
+            if _GradientFactors.takes(tree)
+        }
+        """The blend states whose 2-D space's weights are refreshed on the kernels (:class:`_GradientFactors`)."""
         self._refreshed = -1  # the parameters' changes when every factor was last refreshed
 
         clocks = LeafClocks.of(graph, machine.name)  # every leaf of the graph, in order: its only machine
@@ -255,27 +263,15 @@ class CompiledLayers:
         if parameters.changes == self._refreshed:  # no float set since: every factor is fresh
             return
         for s, (tree, clips) in self.blends.items():  # loop over the blend-space states
+            gradient = self.gradients.get(s)
+            if gradient is not None:
+                gradient.refresh(self.factors, clips, self.stamps[s])
+                continue
             stale = np.flatnonzero(self.stamps[s] != parameters.stamps)
             if stale.size:
-                self.factors[stale[:, None], clips] = self._blend_weights(tree, stale)
+                self.factors[stale[:, None], clips] = tree.blend_weights(parameters, stale)
                 self.stamps[s, stale] = parameters.stamps[stale]
         self._refreshed = parameters.changes
-
-    def _blend_weights(self, tree: TreeBlend, rows: IntArray) -> FloatArray:
-        """A blend space's child weights ``(K, P)`` of ``rows``: a 2-D one on the kernel (numpy's numbers)."""
-        space, parameters = tree.space, self.machine.parameters
-        if not isinstance(space, GradientBand) or space.points.shape[0] > _blends().MOST_SAMPLES:
-            return tree.blend_weights(parameters, rows)
-        values = tree.values(parameters, rows)
-        count = space.points.shape[0]
-        polar = (np.zeros(0), np.zeros((0, 0)))
-        if space.mode == "directional":  # GradientBand.polar: the products here, numpy's hypot and arctan2
-            cross, dot = np.empty((count, rows.size)), np.empty((count, rows.size))
-            _blends().turns(values, space.points, cross, dot)
-            polar = (np.hypot(values[:, 0], values[:, 1]), np.arctan2(cross, dot))
-        weights = np.empty((rows.size, count))
-        _blends().gradient_weights(values, space.points, space.tables, polar, weights)
-        return weights
 
     def fresh_rates(self, rows: IntArray) -> None:
         """The machine's kept phase rates of ``rows``' current and source states made fresh (``Machine.rates``)."""
@@ -334,3 +330,52 @@ class CompiledLayers:
             out,
         )
         return out
+
+
+class _GradientFactors:
+    """A 2-D blend space's factors refreshed on the kernels: numpy's weights bit for bit.
+
+    The stale characters, their values and the directional mode's cross and dot products come from
+    one kernel (:func:`~engine.graph._blend_kernels.stale_turns`), the speeds and angles from
+    numpy's ``hypot`` and ``arctan2`` (as ``GradientBand.polar``), the weights and their storing from
+    another (:func:`~engine.graph._blend_kernels.store_weights`).
+    """
+
+    def __init__(self, tree: TreeBlend, parameters: Parameters) -> None:
+        space = tree.space
+        assert isinstance(space, GradientBand)
+        count, samples = parameters.num_characters, space.points.shape[0]
+        self.parameters = parameters
+        self.points = space.points
+        self.tables = space.tables
+        self.rows = np.array([parameters.index[name][1] for name in tree.parameters], dtype=np.intp)
+        directional = space.mode == "directional"
+        self.cartesian = (np.zeros(0), np.zeros((0, 0)))  # no speeds, no angles: the Cartesian mode's polar
+        self.out = (
+            np.empty(count, dtype=np.intp),
+            np.empty((count, 2)),
+            np.empty(samples * count if directional else 0),
+            np.empty(samples * count if directional else 0),
+        )
+
+    @staticmethod
+    def takes(tree: TreeBlend) -> bool:
+        """Whether the kernels weigh ``tree``'s space: a 2-D one of at most ``MOST_SAMPLES`` samples."""
+        space = tree.space
+        return isinstance(space, GradientBand) and space.points.shape[0] <= _blends().MOST_SAMPLES
+
+    def refresh(self, factors: FloatArray, clips: IntArray, kept: IntArray) -> None:
+        """The factors ``(C, N)`` of the space's ``clips`` where ``kept`` ``(C,)`` is not the characters' stamp."""
+        stamps = self.parameters.stamps
+        rows, values, cross, dot = self.out
+        count = _blends().stale_turns(kept, stamps, self.parameters.floats, self.rows, self.points, self.out)
+        if not count:
+            return
+        found = values[:count]
+        polar = self.cartesian
+        if cross.size:  # directional: GradientBand.polar's speeds and angles, numpy's
+            shape = (self.points.shape[0], count)
+            size = shape[0] * count
+            angles = np.arctan2(cross[:size].reshape(shape), dot[:size].reshape(shape))
+            polar = (np.hypot(found[:, 0], found[:, 1]), angles)
+        _blends().store_weights(found, self.points, self.tables, polar, rows[:count], (factors, clips, kept, stamps))

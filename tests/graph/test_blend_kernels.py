@@ -14,22 +14,51 @@ import pytest
 
 from engine.anim import blendspace
 from engine.anim.blendspace import GradientBand
-from engine.graph._blend_kernels import ANGLE_WEIGHT, gradient_weights, turns
+from engine.graph._blend_kernels import ANGLE_WEIGHT, gradient_weights
+from engine.graph.compiled import _GradientFactors
+from engine.graph.definition import Parameter
+from engine.graph.flat import TreeBlend
+from engine.graph.parameters import Parameters
 
 LOCOMOTION = [[0.0, 0.0]] + [[x * s, z * s] for s in (1.2, 3.0) for x, z in ((0, 1), (0, -1), (1, 0), (-1, 0))]
 
 
 def kernel_weights(space: GradientBand, values: np.ndarray) -> np.ndarray:
-    """The kernel's weights as a one-machine graph computes them (``CompiledLayers._blend_weights``)."""
-    count = space.points.shape[0]
-    polar = (np.zeros(0), np.zeros((0, 0)))
-    if space.mode == "directional":
-        cross, dot = np.full((count, values.shape[0]), np.nan), np.full((count, values.shape[0]), np.nan)
-        turns(values, space.points, cross, dot)
-        polar = (np.hypot(values[:, 0], values[:, 1]), np.arctan2(cross, dot))
-    out = np.full((values.shape[0], count), np.nan)
-    gradient_weights(values, space.points, space.tables, polar, out)
-    return out
+    """The kernels' weights as a one-machine graph's factors get them (``_GradientFactors.refresh``).
+
+    Every character stale, its values in float parameters ``y``, ``x`` (rows 2 and 1 of three,
+    read in the space's order); the factors' first column is no clip of the space's and must stay.
+    """
+    count, samples = values.shape[0], space.points.shape[0]
+    specs = {name: Parameter(name, kind, 0.0) for name, kind in (("a", "float"), ("x", "float"), ("jump", "trigger"))}
+    parameters = Parameters({**specs, "y": Parameter("y", "float", 0.0)}, count)
+    parameters.set_float("y", values[:, 0])
+    parameters.set_float("x", values[:, 1])
+    gradient = _GradientFactors(TreeBlend(("y", "x"), space, ()), parameters)
+    factors, kept = np.full((count, samples + 1), np.nan), np.full(count, -1, dtype=np.int64)
+    gradient.refresh(factors, np.arange(1, samples + 1), kept)
+    assert np.isnan(factors[:, 0]).all()
+    np.testing.assert_array_equal(kept, parameters.stamps)
+    return factors[:, 1:]
+
+
+def test_only_the_stale_characters_are_weighed() -> None:
+    """Characters whose stamps are kept keep their factors; the others get theirs and their stamps."""
+    space = GradientBand(LOCOMOTION, "directional")
+    parameters = Parameters({name: Parameter(name, "float", 0.0) for name in "xy"}, 6)
+    parameters.set_float("x", [0.5, -1.0, 2.0, 0.0, 3.0, 0.1])
+    parameters.set_float("y", [1.0, 1.0, 1.0, 0.0, -2.0, 0.2], [0, 1, 2, 3, 4, 5])
+    gradient = _GradientFactors(TreeBlend(("x", "y"), space, ()), parameters)
+    kept = parameters.stamps.copy()
+    kept[[1, 4]] = -1
+    factors = np.full((6, 9), np.nan)
+    gradient.refresh(factors, np.arange(9), kept)
+    np.testing.assert_array_equal(kept, parameters.stamps)
+    values = np.stack((parameters.get("x"), parameters.get("y")), axis=-1)
+    np.testing.assert_array_equal(factors[[1, 4]], space.weights(values[[1, 4]]))
+    assert np.isnan(factors[[0, 2, 3, 5]]).all()
+    gradient.refresh(factors, np.arange(9), kept)  # nothing stale now
+    assert np.isnan(factors[[0, 2, 3, 5]]).all()
 
 
 def test_the_kernels_angle_weight_is_the_blend_spaces() -> None:
