@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.graph.machine import Switch
+from engine.graph.machine import Switch, present
 from engine.math._checks import BoolArray, FloatArray, IntArray
 from engine.player import LayerState, Player
 
@@ -116,9 +116,11 @@ class PendingSwitches:
 
     def _held(self, rows: IntArray) -> list[tuple[_Pending, IntArray, BoolArray]]:
         """Each entry holding kept switches of ``rows``, with their columns there and which of ``rows`` they are."""
+        if not rows.size:
+            return []
         held = self._entry[rows]
         found = []
-        for index in np.unique(held).tolist():  # loop over the entries (a few in an update)
+        for index in present(held, len(self._entries)).tolist():  # loop over the entries (a few in an update)
             picked = held == index
             found.append((self._entries[index], self._column[rows[picked]], picked))
         return found
