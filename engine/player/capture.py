@@ -201,7 +201,7 @@ def capture(
     """
     if compiled is not None:
         frame, characters = compiled
-        loops = table.loops == Loop.REPEAT
+        loops = table.repeats
         blended_weights, blended_rates = weights, weight_rates
         if table.any_additive:  # the additive layers weigh nothing in the blend
             not_additive = ~table.additive[:, None]

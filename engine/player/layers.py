@@ -166,10 +166,10 @@ class LayerTable:
         ``(G, J)`` masks in ``[0, 1]``, ``(G, 2)`` covered layers ``[start, stop)``, ``(G, C)`` weights.
     version
         Counts the layers and overrides added (the compiled frame state is made again).
-    durations, loops, additive
-        ``(L,)`` each layer's clip duration, loop code (:class:`~engine.anim.events.Loop`) and
-        additive flag, kept with :attr:`layers` (:meth:`add`, :meth:`put`): a frame reads them
-        without going through the layers.
+    durations, loops, repeats, additive
+        ``(L,)`` each layer's clip duration, loop code (:class:`~engine.anim.events.Loop`), whether
+        it repeats and additive flag, kept with :attr:`layers` (:meth:`add`, :meth:`put`): a frame
+        reads them without going through the layers.
     any_additive, any_ping_pong
         Whether some layer is additive, whether some layer ping-pongs.
     """
@@ -189,6 +189,7 @@ class LayerTable:
         """The layers' per-row arrays and flags, from :attr:`layers`."""
         self.durations = np.array([layer.duration for layer in self.layers], dtype=np.float64)
         self.loops = np.array([int(layer.loop) for layer in self.layers], dtype=np.intp)
+        self.repeats = self.loops == Loop.REPEAT
         self.additive = np.array([layer.additive for layer in self.layers], dtype=bool)
         self.any_additive = bool(self.additive.any())
         self.any_ping_pong = bool(np.any(self.loops == Loop.PING_PONG))

@@ -143,7 +143,7 @@ class Player(Switching):
         """Start a frame of ``dt`` seconds (scalar or ``(C,)``, ``>= 0``): the clock moves, no travel yet."""
         given = as_array(dt, "dt")
         try:
-            step = np.broadcast_to(given, (self.num_characters,))
+            step = given if given.ndim == 0 else np.broadcast_to(given, (self.num_characters,))  # a scalar: one check
         except ValueError:
             raise InvalidInputError(
                 f"dt must be a scalar or one per character ({self.num_characters},), got shape {given.shape}"
@@ -151,7 +151,7 @@ class Player(Switching):
         if np.any(step < 0.0):
             raise InvalidInputError(f"dt must be >= 0 seconds (play backwards with a negative speed), got {dt}")
         self._frame_start = self.clock
-        self._step = step.astype(np.float64)
+        self._step = np.full(self.num_characters, step) if step.ndim == 0 else step.astype(np.float64)
         self.clock = self.clock + self._step
         self._root_sum.reset()
 
