@@ -35,8 +35,8 @@ SERIES_THRESHOLD, SERIES_ANGLE = 1e-4, 1e-4
 SERIES_HALF = 0.5
 _SINC_SERIES = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 8))
 _COS_SERIES = tuple((-1.0) ** k / math.factorial(2 * k) for k in range(1, 8))
-#: The stage kinds of Bollo's quintic and of the spring (:data:`engine.backend.stage.INERTIALIZE`, ``SPRING``).
-INERTIALIZE, SPRING = 2, 3
+#: The stage's codes of no transition, Bollo's quintic and the spring (:data:`engine.backend.stage.NONE`, …).
+NONE, INERTIALIZE, SPRING = 0, 2, 3
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -45,14 +45,14 @@ def offset_captures(characters: Any, at: Any, transitions: Any, decays: Any, col
 
     Capture row ``k`` is character ``characters[k]`` at player clock ``at[k]``; ``transitions`` =
     every character's transition start (clock), kind (2 quintic, 3 spring, another: the row is left
-    as it is, and counted), duration, half-life ``(C,)`` and planar velocity offset ``(C, 3)``;
-    ``decays`` = (quintic ``(C, Fq, n)``, spring ``(C, Fs, n)``, their layouts' field rows);
+    as it is, and counted unless it is 0: none), duration, half-life ``(C,)`` and planar velocity
+    offset ``(C, 3)``; ``decays`` = (quintic ``(C, Fq, n)``, spring ``(C, Fs, n)``, their layouts' field rows);
     ``columns`` = (joints ``(n,)``, the first column of the rotations, of the scales and ``n``
     ``(4,)``: the paths' columns follow one another from 0); ``capture`` = translations,
     rotations, scales, linear, angular, scaling velocities ``(K, J, 3|4)`` and the planar
     velocities ``(K, 3)``, to which each planar offset is added times its decay ``d(e)``. Returns
-    how many rows were left. The numpy reference: :meth:`~engine.player.offsets.Offsets.full`,
-    then :func:`~engine.anim.inertialization.offset_pose`,
+    how many rows in a transition were left (a blend's). The numpy reference:
+    :meth:`~engine.player.offsets.Offsets.full`, then :func:`~engine.anim.inertialization.offset_pose`,
     :func:`~engine.anim.inertialization.offset_velocity` and
     :func:`~engine.player.transitions.decay_weight`.
     """
@@ -104,7 +104,7 @@ def offset_captures_on(
 def _offset_rows(
     begin: int, finish: int, characters: Any, at: Any, transitions: Any, decays: Any, columns: Any, capture: Any
 ) -> int:
-    """:func:`offset_captures` for the rows ``begin <= k < finish``; returns how many it left."""
+    """:func:`offset_captures` for the rows ``begin <= k < finish``; returns how many in a transition it left."""
     quintic, spring, at_quintic, at_spring = decays
     joints, bounds = columns
     translations, rotations, scales, linear, angular, scaling, planar = capture
@@ -115,7 +115,7 @@ def _offset_rows(
         c = characters[k]
         kind = kinds[c]
         if kind not in (INERTIALIZE, SPRING):
-            left += 1
+            left += kind != NONE
             continue
         t = at[k] - start[c]
         weight = _quintic_weight(t, durations[c]) if kind == INERTIALIZE else _spring_weight(t, half_lives[c])

@@ -114,6 +114,24 @@ def test_compiled_offsets_on_a_capture_equal_the_numpy_reference():
         np.testing.assert_allclose(compiled_capture.root, numpy_capture.root, rtol=0, atol=1e-12)
 
 
+def test_the_compiled_offsets_count_the_rows_a_blend_leaves():
+    """``offset_compiled`` counts the rows in a frozen or dead-blend transition (numpy's then), not those in none."""
+    rng = np.random.default_rng(14)
+    source, target = capture(rng), capture(rng)
+    members = rng.choice(C, K, replace=False)
+    stage = TransitionStage(C, J, compiled=True)
+    stage.animate({"translation": np.arange(0, J, 3), "rotation": np.arange(1, J), "scale": np.array([2])})
+    for kind, rows in (("inertialize", np.arange(0, 10)), ("frozen", np.arange(10, 14)), ("dead_blend", [14])):
+        picked = (source.take(rows), target.take(rows))
+        stage.begin(members[rows], kind, np.full(len(rows), 0.3), np.full(len(rows), 0.2), *picked, np.zeros(len(rows)))
+    transitions = (stage.start, stage.kind, stage.duration, stage.half_life, stage.root_offset)
+    offsets = stage._offsets
+    at = np.full(K, 0.1)
+    assert offsets.offset_compiled(members, at, transitions, capture(rng)) == 5  # 15 rows to K - 1: none
+    assert offsets.offset_compiled(members[:10], at[:10], transitions, capture(rng)) == 0
+    assert offsets.offset_compiled(members[15:], at[15:], transitions, capture(rng)) == 0
+
+
 def test_half_turn_is_libms_sine_and_cosine_to_rounding():
     """The series below SERIES_HALF (and libm's above) against numpy's sin(n)/n and cos(n)."""
     halves = np.concatenate(([0.0, 1e-300, 1e-9, 1e-4], np.linspace(0.0, 2.0, 4001), [np.nextafter(SERIES_HALF, 0.0)]))
