@@ -422,3 +422,23 @@ def layer_state(rows: Any, machine: Any, leaves: Any, factors: Any, rates: Any, 
                     times[i, k] = raw % leaf_duration[i] if loop[i] else min(raw, leaf_duration[i])
                     time_rates[i, k] = leaf_rate[i] if loop[i] or raw < leaf_duration[i] else 0.0
             leaving[i, k] = seconds == 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def switch_states(entry: Any, members: Any, layers: Any, before: Any, after: Any) -> None:
+    """:func:`enter_states` with the leaves' state of the switching ``members`` ``(M,)`` just before and after.
+
+    ``entry`` = :func:`enter_states`' arguments; ``layers`` = the clocks, leaves and factors as
+    for :func:`layer_state`, then :func:`timing_rates`' timing, parameter stamps, rates and their
+    stamps, and the synced kind's code. Out: :func:`layer_state`'s ``before`` and ``after``
+    (``(N, M)`` each, zeros where no leaf of a state plays). The kept rates are made fresh for
+    the states before and after.
+    """
+    rows, chosen, phase, keep, table, machine, slots, triggers = entry
+    clocks, leaves, factors, timing, stamps, rates, rate_stamps, synced_code = layers
+    states = (machine[0], machine[9])  # the current and source states, as they are at each call
+    timing_rates(members, states, factors, timing, stamps, rates, rate_stamps)
+    layer_state(members, clocks, leaves, factors, rates, synced_code, before)
+    enter_states(rows, chosen, phase, keep, table, machine, slots, triggers)
+    timing_rates(members, states, factors, timing, stamps, rates, rate_stamps)
+    layer_state(members, clocks, leaves, factors, rates, synced_code, after)

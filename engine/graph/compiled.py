@@ -17,7 +17,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from engine.graph.machine import Machine
     from engine.graph.parameters import Parameters
 
+#: The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``K`` characters (``layer_state``).
+Leaves = tuple[FloatArray, FloatArray, FloatArray, FloatArray, BoolArray]
 #: Condition kinds and comparison operators as the kernels take them.
 CONDITION_KINDS = {"float": 0, "bool": 1, "trigger": 2}
 OPERATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5, "set": 4}  # a trigger's "set": unread
@@ -90,6 +92,9 @@ class CompiledStep:
         self.fresh: Callable[[IntArray], object] | None = None
         """Makes the kept phase rates of some characters' states fresh in one kernel (:class:`CompiledLayers`'), or
         ``None``: the stale ones found on a kernel, computed by the machine (``Machine.rates``)."""
+        self.switching: Callable[[tuple[Any, ...], IntArray], tuple[Leaves, Leaves]] | None = None
+        """Enters (:meth:`entry`'s arguments) with the leaves' state of the switching characters just before and
+        after, on one kernel (:meth:`CompiledLayers.switch_states`), or ``None``: :meth:`enter` alone."""
 
     @classmethod
     def of(cls, machine: Machine) -> CompiledStep | None:
@@ -134,11 +139,15 @@ class CompiledStep:
             machine.rates(states[:stale], characters[:stale])
         return rates
 
-    def enter(self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray) -> None:
-        """``Machine._enter`` on the kernel (:func:`~engine.graph._machine_kernels.enter_states`): the same writes."""
+    def entry(self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray) -> tuple[Any, ...]:
+        """:func:`~engine.graph._machine_kernels.enter_states`' arguments for ``Machine._enter``'s writes."""
         m = self.machine
         slots = tuple((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous))
-        _kernels().enter_states(rows, chosen, phase, keep, self.entries, self._machine(), slots, m.parameters.triggers)
+        return (rows, chosen, phase, keep, self.entries, self._machine(), slots, m.parameters.triggers)
+
+    def enter(self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray) -> None:
+        """``Machine._enter`` on the kernel (:func:`~engine.graph._machine_kernels.enter_states`): the same writes."""
+        _kernels().enter_states(*self.entry(rows, chosen, phase, keep))
 
     def round(
         self, rows: IntArray, frame: tuple[FloatArray, FloatArray], choosing: bool
@@ -201,6 +210,7 @@ class CompiledLayers:
         self.step = step
         self.threads = threads  # the write's blocks of characters in parallel (the player's threads)
         step.fresh = self.fresh_rates
+        step.switching = self.switch_states
         self.factors = np.ones((count, len(graph.leaves)))
         self.blends = {
             s: (state.tree, state.tree.clips)
@@ -292,17 +302,7 @@ class CompiledLayers:
         self._refresh_factors()
         out = (np.empty(start.shape), start, np.zeros(start.shape), np.zeros(start.shape))  # every weight written
         flags = (np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool))
-        machine = (
-            m.state,
-            m.phase,
-            m.elapsed,
-            m.kind,
-            m.progress,
-            m.duration,
-            m.source,
-            m.source_phase,
-            m.source_elapsed,
-        )
+        machine = self._clocks()
         current, previous = ((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous))
         blocks = kernel_blocks(self.threads, rows.size)
         if blocks > 1:
@@ -313,23 +313,45 @@ class CompiledLayers:
             _kernels().write_layers(rows, machine, (current, previous), self.leaves, self.factors, (*out, *flags))
         return (*out, *flags)
 
-    def layer_state(self, rows: IntArray) -> tuple[np.ndarray, ...]:
-        """The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``rows`` now (``layer_state``)."""
+    def _clocks(self) -> tuple[np.ndarray, ...]:
+        """The machine's arrays the leaves' kernels read (state, phase, elapsed … source elapsed: ``write_layers``')."""
         m = self.machine
+        return (m.state, m.phase, m.elapsed, m.kind, m.progress, m.duration, m.source, m.source_phase, m.source_elapsed)
+
+    def _state_out(self, count: int) -> Leaves:
+        """:meth:`layer_state`'s arrays for ``count`` characters, zeros."""
+        shape = (len(self.leaves[0]), count)
+        return (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=bool))
+
+    def layer_state(self, rows: IntArray) -> Leaves:
+        """The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``rows`` now (``layer_state``)."""
         rates = self.step.fresh_rates(rows)
         self._refresh_factors()
-        shape = (len(self.leaves[0]), rows.size)
-        out = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=bool))
-        _kernels().layer_state(
-            rows,
-            (m.state, m.phase, m.elapsed, m.kind, m.progress, m.duration, m.source, m.source_phase, m.source_elapsed),
+        out = self._state_out(rows.size)
+        _kernels().layer_state(rows, self._clocks(), self.leaves, self.factors, rates, SYNCED, out)
+        return out
+
+    def switch_states(self, entry: tuple[Any, ...], members: IntArray) -> tuple[Leaves, Leaves]:
+        """:meth:`CompiledStep.enter` of ``entry`` with :meth:`layer_state` of ``members`` just before and after.
+
+        One kernel (:func:`~engine.graph._machine_kernels.switch_states`): the same numbers.
+        """
+        self._refresh_factors()
+        m = self.machine
+        rates, rate_stamps = m.rate_cache()
+        layers = (
+            self._clocks(),
             self.leaves,
             self.factors,
+            self.timing,
+            m.parameters.stamps,
             rates,
+            rate_stamps,
             SYNCED,
-            out,
         )
-        return out
+        before, after = self._state_out(members.size), self._state_out(members.size)
+        _kernels().switch_states(entry, members, layers, before, after)
+        return before, after
 
 
 class _GradientFactors:

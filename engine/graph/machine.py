@@ -35,7 +35,7 @@ import numpy as np
 
 from engine.graph.binding import BoundGraph, BoundState
 from engine.graph.clocks import Slot
-from engine.graph.compiled import CompiledStep
+from engine.graph.compiled import CompiledStep, Leaves
 from engine.graph.parameters import Parameters
 from engine.graph.transitions import FROZEN, NONE, SPRING, STAGE_KINDS, SYNCED, marker_phase
 from engine.math._checks import BoolArray, FloatArray, IntArray
@@ -50,12 +50,17 @@ Switch = tuple[str, FloatArray, FloatArray]
 class Hooks(Protocol):
     """What a machine asks of its runtime when a transition starts (:class:`~engine.graph.runtime.GraphRuntime`)."""
 
-    def layer_state(self, rows: IntArray, delay: FloatArray) -> LayerState:
-        """The layers' times and weights of ``rows`` at ``delay`` seconds into the frame (before a switch)."""
+    def layer_state(self, rows: IntArray, delay: FloatArray, leaves: Leaves | None = None) -> LayerState:
+        """The layers' times and weights of ``rows`` at ``delay`` seconds into the frame (a switch's before and after).
+
+        ``leaves``: the graph's leaves' state of ``rows``, when a kernel computed it (``layer_state``'s).
+        """
         ...
 
-    def switch(self, machine: str, rows: IntArray, delay: FloatArray, before: LayerState, how: Switch) -> None:
-        """Start the stage transition ``how`` of ``rows``: from the output at ``before`` to the new layers."""
+    def switch(
+        self, machine: str, rows: IntArray, delay: FloatArray, before: LayerState, after: LayerState, how: Switch
+    ) -> None:
+        """Start the stage transition ``how`` of ``rows``: from the output at ``before`` to the layers ``after``."""
         ...
 
     def stop_stage(self, machine: str, rows: IntArray) -> None:
@@ -385,7 +390,6 @@ class Machine:
         keep = live & (kinds <= SYNCED) & ~instant  # a live crossfade: the source plays on
         staged = ~instant & ~keep  # the stage kinds (STAGE_KINDS: every kind after SYNCED) and frozen crossfades
         members, delay = rows[staged], self._spent[rows[staged]]
-        before = self.hooks.layer_state(members, delay) if members.size else None
         phase = table.offset[chosen]
         synced = kinds == SYNCED
         for index in np.unique(chosen[synced]) if synced.any() else ():  # loop over the synced transitions taken
@@ -393,20 +397,38 @@ class Machine:
             phase[picked] = self._synced_phase(
                 self.state[rows[picked]], self.phase[rows[picked]], int(targets[picked[0]]), rows[picked]
             )
-        if self.compiled is not None:  # a plain machine: no sub-machine to start over
-            self.compiled.enter(rows, chosen, phase, keep)
-        else:
-            self._enter(rows, chosen, phase, keep)
+        switching = self._enter_switching(rows, chosen, phase, keep, members, delay)
         if instant.any():
             self.hooks.stop_stage(self.name, rows[instant])
-        if before is None:
+        if switching is None:
             return
+        before, after = switching
         codes = np.where(kinds[staged] <= SYNCED, FROZEN, kinds[staged])  # a crossfade not live: a frozen snapshot
         for code in present(codes, max(STAGE_KINDS) + 1):  # loop over the stage kinds started
             picked = np.flatnonzero(codes == code)
-            alone = picked.size == codes.size  # one kind: the layer state as it is
+            alone = picked.size == codes.size  # one kind: the layer states as they are
             how = (STAGE_KINDS[int(code)], self.duration[members[picked]], self.half_life[members[picked]])
-            self.hooks.switch(self.name, members[picked], delay[picked], before if alone else before.take(picked), how)
+            states = (before, after) if alone else (before.take(picked), after.take(picked))
+            self.hooks.switch(self.name, members[picked], delay[picked], *states, how)
+
+    def _enter_switching(
+        self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray, members: IntArray, delay: FloatArray
+    ) -> tuple[LayerState, LayerState] | None:
+        """Enter the transitions' targets and capture the layer states of the switching ``members`` before and after.
+
+        On one kernel where the compiled step has it (:attr:`CompiledStep.switching`), else the
+        runtime's layer states around :meth:`_enter` or its kernel. ``None``: no member.
+        """
+        compiled = self.compiled
+        if compiled is not None and compiled.switching is not None and members.size:
+            mine = compiled.switching(compiled.entry(rows, chosen, phase, keep), members)
+            return self.hooks.layer_state(members, delay, mine[0]), self.hooks.layer_state(members, delay, mine[1])
+        before = self.hooks.layer_state(members, delay) if members.size else None
+        if compiled is not None:  # a plain machine: no sub-machine to start over
+            compiled.enter(rows, chosen, phase, keep)
+        else:
+            self._enter(rows, chosen, phase, keep)
+        return None if before is None else (before, self.hooks.layer_state(members, delay))
 
     def _enter(self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray) -> None:
         """Characters ``rows`` enter the targets of transitions ``chosen`` at their ``phase`` ``(K,)``.

@@ -33,7 +33,7 @@ from engine.anim.velocity import PoseVelocity
 from engine.errors import InvalidInputError
 from engine.graph.binding import BoundGraph
 from engine.graph.clocks import LeafClocks, leaf_block
-from engine.graph.compiled import CompiledLayers, CompiledStep
+from engine.graph.compiled import CompiledLayers, CompiledStep, Leaves
 from engine.graph.events import GraphMarkerEvent, deliver
 from engine.graph.flat import Weights
 from engine.graph.machine import Machine, Switch, present
@@ -171,7 +171,8 @@ class GraphRuntime:
 
         The player's :meth:`~engine.player.Player.warm_up` (every transition kind rehearsed, put
         back after) and the graph's own kernels a switch calls (its layers' state at the switch,
-        read only; a state entered, for no character); no time passes, nothing changes. A
+        read only; a state entered, with and without the switch's states, for no character); no
+        time passes, nothing changes. A
         program calls it once, after its first :meth:`update`, before it times frames.
         ``records`` as for :meth:`engine.player.Player.finalize`; returns the seconds it took.
         """
@@ -182,8 +183,12 @@ class GraphRuntime:
                 self.layer_state(np.arange(count), np.zeros(count))
             nobody = np.zeros(0, dtype=np.intp)
             for machine in self.machines.values():
-                if machine.compiled is not None:
-                    machine.compiled.enter(nobody, nobody, np.zeros(0), np.zeros(0, dtype=bool))
+                step = machine.compiled
+                if step is not None:
+                    entry = step.entry(nobody, nobody, np.zeros(0), np.zeros(0, dtype=bool))
+                    step.enter(*entry[:4])
+                    if step.switching is not None:
+                        step.switching(entry, nobody)
         return time.perf_counter() - start
 
     def advance(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
@@ -318,16 +323,22 @@ class GraphRuntime:
 
     # --- captures for the player's transition stage --------------------------------------------
 
-    def layer_state(self, rows: IntArray, delay: FloatArray) -> LayerState:
+    def layer_state(self, rows: IntArray, delay: FloatArray, leaves: Leaves | None = None) -> LayerState:
         """Every player layer's times, rates, weights and their rates of ``rows`` at the machines' clocks now.
 
         ``delay``: seconds into the frame (the clock the transition stage is read at). The graph's
-        layers come from its machines; other controllers' layers as they are in the player.
+        layers come from its machines (``leaves``: their state, when a kernel computed it); other
+        controllers' layers as they are in the player.
         """
         player = self.player
         at = player.frame_start[rows] + delay
-        overrides = player.override_weights[:, rows].copy()
-        mine = self._compiled.layer_state(rows) if self._compiled is not None else self._leaf_state(rows, overrides)
+        overrides = player.override_weights[:, rows]  # a copy (an index array)
+        if leaves is not None:
+            mine = leaves
+        elif self._compiled is not None:
+            mine = self._compiled.layer_state(rows)
+        else:
+            mine = self._leaf_state(rows, overrides)
         if self.layers.size == player.num_layers:  # every layer the graph's (in order: added one after the other)
             times, rates, weights, weight_rates, leaving = mine
             return LayerState(times, rates, weights, weight_rates, overrides, leaving, at)
@@ -341,7 +352,7 @@ class GraphRuntime:
             array[self.layers] = values
         return LayerState(times, rates, weights, weight_rates, overrides, leaving, at)
 
-    def _leaf_state(self, rows: IntArray, overrides: FloatArray) -> tuple[np.ndarray, ...]:
+    def _leaf_state(self, rows: IntArray, overrides: FloatArray) -> Leaves:
         """The leaves' times, rates, weights, weight rates and leaving ``(N, K)`` of ``rows`` (the numpy path).
 
         Writes the graph's overrides' weights into ``overrides`` ``(G, K)``.
@@ -354,13 +365,15 @@ class GraphRuntime:
         times, rates, entered = self._leaf_times(rows)
         return times, rates, out.weights[:, rows], out.rates[:, rows], entered
 
-    def switch(self, machine: str, rows: IntArray, delay: FloatArray, before: LayerState, how: Switch) -> None:
+    def switch(
+        self, machine: str, rows: IntArray, delay: FloatArray, before: LayerState, after: LayerState, how: Switch
+    ) -> None:
         """Start the player's stage transition ``how`` for ``rows`` (owned by ``machine``) at ``delay``.
 
-        From the output at ``before`` (the layers before the switch) to the new layers now; handed
-        to the player when the machines are done (:mod:`engine.graph.pending`).
+        From the output at ``before`` (the layers before the switch) to the layers ``after`` it;
+        handed to the player when the machines are done (:mod:`engine.graph.pending`).
         """
-        self._pending.add(rows, delay, before, self.layer_state(rows, delay), how)
+        self._pending.add(rows, delay, before, after, how)
         self._owner[rows] = self._names.index(machine)
 
     def capture_output(self, rows: IntArray, delay: FloatArray) -> Capture:

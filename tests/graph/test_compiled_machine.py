@@ -303,30 +303,43 @@ def test_the_kernels_phase_rates_are_synced_rate() -> None:
 
 @pytest.mark.parametrize("document", [everything, lambda: locomotion("synced", 0.4)])
 def test_the_compiled_layer_state_is_the_runtimes(character, document, monkeypatch) -> None:
-    """CompiledLayers.layer_state against the numpy path (``_leaf_state``) at every capture of a frame."""
+    """CompiledLayers' layer states against the numpy path (``_leaf_state``).
+
+    At every switch of a frame (``switch_states``: the states just before and just after the
+    entry, on one kernel with it), and after every frame for everyone (``layer_state``).
+    """
     compiled, _ = pair(character, document(), 24)
     layers = compiled._compiled
     assert layers is not None
-    kernel_state = CompiledLayers.layer_state
-    checked = []
+    checked: dict[str, list[bool]] = {"switch": [], "frame": []}
 
-    def both(self: CompiledLayers, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        found = kernel_state(self, rows)
-        expected = compiled._leaf_state(rows, compiled.player.override_weights[:, rows].copy())
+    def numpy_state(rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        return compiled._leaf_state(rows, compiled.player.override_weights[:, rows].copy())
+
+    def same(found: tuple[np.ndarray, ...], expected: tuple[np.ndarray, ...], where: str) -> None:
         for name, mine, theirs in zip(
             ("times", "rates", "weights", "weight_rates", "leaving"), found, expected, strict=True
         ):
-            assert np.array_equal(mine, theirs), name
-        checked.append(bool(expected[-1].any()))
-        return found
+            assert np.array_equal(mine, theirs), (where, name)
+        checked[where].append(bool(expected[-1].any()))
 
-    monkeypatch.setattr(CompiledLayers, "layer_state", both)
+    def switch(entry: tuple, members: np.ndarray) -> tuple:
+        expected = numpy_state(members)
+        before, after = CompiledLayers.switch_states(layers, entry, members)
+        same(before, expected, "switch")
+        same(after, numpy_state(members), "switch")
+        return before, after
+
+    monkeypatch.setattr(layers.step, "switching", switch)
     stream, steps = np.random.default_rng(9), np.random.default_rng(4)
+    everyone = np.arange(24)
     for _ in range(120):
         drive(compiled, stream)
         compiled.update(float(steps.choice([1 / 30, 1 / 60, 1 / 144, 0.3])))
-    assert len(checked) > 20
-    assert any(checked)
+        same(layers.layer_state(everyone), numpy_state(everyone), "frame")
+    assert len(checked["switch"]) > 40
+    assert any(checked["switch"])  # states entered at the switch
+    assert len(checked["frame"]) == 120
 
 
 @pytest.mark.parametrize("loop", [True, False])
