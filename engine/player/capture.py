@@ -281,7 +281,8 @@ def _with_additive(
     planar: FloatArray,
 ) -> Capture:
     """The capture of the blend ``pose``, ``velocity``, ``planar`` with the weighted additive layers added, in order."""
-    for row in [r for r, layer in enumerate(table.layers) if layer.additive and weights[r].any()]:
+    additive = np.flatnonzero(table.additive).tolist() if table.any_additive else []
+    for row in [r for r in additive if weights[r].any()]:
         pose, velocity = _added(
             skeleton,
             table,
