@@ -6,9 +6,9 @@ advance the clocks to its instant, end finished transitions) is one kernel call 
 characters still checking (:class:`CompiledStep`); starting the chosen transitions stays with the
 machine (it captures the player's output). A graph of one such machine without overrides, whose
 states play a clip or a blend space of clips, also writes its leaves' weights and times, computes
-its states' phase rates, a switch's layer state and its 2-D blend spaces' weights on kernels
-(:class:`CompiledLayers`, :class:`_GradientFactors`). The
-numbers are the numpy path's, bit for bit (``tests/graph/test_compiled_machine.py``).
+its states' phase rates, a switch's entry with its layer states and its 2-D blend spaces'
+weights on kernels (:class:`CompiledLayers`, :class:`_GradientFactors`). The numbers are the numpy
+path's, bit for bit (``tests/graph/test_compiled_machine.py``).
 """
 
 from __future__ import annotations

@@ -172,9 +172,9 @@ class GraphRuntime:
         The player's :meth:`~engine.player.Player.warm_up` (every transition kind rehearsed, put
         back after) and the graph's own kernels a switch calls (its layers' state at the switch,
         read only; a state entered, with and without the switch's states, for no character); no
-        time passes, nothing changes. A
-        program calls it once, after its first :meth:`update`, before it times frames.
-        ``records`` as for :meth:`engine.player.Player.finalize`; returns the seconds it took.
+        time passes, nothing changes. A program calls it once, after its first :meth:`update`,
+        before it times frames. ``records`` as for :meth:`engine.player.Player.finalize`; returns
+        the seconds it took.
         """
         start = time.perf_counter()
         self.player.warm_up(records)
