@@ -51,10 +51,7 @@ class Hooks(Protocol):
     """What a machine asks of its runtime when a transition starts (:class:`~engine.graph.runtime.GraphRuntime`)."""
 
     def layer_state(self, rows: IntArray, delay: FloatArray, leaves: Leaves | None = None) -> LayerState:
-        """The layers' times and weights of ``rows`` at ``delay`` seconds into the frame (a switch's before and after).
-
-        ``leaves``: the graph's leaves' state of ``rows``, when a kernel computed it (``layer_state``'s).
-        """
+        """The layers of ``rows`` at ``delay`` seconds into the frame (``leaves``: the graph's, if computed)."""
         ...
 
     def switch(

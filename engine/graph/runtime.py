@@ -333,14 +333,11 @@ class GraphRuntime:
         player = self.player
         at = player.frame_start[rows] + delay
         overrides = player.override_weights[:, rows]  # a copy (an index array)
-        if leaves is not None:
-            mine = leaves
-        elif self._compiled is not None:
-            mine = self._compiled.layer_state(rows)
-        else:
-            mine = self._leaf_state(rows, overrides)
+        if leaves is None:
+            compiled = self._compiled
+            leaves = compiled.layer_state(rows) if compiled is not None else self._leaf_state(rows, overrides)
         if self.layers.size == player.num_layers:  # every layer the graph's (in order: added one after the other)
-            times, rates, weights, weight_rates, leaving = mine
+            times, rates, weights, weight_rates, leaving = leaves
             return LayerState(times, rates, weights, weight_rates, overrides, leaving, at)
         shape = (player.num_layers, rows.size)
         times, rates, weight_rates = np.zeros(shape), np.zeros(shape), np.zeros(shape)
@@ -348,7 +345,7 @@ class GraphRuntime:
         times[others], rates[others] = player.times[others][:, rows], player.rates[others][:, rows]
         weights = player.weights[:, rows]
         leaving = np.zeros(times.shape, dtype=bool)
-        for array, values in zip((times, rates, weights, weight_rates, leaving), mine, strict=True):
+        for array, values in zip((times, rates, weights, weight_rates, leaving), leaves, strict=True):
             array[self.layers] = values
         return LayerState(times, rates, weights, weight_rates, overrides, leaving, at)
 
