@@ -133,6 +133,10 @@ class Slot:
         """Nothing entered, no travel."""
         return cls(np.zeros(count, dtype=bool), np.zeros(count), np.zeros(count), np.zeros(count))
 
+    def arrays(self) -> tuple[BoolArray, FloatArray, FloatArray, FloatArray]:
+        """The fields, in order (entered, entry, phase, elapsed): as the kernels take a slot."""
+        return self.entered, self.entry, self.phase, self.elapsed
+
     def clear(self) -> None:
         """A new frame."""
         self.entered[:] = False
@@ -141,5 +145,5 @@ class Slot:
 
     def copy_from(self, other: Slot, rows: IntArray) -> None:
         """Take ``other``'s entries of ``rows``."""
-        for name in ("entered", "entry", "phase", "elapsed"):
-            getattr(self, name)[rows] = getattr(other, name)[rows]
+        for mine, theirs in zip(self.arrays(), other.arrays(), strict=True):
+            mine[rows] = theirs[rows]

@@ -142,7 +142,7 @@ class CompiledStep:
     def entry(self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray) -> tuple[Any, ...]:
         """:func:`~engine.graph._machine_kernels.enter_states`' arguments for ``Machine._enter``'s writes."""
         m = self.machine
-        slots = tuple((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous))
+        slots = (m.current.arrays(), m.previous.arrays())
         return (rows, chosen, phase, keep, self.entries, self._machine(), slots, m.parameters.triggers)
 
     def enter(self, rows: IntArray, chosen: IntArray, phase: FloatArray, keep: BoolArray) -> None:
@@ -303,7 +303,7 @@ class CompiledLayers:
         out = (np.empty(start.shape), start, np.zeros(start.shape), np.zeros(start.shape))  # every weight written
         flags = (np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool))
         machine = self._clocks()
-        current, previous = ((slot.entered, slot.entry, slot.phase, slot.elapsed) for slot in (m.current, m.previous))
+        current, previous = m.current.arrays(), m.previous.arrays()
         blocks = kernel_blocks(self.threads, rows.size)
         if blocks > 1:
             _kernels().write_layers_parallel(

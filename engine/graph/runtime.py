@@ -183,12 +183,11 @@ class GraphRuntime:
                 self.layer_state(np.arange(count), np.zeros(count))
             nobody = np.zeros(0, dtype=np.intp)
             for machine in self.machines.values():
-                step = machine.compiled
+                step, nothing = machine.compiled, (nobody, nobody, np.zeros(0), np.zeros(0, dtype=bool))
                 if step is not None:
-                    entry = step.entry(nobody, nobody, np.zeros(0), np.zeros(0, dtype=bool))
-                    step.enter(*entry[:4])
+                    step.enter(*nothing)
                     if step.switching is not None:
-                        step.switching(entry, nobody)
+                        step.switching(step.entry(*nothing), nobody)
         return time.perf_counter() - start
 
     def advance(self, dt: Any, characters: Any = None, *, hold: bool = False) -> None:
