@@ -88,34 +88,55 @@ def _advance(
     weights, jump, jumped, exact = writes
     starts, stops, wraps, reached, was_fresh = out
     for r in range(index.size):  # each layer over the block's characters
-        row, duration, mode = index[r], durations[r], loops[r]
-        period = 2.0 * duration if mode == PING_PONG else duration
-        safe = period if period > 0.0 else 1.0
+        row, layer = index[r], (durations[r], loops[r])
         for k in range(begin, finish):
             c = characters[k]
             if weights.size:
                 weight_table[row, c] = weights[r, k]
-            if jumped.size and jumped[r, k]:
-                raw_table[row, c] = jump[r, k]
-                fresh[row, c] = True
-            was_fresh[r, k] = fresh[row, c]
-            stop = ends[r, k]
-            if mode == ONCE:
-                stop = min(max(stop, 0.0), duration)
-            turns = 0.0 if mode == ONCE or period <= 0.0 else math.floor(stop / safe)
-            raw = stop if mode == ONCE else stop - turns * safe  # a layer played once: clamped above
-            if mode != ONCE and period > 0.0 and raw >= safe:  # an ulp below a multiple: the next loop's start
-                raw -= safe
-                turns += 1.0
-            start = raw_table[row, c]
-            starts[r, k], stops[r, k], wraps[r, k] = start, stop, turns
-            raw_table[row, c] = reached[r, k] = max(raw, 0.0) if period > 0.0 else 0.0
-            if step[c] > 0.0:
-                rates[row, c] = (stop - start) / step[c]
-            if running[r, k]:
-                fresh[row, c] = False
-                if exact.size:
-                    raw_table[row, c] = exact[r, k]
+            jumps = (jumped.size > 0 and jumped[r, k], jump[r, k] if jumped.size else 0.0)
+            puts = (exact.size > 0, exact[r, k] if exact.size else 0.0)
+            cell = raw_table[row, c], fresh[row, c], rates[row, c]
+            moved = move_layer(layer, cell, (ends[r, k], running[r, k]), step[c], (jumps, puts))
+            starts[r, k], stops[r, k], wraps[r, k], reached[r, k], was_fresh[r, k] = moved[:5]
+            raw_table[row, c], fresh[row, c], rates[row, c] = moved[5:]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
+def move_layer(layer: Any, cell: Any, end: Any, seconds: float, writes: Any) -> Any:
+    """One layer of one character moved to the raw time ``end[0]`` this frame: an entry of :func:`advance_layers`.
+
+    ``layer`` = the clip's duration and loop code; ``cell`` = the layer's raw time, fresh flag and
+    rate now; ``end`` = the unwrapped raw time and whether the layer ran; ``seconds`` the
+    character's frame step; ``writes`` = (whether to jump, the raw time to jump to: the layer
+    starts from there, fresh), (whether to put the layer at an exact time where it ran, that raw
+    time). Returns ``advance_layers``' five outputs (the raw time before, the end time as clamped,
+    the loops crossed, the raw time reached, the fresh flag before), then the cell's new raw time,
+    fresh flag and rate. Scalars only (no array is bound per entry: no reference counts in a
+    loop); inlined by controllers' kernels that decide an entry as they move it
+    (:mod:`engine.player.kernels`).
+    """
+    (duration, mode), (raw, fresh, rate), (stop, running), ((jumps, jump), (puts, exact)) = layer, cell, end, writes
+    period = 2.0 * duration if mode == PING_PONG else duration
+    safe = period if period > 0.0 else 1.0
+    if jumps:
+        raw, fresh = jump, True
+    was_fresh = fresh
+    if mode == ONCE:
+        stop = min(max(stop, 0.0), duration)
+    turns = 0.0 if mode == ONCE or period <= 0.0 else math.floor(stop / safe)
+    wrapped = stop if mode == ONCE else stop - turns * safe  # a layer played once: clamped above
+    if mode != ONCE and period > 0.0 and wrapped >= safe:  # an ulp below a multiple: the next loop's start
+        wrapped -= safe
+        turns += 1.0
+    reached = max(wrapped, 0.0) if period > 0.0 else 0.0
+    if seconds > 0.0:
+        rate = (stop - raw) / seconds
+    after = reached
+    if running:
+        fresh = False
+        if puts:
+            after = exact
+    return raw, stop, turns, reached, was_fresh, after, fresh, rate
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)

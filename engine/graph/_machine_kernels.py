@@ -1,12 +1,12 @@
-"""Compiled frames of a plain state machine (numba): one round of choose and advance, the leaves' layers.
+"""Compiled frames of a plain state machine (numba): one round of choose and advance, the leaves' states.
 
 The same arithmetic, in the same order, as the numpy reference — :class:`~engine.graph.machine.Machine`'s
 ``choose``, ``_exit_crossing``, ``_time_to``, ``advance``, ``_phase_travel`` and ``_move_phase``,
-and :class:`~engine.graph.runtime.GraphRuntime`'s ``_write_layers`` with
+``Machine._enter``, and :class:`~engine.graph.runtime.GraphRuntime`'s ``layer_state`` with
 :class:`~engine.graph.clocks.LeafClocks` — one character at a time, so the numbers are the numpy
-path's bit for bit (``tests/graph/test_compiled_machine.py``); the leaves' write on blocks of
-characters in parallel too (the player's threads: ``tests/graph/test_threads.py``). The tables are
-built by :mod:`engine.graph.compiled`.
+path's bit for bit (``tests/graph/test_compiled_machine.py``). The tables are built by
+:mod:`engine.graph.compiled`; the leaves' write into the player's layers is
+:mod:`engine.graph._leaf_kernels`'.
 
 Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
 to a cached function's own file only. Inputs are trusted (the callers check them).
@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 #: Condition kinds and comparison codes, as :mod:`engine.graph.compiled` writes them.
 FLOAT, BOOL, TRIGGER = 0, 1, 2
@@ -258,77 +258,6 @@ def enter_states(rows: Any, chosen: Any, phase: Any, keep: Any, table: Any, mach
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def write_layers(rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any, out: Any) -> None:
-    """The leaves' weights and times of the characters ``rows`` ``(K,)`` for this frame (``_write_layers``).
-
-    ``machine`` = state, phase, elapsed, kind, progress, duration, source, source phase and
-    elapsed ``(C,)``; ``slots`` = the current and previous slots (entered, entry, phase, elapsed);
-    ``leaves`` = each leaf's state, duration, speed, state speed, rate, whether it follows the
-    phase and whether it loops ``(N,)``; ``factors`` ``(C, N)`` each leaf's weight in its state's
-    tree. Out (``(N, K)``, the times already holding the layers' times before the frame): the
-    weights, the layers' end, exact and entry times, and where they run and jumped.
-    """
-    _write(0, rows.size, rows, machine, slots, leaves, factors, out)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, parallel=True)
-def write_layers_parallel(
-    blocks: int, rows: Any, machine: Any, current: Any, previous: Any, leaves: Any, factors: Any, out: Any
-) -> None:
-    """:func:`write_layers` over ``blocks`` contiguous blocks of ``rows`` in parallel (the same numbers).
-
-    The slots come one by one (a parallel loop's body takes no tuple of tuples).
-    """
-    count = rows.size
-    for b in prange(blocks):
-        first, stop = b * count // blocks, (b + 1) * count // blocks
-        _write(first, stop, rows, machine, (current, previous), leaves, factors, out)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _write(first: int, stop: int, rows: Any, machine: Any, slots: Any, leaves: Any, factors: Any, out: Any) -> None:
-    """:func:`write_layers` for the entries ``first <= k < stop`` of ``rows``."""
-    state, phase, elapsed, kind, progress, duration, source, source_phase, source_elapsed = machine
-    (entered, entry, travelled, spent), (was_entered, was_entry, was_travelled, was_spent) = slots
-    leaf_state, leaf_duration, speed, state_speed, leaf_rate, sync, loop = leaves
-    weights, end, exact, jump, running, jumped = out
-    for k in range(first, stop):
-        c = rows[k]
-        live = source[c] >= 0 and kind[c] != 0
-        total = duration[c] if duration[c] > 0.0 else 1.0
-        alpha = min(max(progress[c] / total, 0.0), 1.0) if live else 1.0
-        for i in range(leaf_state.size):
-            weights[i, k] = 0.0
-            if leaf_state[i] == state[c]:
-                weight, now, seconds = alpha, phase[c], elapsed[c]
-                jumps, at, moved, lasted = entered[c], entry[c], travelled[c], spent[c]
-            elif live and leaf_state[i] == source[c]:
-                weight, now, seconds = 1.0 - alpha, source_phase[c], source_elapsed[c]
-                jumps, at, moved, lasted = was_entered[c], was_entry[c], was_travelled[c], was_spent[c]
-            else:
-                continue
-            if weight > 0.0:
-                weights[i, k] = 0.0 + factors[c, i] * weight
-            begin = end[i, k]
-            if jumps:
-                begin = at * leaf_duration[i] if sync[i] else 0.0 * leaf_rate[i]
-                jump[i, k], jumped[i, k] = begin, True
-            if sync[i]:
-                end[i, k] = begin + moved * leaf_duration[i]
-                exact[i, k] = now * leaf_duration[i]
-            else:
-                end[i, k] = begin + lasted * speed[i] * state_speed[i]
-                raw = seconds * leaf_rate[i]
-                if leaf_duration[i] <= 0.0:
-                    exact[i, k] = 0.0
-                elif loop[i]:
-                    exact[i, k] = raw % leaf_duration[i]
-                else:
-                    exact[i, k] = min(raw, leaf_duration[i])
-            running[i, k] = True
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def stale_rates(rows: Any, state: Any, source: Any, rate_stamps: Any, stamps: Any, states: Any, characters: Any) -> int:
     """The (state, character) pairs of ``rows``' current and source states whose kept rate is stale; returns how many.
 
@@ -379,10 +308,13 @@ def timing_rates(rows: Any, machine: Any, factors: Any, timing: Any, stamps: Any
 def layer_state(rows: Any, machine: Any, leaves: Any, factors: Any, rates: Any, synced_code: int, out: Any) -> None:
     """The leaves' state of the characters ``rows`` ``(K,)`` at the machine's clocks now (``layer_state``).
 
-    ``machine``, ``leaves`` and ``factors`` as for :func:`write_layers`; ``rates`` ``(S, C)`` the
-    states' own phase rates. Out ``(N, K)``: the leaves' clip times and their rates per second
-    (a synced transition's states at the shared, blended rate), their weights and the weights'
-    rates (a crossfade's ramp), and whether the leaf's state was entered this instant.
+    ``machine`` = state, phase, elapsed, kind, progress, duration, source, source phase and
+    elapsed ``(C,)``; ``leaves`` = each leaf's state, duration, speed, state speed, rate, whether
+    it follows the phase and whether it loops ``(N,)``; ``factors`` ``(C, N)`` each leaf's weight
+    in its state's tree; ``rates`` ``(S, C)`` the states' own phase rates. Out ``(N, K)``: the
+    leaves' clip times and their rates per second (a synced transition's states at the shared,
+    blended rate), their weights and the weights' rates (a crossfade's ramp), and whether the
+    leaf's state was entered this instant.
     """
     state, phase, elapsed, kind, progress, duration, source, source_phase, source_elapsed = machine
     leaf_state, leaf_duration, _, _, leaf_rate, sync, loop = leaves

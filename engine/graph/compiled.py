@@ -1,14 +1,15 @@
-"""A plain state machine's frame on the compiled kernels (:mod:`engine.graph._machine_kernels`).
+"""A plain state machine's frame on the compiled kernels (:mod:`engine.graph._machine_kernels`, ``_leaf_kernels``).
 
 A machine whose states play no sub-machine steps on the kernels on the numba backend: each round
 of :meth:`Machine.step <engine.graph.machine.Machine.step>` (choose a transition per character,
 advance the clocks to its instant, end finished transitions) is one kernel call over the
 characters still checking (:class:`CompiledStep`); starting the chosen transitions stays with the
 machine (it captures the player's output). A graph of one such machine without overrides, whose
-states play a clip or a blend space of clips, also writes its leaves' weights and times, computes
-its states' phase rates, a switch's entry with its layer states and its 2-D blend spaces'
-weights on kernels (:class:`CompiledLayers`, :class:`_GradientFactors`). The numbers are the numpy
-path's, bit for bit (``tests/graph/test_compiled_machine.py``).
+states play a clip or a blend space of clips, also writes its leaves' weights and times into the
+player's layers as it moves them, computes its states' phase rates, a switch's entry with its
+layer states and its 2-D blend spaces' weights on kernels (:class:`CompiledLayers`,
+:class:`_GradientFactors`). The numbers are the numpy path's, bit for bit
+(``tests/graph/test_compiled_machine.py``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ def _blends() -> ModuleType:
 def _kernels() -> ModuleType:
     """:mod:`engine.graph._machine_kernels`, imported on first use (numba: the player's backend is numba)."""
     return _loaded("engine.graph._machine_kernels")
+
+
+def _leaf_kernels() -> ModuleType:
+    """:mod:`engine.graph._leaf_kernels`, imported on first use."""
+    return _loaded("engine.graph._leaf_kernels")
 
 
 def _loaded(name: str) -> ModuleType:
@@ -292,29 +298,25 @@ class CompiledLayers:
             rows, (m.state, m.source), self.factors, self.timing, m.parameters.stamps, rates, rate_stamps
         )
 
-    def write(self, rows: IntArray, start: FloatArray) -> tuple[np.ndarray, ...]:
-        """Weights and the layers' end, exact and entry times, running and jumped ``(N, K)`` of ``rows`` ``(K,)``.
+    def write_advance(self, entries: tuple[Any, ...], table: tuple[Any, ...], out: tuple[Any, ...]) -> None:
+        """The leaves' weights and times written into the player's layers and moved (``Player.advance_with``'s write).
 
-        ``start`` ``(N, K)``: their layers' raw times before the frame (the times where nothing
-        plays), written over with the end times (returned).
+        One kernel (:func:`~engine.graph._leaf_kernels.write_advance`), on the player's threads.
         """
         m = self.machine
         self._refresh_factors()
-        out = (np.empty(start.shape), start, np.zeros(start.shape), np.zeros(start.shape))  # every weight written
-        flags = (np.zeros(start.shape, dtype=bool), np.zeros(start.shape, dtype=bool))
         machine = self._clocks()
         current, previous = m.current.arrays(), m.previous.arrays()
-        blocks = kernel_blocks(self.threads, rows.size)
+        blocks = kernel_blocks(self.threads, entries[1].size)
         if blocks > 1:
-            _kernels().write_layers_parallel(
-                blocks, rows, machine, current, previous, self.leaves, self.factors, (*out, *flags)
+            _leaf_kernels().write_advance_parallel(
+                blocks, machine, current, previous, self.leaves, self.factors, entries, table, out
             )
         else:
-            _kernels().write_layers(rows, machine, (current, previous), self.leaves, self.factors, (*out, *flags))
-        return (*out, *flags)
+            _leaf_kernels().write_advance(machine, (current, previous), self.leaves, self.factors, entries, table, out)
 
     def _clocks(self) -> tuple[np.ndarray, ...]:
-        """The machine's arrays the leaves' kernels read (state, phase, elapsed … source elapsed: ``write_layers``')."""
+        """The machine's arrays the leaves' kernels read (state, phase … source elapsed: ``write_advance``')."""
         m = self.machine
         return (m.state, m.phase, m.elapsed, m.kind, m.progress, m.duration, m.source, m.source_phase, m.source_elapsed)
 

@@ -238,24 +238,18 @@ class GraphRuntime:
         ``rows``: the characters written (``None``: all; the others' layers stay as they are).
         Without ``advance`` the layers only jump to their states' times (no travel, no markers).
         """
-        every: slice | IntArray = slice(None) if rows is None else rows
         player = self.player
-        weights = None
-        if self._compiled is not None:
-            picked = np.arange(self.num_characters)[every]
-            raw = player.raw_times[self._span]
-            start = raw.copy() if rows is None else np.take(raw, rows, axis=1)  # (N, K), C-ordered: a copy
-            weights, end, exact, jump, running, jumped = self._compiled.write(picked, start)
-        else:
-            self._write_weights(every, rows)
-            times = self._layer_times(every, player.raw_times[self._span].copy())
-            end, exact, jump, running, jumped = (array[:, every] for array in times)
+        if self._compiled is not None and advance:  # written and moved in one pass on the kernel
+            player.advance_with(self._span, rows, self._compiled.write_advance)
+            return
+        every: slice | IntArray = slice(None) if rows is None else rows
+        self._write_weights(every, rows)
+        times = self._layer_times(every, player.raw_times[self._span].copy())
+        end, exact, jump, running, jumped = (array[:, every] for array in times)
         if advance:  # the weights, the jumps, the travel and the exact times: one pass
             jumps = (jump, jumped) if jumped.any() else None
-            player.advance_layers(self._span, end, running, rows, weights=weights, jump=jumps, exact=exact)
+            player.advance_layers(self._span, end, running, rows, jump=jumps, exact=exact)
             return
-        if weights is not None:
-            player.set_weights(self._span, weights, rows)
         if jumped.any():
             player.set_time(self._span, jump, rows, where=jumped)
         player.set_time(self._span, exact, rows, where=running, fresh=False)

@@ -226,7 +226,55 @@ class Player(Switching):
             start, stop, raw, wraps = self._move(block, (stop, moving), modes, self._step[chosen])
             if exact is not None:
                 self.set_time(rows, writes[3], characters, fresh=False, where=moving)
-        weighted = table.weights[block] if weighted is None else weighted
+        self._moved(
+            (index, chosen),
+            table.weights[block] if weighted is None else weighted,
+            (start, stop, raw, wraps),
+            moving,
+            fresh,
+        )
+
+    def advance_with(self, rows: Any, characters: Any, write: Callable[..., None]) -> None:
+        """:meth:`advance_layers` where a controller's kernel decides each entry as it moves it (numba backend).
+
+        ``write(entries, table, out)`` runs the kernel once over the ``n`` layers ``rows`` of the
+        ``K`` ``characters`` (an index array, ``None``: all): ``entries`` = their player layers
+        ``(n,)``, the characters ``(K,)``, the clips' durations and loop codes ``(n,)`` and the
+        frame steps ``(C,)``; ``table`` = the layers' raw times, rates, fresh flags and weights
+        ``(L, C)``. For every entry the kernel sets the weight, calls
+        :func:`engine.player.kernels.move_layer` with ``out``'s first five arrays and writes whether
+        the layer ran into the sixth (``(n, K)`` each). Then, as :meth:`advance_layers`, each
+        layer's root travel and its markers.
+        """
+        if self.backend != "numba":
+            raise InvalidInputError("advance_with runs a compiled controller's kernel: it needs the numba backend")
+        table = self._table
+        index = np.atleast_1d(np.arange(self.num_layers)[rows])
+        chosen = self._everyone if characters is None else self.select(characters)
+        shape = (index.size, chosen.size)
+        start, stop, wraps, raw = (np.empty(shape) for _ in range(4))
+        fresh, moving = np.empty(shape, dtype=bool), np.empty(shape, dtype=bool)
+        entries = (
+            index,
+            np.ascontiguousarray(chosen, dtype=np.int64),
+            table.durations[index],
+            table.loops[index],
+            self._step,
+        )
+        write(entries, (table.raw, self._rates, table.fresh, table.weights), (start, stop, wraps, raw, fresh, moving))
+        block: Any = index if characters is None else np.ix_(index, chosen)
+        self._moved((index, chosen), table.weights[block], (start, stop, raw, wraps), moving, fresh)
+
+    def _moved(
+        self, entries: tuple[Any, Any], weighted: FloatArray, times: tuple[FloatArray, ...], moving: Any, fresh: Any
+    ) -> None:
+        """After a move: each layer's exact keyed travel at the root with its weight, the markers crossed.
+
+        ``entries`` = the layers ``(n,)`` and characters ``(K,)``, ``weighted`` their weights;
+        ``times`` = the raw times before, the end times, the raw times reached and the loops crossed ``(n, K)``.
+        """
+        (index, chosen), (start, stop, raw, wraps) = entries, times
+        table = self._table
         if self.root_joint is not None:  # each layer's exact keyed travel, with its weight at the root
             at_root = table.joint_weights(index, weighted, table.override_weights[:, chosen], [self.root_joint])
             layers = [table.layers[r] for r in index.tolist()]
