@@ -109,7 +109,6 @@ def _offset_rows(
     joints, bounds = columns
     translations, rotations, scales, linear, angular, scaling, planar = capture
     start, kinds, durations, half_lives, root_offsets = transitions
-    x, v = np.empty(3), np.empty(3)
     left = 0
     for k in range(begin, finish):
         c = characters[k]
@@ -121,11 +120,13 @@ def _offset_rows(
         weight = _quintic_weight(t, durations[c]) if kind == INERTIALIZE else _spring_weight(t, half_lives[c])
         for e in range(3):
             planar[k, e] += root_offsets[c, e] * weight
+        decay = quintic[c] if kind == INERTIALIZE else spring[c]  # (F, n): one view a row, none a column
+        rotation, omega = rotations[k], angular[k]
         for i in range(joints.size):
             if kind == INERTIALIZE:
-                _quintic_at(quintic[c, :, i], at_quintic, t, x, v)
+                x, v = _quintic_at(decay, i, at_quintic, t)
             else:
-                spring_at(spring[c, :, i], at_spring, t, x, v)
+                x, v = spring_at(decay, i, at_spring, t)
             j = joints[i]
             if i < bounds[1]:
                 for e in range(3):
@@ -136,7 +137,7 @@ def _offset_rows(
                     scales[k, j, e] += x[e]
                     scaling[k, j, e] += v[e]
             else:
-                _turn(rotations[k, j], angular[k, j], x, v)
+                _turn(rotation, omega, j, x, v)
     return left
 
 
@@ -176,23 +177,24 @@ def quintic_bump(t: float, duration: float, inverse_duration: float) -> float:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _quintic_offset(d: Any, at: Any, t: float, x: Any) -> None:
-    """A packed quintic decay's offset into ``x``, ``t`` seconds in (quintic_offset)."""
-    along = quintic_along(t, d[at[4]], d[at[7]], d[at[8]], d[at[9]], d[at[1]])
-    bump = quintic_bump(t, d[at[6]], d[at[10]])
-    for e in range(3):
-        x[e] = along * d[at[0] + e] + bump * d[at[11] + e]
+def _quintic_at(d: Any, i: int, at: Any, t: float) -> Any:
+    """Column ``i`` of packed quintic decays ``d`` ``(F, n)``: its offset and rate, ``t`` seconds in (quintic_rates).
 
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _quintic_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
-    """A packed quintic decay's offset into ``x`` and its rate into ``v``, ``t`` seconds in (quintic_rates)."""
-    _quintic_offset(d, at, t, x)
+    Two 3-tuples of scalars (the helpers a loop over columns inlines bind no array: numba would
+    count references to it every column).
+    """
+    along = quintic_along(t, d[at[4], i], d[at[7], i], d[at[8], i], d[at[9], i], d[at[1], i])
+    bump = quintic_bump(t, d[at[6], i], d[at[10], i])
     axis, position, velocity, acceleration, end, drift, duration = at[0], at[1], at[2], at[3], at[4], at[5], at[6]
-    ends, total = d[end], d[duration]
+    x = (
+        along * d[axis, i] + bump * d[at[11], i],
+        along * d[axis + 1, i] + bump * d[at[11] + 1, i],
+        along * d[axis + 2, i] + bump * d[at[11] + 2, i],
+    )
+    ends, total = d[end, i], d[duration, i]
     s = min(max(t / ends, 0.0), 1.0) if ends > 0.0 else 1.0
     s2 = min(max(t / total, 0.0), 1.0) if total > 0.0 else 1.0
-    x0, v0, a0 = d[position], d[velocity] * ends, d[acceleration] * ends * ends
+    x0, v0, a0 = d[position, i], d[velocity, i] * ends, d[acceleration, i] * ends * ends
     g = x0 * (1.0 + s * (3.0 + 6.0 * s)) + s * (v0 * (1.0 + 3.0 * s) + 0.5 * a0 * s)
     g1 = x0 * (3.0 + 12.0 * s) + v0 * (1.0 + 6.0 * s) + a0 * s
     u = 1.0 - s
@@ -200,19 +202,32 @@ def _quintic_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
     inverse = 1.0 / ends if ends > 0.0 else 0.0
     u = 1.0 - s2
     b1 = u * u * (u * (1.0 + 6.0 * s2) - 3.0 * (s2 + 3.0 * s2 * s2))
-    for e in range(3):
-        v[e] = (d1 * inverse) * d[axis + e] + b1 * d[drift + e]
+    v = (
+        (d1 * inverse) * d[axis, i] + b1 * d[drift, i],
+        (d1 * inverse) * d[axis + 1, i] + b1 * d[drift + 1, i],
+        (d1 * inverse) * d[axis + 2, i] + b1 * d[drift + 2, i],
+    )
+    return x, v
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def spring_at(d: Any, at: Any, t: float, x: Any, v: Any) -> None:
-    """A packed spring decay's offset into ``x`` and its rate into ``v``, ``t`` seconds in (spring_offset, _rates)."""
-    y = d[at[2]]
+def spring_at(d: Any, i: int, at: Any, t: float) -> Any:
+    """Column ``i`` of packed spring decays ``d`` ``(F, n)``: offset and rate ``t`` seconds in (spring_offset, _rates).
+
+    Two 3-tuples of scalars, as :func:`_quintic_at`.
+    """
+    y = d[at[2], i]
     envelope = math.exp(-y * t)
-    for e in range(3):
-        x0, v0 = d[at[0] + e], d[at[1] + e]
-        x[e] = envelope * (x0 + (v0 + y * x0) * t)
-        v[e] = envelope * (v0 - y * (v0 + y * x0) * t)
+    x0, v0 = d[at[0], i], d[at[1], i]
+    x1, v1 = d[at[0] + 1, i], d[at[1] + 1, i]
+    x2, v2 = d[at[0] + 2, i], d[at[1] + 2, i]
+    x = (envelope * (x0 + (v0 + y * x0) * t), envelope * (x1 + (v1 + y * x1) * t), envelope * (x2 + (v2 + y * x2) * t))
+    v = (
+        envelope * (v0 - y * (v0 + y * x0) * t),
+        envelope * (v1 - y * (v1 + y * x1) * t),
+        envelope * (v2 - y * (v2 + y * x2) * t),
+    )
+    return x, v
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
@@ -249,28 +264,24 @@ def half_norm(x: float, y: float, z: float) -> float:
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def multiply_into(q: Any, ex: float, ey: float, ez: float, ew: float) -> None:
-    """``q ← e q`` in place (quat_multiply)."""
-    qx, qy, qz, qw = q[0], q[1], q[2], q[3]
-    q[0] = ew * qx + ex * qw + ey * qz - ez * qy
-    q[1] = ew * qy - ex * qz + ey * qw + ez * qx
-    q[2] = ew * qz + ex * qy - ey * qx + ez * qw
-    q[3] = ew * qw - ex * qx - ey * qy - ez * qz
+def multiply_into(q: Any, j: int, ex: float, ey: float, ez: float, ew: float) -> None:
+    """``q[j] ← e q[j]`` in place, ``q`` ``(J, 4)`` (quat_multiply)."""
+    qx, qy, qz, qw = q[j, 0], q[j, 1], q[j, 2], q[j, 3]
+    q[j, 0] = ew * qx + ex * qw + ey * qz - ez * qy
+    q[j, 1] = ew * qy - ex * qz + ey * qw + ez * qx
+    q[j, 2] = ew * qz + ex * qy - ey * qx + ez * qw
+    q[j, 3] = ew * qw - ex * qx - ey * qy - ez * qz
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
-def _rotate_by(q: Any, phi: Any) -> Any:
-    """``q ← exp(φ) q`` in place (quat_from_rotvec, quat_multiply); returns ``exp(φ)``'s ``x, y, z, w``."""
+def _turn(q: Any, omega: Any, j: int, phi: Any, rate: Any) -> None:
+    """``q[j] ← exp(φ) q[j]`` and ``ω[j] ← J_l(φ) φ̇ + R(exp(φ)) ω[j]`` in place (offset_pose, offset_velocity).
+
+    ``q`` ``(J, 4)``, ``omega`` ``(J, 3)``; ``phi`` and ``rate`` (φ̇): 3-tuples.
+    """
     scale, ew = half_turn(half_norm(phi[0], phi[1], phi[2]))
     ex, ey, ez = (0.5 * phi[0]) * scale, (0.5 * phi[1]) * scale, (0.5 * phi[2]) * scale
-    multiply_into(q, ex, ey, ez, ew)
-    return ex, ey, ez, ew
-
-
-@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _turn(q: Any, omega: Any, phi: Any, rate: Any) -> None:
-    """``q ← exp(φ) q`` and ``ω ← J_l(φ) φ̇ + R(exp(φ)) ω`` in place (offset_pose, offset_velocity)."""
-    ex, ey, ez, ew = _rotate_by(q, phi)
+    multiply_into(q, j, ex, ey, ez, ew)
     # J_l(φ) φ̇ = φ̇ + a φ × φ̇ + b φ × (φ × φ̇), a = (1 - cos θ)/θ², b = (θ - sin θ)/θ³
     px, py, pz = phi[0], phi[1], phi[2]
     theta_sq = px * px + py * py + pz * pz
@@ -280,12 +291,13 @@ def _turn(q: Any, omega: Any, phi: Any, rate: Any) -> None:
     else:
         a, b = (1.0 - math.cos(theta)) / (theta * theta), (theta - math.sin(theta)) / (theta * theta * theta)
     cx, cy, cz = py * rate[2] - pz * rate[1], pz * rate[0] - px * rate[2], px * rate[1] - py * rate[0]
-    tx = 2.0 * (ey * omega[2] - ez * omega[1])
-    ty = 2.0 * (ez * omega[0] - ex * omega[2])
-    tz = 2.0 * (ex * omega[1] - ey * omega[0])
-    wx = omega[0] + ew * tx + (ey * tz - ez * ty)
-    wy = omega[1] + ew * ty + (ez * tx - ex * tz)
-    wz = omega[2] + ew * tz + (ex * ty - ey * tx)
-    omega[0] = rate[0] + a * cx + b * (py * cz - pz * cy) + wx
-    omega[1] = rate[1] + a * cy + b * (pz * cx - px * cz) + wy
-    omega[2] = rate[2] + a * cz + b * (px * cy - py * cx) + wz
+    o0, o1, o2 = omega[j, 0], omega[j, 1], omega[j, 2]
+    tx = 2.0 * (ey * o2 - ez * o1)
+    ty = 2.0 * (ez * o0 - ex * o2)
+    tz = 2.0 * (ex * o1 - ey * o0)
+    wx = o0 + ew * tx + (ey * tz - ez * ty)
+    wy = o1 + ew * ty + (ez * tx - ex * tz)
+    wz = o2 + ew * tz + (ex * ty - ey * tx)
+    omega[j, 0] = rate[0] + a * cx + b * (py * cz - pz * cy) + wx
+    omega[j, 1] = rate[1] + a * cy + b * (pz * cx - px * cz) + wy
+    omega[j, 2] = rate[2] + a * cz + b * (px * cy - py * cx) + wz

@@ -62,15 +62,14 @@ def _quintic_rows(d: Any, at: Any, t: float, total: float, rows: Any) -> None:
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _spring_rows(d: Any, at: Any, t: float, rows: Any) -> None:
     """The offsets of one character's packed spring decays ``d`` ``(F, n)``, ``t`` seconds in, into ``rows[2:5]``."""
-    x, v = np.empty(3), np.empty(3)
     for i in range(d.shape[1]):
-        spring_at(d[:, i], at, t, x, v)
+        x, _ = spring_at(d, i, at, t)
         rows[2][i], rows[3][i], rows[4][i] = x[0], x[1], x[2]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _turn_rows(first: int, stop: int, joints: Any, q: Any, rows: Any) -> None:
-    """``q[joints[i]] ← exp(x_i) q[joints[i]]`` for the columns ``first <= i < stop`` (as ``_rotate_by``).
+    """``q[joints[i]] ← exp(x_i) q[joints[i]]`` for the columns ``first <= i < stop`` (as ``_turn``).
 
     The loops run over views of those columns from 0: a loop from a variable start does not
     vectorise (numba cannot tell its index is not negative, and wraps it around).
@@ -88,7 +87,7 @@ def _turn_rows(first: int, stop: int, joints: Any, q: Any, rows: Any) -> None:
             sinc_row[i], cos_row[i] = half_turn(norm[i])
     for i in range(norm.size):
         scale = sinc_row[i]
-        multiply_into(q[turned[i]], (0.5 * x[i]) * scale, (0.5 * y[i]) * scale, (0.5 * z[i]) * scale, cos_row[i])
+        multiply_into(q, turned[i], (0.5 * x[i]) * scale, (0.5 * y[i]) * scale, (0.5 * z[i]) * scale, cos_row[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False, inline="always")
