@@ -1,7 +1,7 @@
 """A one-machine graph's leaves written into the player's layers and moved there, in one pass (numba).
 
-For each character and leaf, :func:`_leaf` decides the layer's weight and times this frame — the
-arithmetic of :class:`~engine.graph.runtime.GraphRuntime`'s ``_write_layers`` with
+For each leaf and character, the kernel decides the layer's weight and times this frame
+(:func:`_leaf_times`) — the arithmetic of :class:`~engine.graph.runtime.GraphRuntime`'s ``_write_layers`` with
 :class:`~engine.graph.clocks.LeafClocks`, one entry at a time, bit for bit — and the player's own
 layer step (:func:`engine.player.kernels.move_layer`, inlined) moves the layer: the weight set,
 the jump made, the loop wrapped, the exact time put, as ``Player.advance_layers`` would with

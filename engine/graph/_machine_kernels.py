@@ -5,8 +5,8 @@ The same arithmetic, in the same order, as the numpy reference — :class:`~engi
 ``Machine._enter``, and :class:`~engine.graph.runtime.GraphRuntime`'s ``layer_state`` with
 :class:`~engine.graph.clocks.LeafClocks` — one character at a time, so the numbers are the numpy
 path's bit for bit (``tests/graph/test_compiled_machine.py``). The tables are built by
-:mod:`engine.graph.compiled`; the leaves' write into the player's layers is
-:mod:`engine.graph._leaf_kernels`'.
+:mod:`engine.graph.compiled`; the leaves' write into the player's layers is in
+:mod:`engine.graph._leaf_kernels`.
 
 Self-contained on purpose, like :mod:`engine.backend._kernels`: numba's disk cache notices changes
 to a cached function's own file only. Inputs are trusted (the callers check them).
