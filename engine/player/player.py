@@ -241,8 +241,9 @@ class Player(Switching):
         ``K`` ``characters`` (an index array, ``None``: all): ``entries`` = their player layers
         ``(n,)``, the characters ``(K,)``, the clips' durations and loop codes ``(n,)`` and the
         frame steps ``(C,)``; ``table`` = the layers' raw times, rates, fresh flags and weights
-        ``(L, C)``. For every entry the kernel sets the weight, calls
-        :func:`engine.player.kernels.move_layer` with ``out``'s first five arrays and writes whether
+        ``(L, C)``. For every entry the kernel sets the weight, moves the layer's cell (raw time,
+        fresh flag, rate) with :func:`engine.player.kernels.move_layer`, writes the new cell back
+        into ``table`` and the step's five outputs into ``out``'s first five arrays, and whether
         the layer ran into the sixth (``(n, K)`` each). Then, as :meth:`advance_layers`, each
         layer's root travel and its markers.
         """
