@@ -208,8 +208,19 @@ class LayerControls:
         where = index if characters is None else np.ix_(index, pick)  # whole rows: no character index
         table[where] = np.broadcast_to(array, (index.size, pick.size))
 
+    def _clock_buffers(self, shape: tuple[int, int]) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """The layer table as the clock kernels take it, and their five outputs ``shape`` (``move_layer``'s).
+
+        The table: raw times, rates, fresh flags, weights ``(L, C)``; the outputs: the raw times
+        before, the end times clamped, the whole loops crossed, the raw times reached, the fresh
+        flags before (the compiled twin of :meth:`_move`'s).
+        """
+        table = self._table
+        out = (np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape, dtype=bool))
+        return (table.raw, self._rates, table.fresh, table.weights), out
+
     def _move(
-        self, block: Any, ends: tuple[FloatArray, BoolArray], layers: tuple[FloatArray, FloatArray], step: FloatArray
+        self, block: Any, ends: tuple[FloatArray, BoolArray], layers: tuple[FloatArray, IntArray], step: FloatArray
     ) -> tuple[FloatArray, ...]:
         """The layer entries ``block`` moved to ``ends`` = (unwrapped raw times, running) ``(n, K)`` (numpy).
 

@@ -192,17 +192,14 @@ class Player(Switching):
         controller's own clock, e.g. a synced phase; not fresh).
         """
         table = self._table
-        index = np.atleast_1d(np.arange(self.num_layers)[rows])
-        chosen = self._everyone if characters is None else self.select(characters)
-        block: Any = index if characters is None else np.ix_(index, chosen)  # whole rows: no character index
+        index, chosen, block = self._entries(rows, characters)
         stop = shaped(as_array(end, "end"), (index.size, chosen.size))
         moving = shaped(np.asarray(running, dtype=bool), stop.shape)
         durations, loops = table.durations[index], table.loops[index]
         writes = layer_writes(stop.shape, weights, jump, exact)  # checked, or empty
         weighted = None if weights is None else writes[0]  # the weights the table will hold
         if self.backend == "numba":  # one pass on the kernel: the same numbers
-            start, wraps, clamped, raw = (np.empty(stop.shape) for _ in range(4))
-            fresh = np.empty(stop.shape, dtype=bool)
+            cells, out = self._clock_buffers(stop.shape)
             compiled_module("engine.backend._clock_kernels").advance_layers_on(
                 self.threads,
                 index,
@@ -211,11 +208,11 @@ class Player(Switching):
                 moving,
                 (durations, loops),
                 self._step,
-                (table.raw, self._rates, table.fresh, table.weights),
+                cells,
                 writes,
-                (start, clamped, wraps, raw, fresh),
+                out,
             )
-            stop = clamped
+            start, stop, wraps, raw, fresh = out
         else:
             if weighted is not None:
                 table.weights[block] = weighted
@@ -226,13 +223,8 @@ class Player(Switching):
             start, stop, raw, wraps = self._move(block, (stop, moving), modes, self._step[chosen])
             if exact is not None:
                 self.set_time(rows, writes[3], characters, fresh=False, where=moving)
-        self._moved(
-            (index, chosen),
-            table.weights[block] if weighted is None else weighted,
-            (start, stop, raw, wraps),
-            moving,
-            fresh,
-        )
+        weighted = table.weights[block] if weighted is None else weighted
+        self._moved((index, chosen), weighted, (start, stop, raw, wraps), moving, fresh)
 
     def advance_with(self, rows: Any, characters: Any, write: Callable[..., None]) -> None:
         """:meth:`advance_layers` where a controller's kernel decides each entry as it moves it (numba backend).
@@ -250,21 +242,19 @@ class Player(Switching):
         if self.backend != "numba":
             raise InvalidInputError("advance_with runs a compiled controller's kernel: it needs the numba backend")
         table = self._table
+        index, chosen, block = self._entries(rows, characters)
+        cells, out = self._clock_buffers((index.size, chosen.size))
+        moving = np.empty(out[0].shape, dtype=bool)
+        contiguous = np.ascontiguousarray(chosen, dtype=np.int64)
+        write((index, contiguous, table.durations[index], table.loops[index], self._step), cells, (*out, moving))
+        start, stop, wraps, raw, fresh = out
+        self._moved((index, chosen), table.weights[block], (start, stop, raw, wraps), moving, fresh)
+
+    def _entries(self, rows: Any, characters: Any) -> tuple[IntArray, IntArray, Any]:
+        """The layers ``rows`` ``(n,)``, the characters ``(K,)`` (``None``: all) and the table's block of them."""
         index = np.atleast_1d(np.arange(self.num_layers)[rows])
         chosen = self._everyone if characters is None else self.select(characters)
-        shape = (index.size, chosen.size)
-        start, stop, wraps, raw = (np.empty(shape) for _ in range(4))
-        fresh, moving = np.empty(shape, dtype=bool), np.empty(shape, dtype=bool)
-        entries = (
-            index,
-            np.ascontiguousarray(chosen, dtype=np.int64),
-            table.durations[index],
-            table.loops[index],
-            self._step,
-        )
-        write(entries, (table.raw, self._rates, table.fresh, table.weights), (start, stop, wraps, raw, fresh, moving))
-        block: Any = index if characters is None else np.ix_(index, chosen)
-        self._moved((index, chosen), table.weights[block], (start, stop, raw, wraps), moving, fresh)
+        return index, chosen, index if characters is None else np.ix_(index, chosen)  # whole rows: no character index
 
     def _moved(
         self, entries: tuple[Any, Any], weighted: FloatArray, times: tuple[FloatArray, ...], moving: Any, fresh: Any
