@@ -16,7 +16,8 @@ and in double support the hips come down as far as the leg that needs it most. L
 proportions cannot follow the source's directions and both reach the ground (KayKit's thighs are
 1.6 shins long, a performer's 1.1): so each leg near the ground then gets the rest of its
 clearance by two-bone IK on hip, knee and ankle (:func:`plant_feet`: the foot keeps its
-orientation, the knee keeps its side, or bends towards the toes from straight), fully within
+orientation, the knee keeps its side, or bends towards the toes from straight: towards the
+hips' front for a leg without a toes joint, as RobotExpressive's), fully within
 :data:`PLANT_REACH` / 2 leg lengths of the ground, fading out by :data:`PLANT_REACH`; a foot in the
 air keeps the source's directions, unless they would take it deeper under the floor than the
 source's (a swinging foot on KayKit's wide hips). A leg that would have to fold further than
@@ -262,7 +263,7 @@ class FootContact:
         The target's leg length (:func:`leg_length`), model units.
     chains
         ``(2, 4)`` the target's hip, knee, ankle and toes joints, left then right (:func:`plant_feet`);
-        ``None`` when a leg lacks one.
+        toes -1 for a leg that ends at the ankle; ``None`` when a leg lacks one of the other three.
     hips
         The target's hips joint.
     hip_line
@@ -300,7 +301,7 @@ def plan_contact(
     roles = [r for r in GROUND_ROLES if r in source.roles and r in target.roles and target.roles[r] in moving]
     if {r[-1] for r in roles} != {"l", "r"}:
         return None
-    parts = [[f"{part}_{side}" for part in ("upper_leg", "lower_leg", "foot", "toes")] for side in "lr"]
+    parts = [[f"{part}_{side}" for part in ("upper_leg", "lower_leg", "foot")] for side in "lr"]
     complete = all(role in target.roles for chain in parts for role in chain)
     leg = leg_length(target, rests[1][:, :3, 3], ups[1])
 
@@ -317,7 +318,12 @@ def plan_contact(
         target=_contact_points(target, rests[1], ups[1], mesh),
         softness=GROUND_SOFTNESS * leg,
         leg=leg,
-        chains=np.array([[target.roles[r] for r in chain] for chain in parts], dtype=np.intp) if complete else None,
+        chains=np.array(
+            [[*(target.roles[r] for r in chain), target.roles.get(f"toes_{chain[0][-1]}", -1)] for chain in parts],
+            dtype=np.intp,
+        )
+        if complete
+        else None,
         hips=int(target.roles["hips"]),
         hip_line=np.linalg.solve(hips[:3, :3], line),
         roll=min(1.0, width(source, rests[0], ups[0]) / max(width(target, rests[1], ups[1]), 1e-12)),
@@ -384,11 +390,13 @@ def plant_feet(contact: FootContact, scale: float, source: FloatArray, skeleton:
     # floor than the source's (a swinging foot on wide hips would go through it)
     move = np.maximum(near * (wanted - have), np.minimum(wanted, 0.0) - have)
     up = contact.target.up
+    front = np.cross(quat_rotate(rotations_of(model[..., contact.hips, :, :]), contact.hip_line), up)  # left × up
     for side, (hip, knee, ankle, toes) in enumerate(contact.chains):
-        at = model[..., :3, 3][..., [hip, knee, ankle, toes], :]
+        at = model[..., :3, 3][..., [hip, knee, ankle], :]
         bend = at[..., 1, :] - 0.5 * (at[..., 0, :] + at[..., 2, :])  # where the knee points
         clear = np.linalg.norm(bend, axis=-1, keepdims=True) > KNEE_BENT * contact.leg
-        pole = np.where(clear, bend, at[..., 3, :] - at[..., 2, :])  # a straight knee bends towards the toes
+        ahead = model[..., toes, :3, 3] - at[..., 2, :] if toes >= 0 else front
+        pole = np.where(clear, bend, ahead)  # a straight knee bends towards the toes, or the front without them
         target = at[..., 2, :] + move[..., side, None] * up
         thigh, shin = (
             np.linalg.norm(at[..., 1, :] - at[..., 0, :], axis=-1),

@@ -20,6 +20,7 @@ from engine.anim.retarget import (
     retarget_clip,
     retarget_pose,
 )
+from engine.anim.retarget_feet import plant_feet
 from engine.errors import InvalidInputError, SkeletonMismatchError
 from engine.io import load_character
 from engine.io.bvh import load_bvh
@@ -622,6 +623,61 @@ def test_legs_of_other_proportions_both_stand_where_the_source_stands() -> None:
     np.testing.assert_allclose(model_from_pose(source, pose)[0, toes, 1, 3], 0.03, atol=1e-6)
     heights = model_from_pose(target, retarget_pose(plan, pose))[0, toes, 1, 3]
     np.testing.assert_allclose(heights, 0.03, atol=1e-4)
+
+
+def toeless(skeleton: Skeleton, thigh: float = 1.0, shin: float = 1.0) -> Skeleton:
+    """``skeleton`` without its toes joints (legs that end at the ankle, as RobotExpressive's), its bones scaled."""
+    kept = [j for j, name in enumerate(skeleton.names) if not name.endswith("Toes")]
+    offsets = np.array(skeleton.rest_translations)
+    for side in ("left", "right"):
+        offsets[skeleton.index(f"{side}LowerLeg")] *= thigh
+        offsets[skeleton.index(f"{side}Foot")] *= shin
+    parents = [kept.index(skeleton.parents[j]) if skeleton.parents[j] >= 0 else -1 for j in kept]
+    return Skeleton([skeleton.names[j] for j in kept], parents, offsets[kept])
+
+
+def test_legs_without_toe_joints_are_planted_too() -> None:
+    """The stride above onto legs of other proportions that end at the ankle: both ankles stand as at rest."""
+    source = scheme_rig("vrm").skeleton
+    target = toeless(source, 0.8, 1.25)
+    plan = plan_retarget(source, target, {n: n for n in target.names})
+    assert plan.contact is not None
+    assert plan.contact.chains is not None
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    pose.translations[0, 0, 1] -= 0.12
+    for side, x, z in (("left", 0.08, -0.3), ("right", -0.08, 0.3)):
+        model = model_from_pose(source, pose)
+        joints = [source.index(f"{side}{part}") for part in ("UpperLeg", "LowerLeg", "Foot")]
+        ik = two_bone_ik(source, model, *joints, [x, 0.08, z], [0.0, 0.0, 1.0], keep_end_rotation=True)
+        pose = ik.apply(pose)
+    ankles = [target.index(f"{side}Foot") for side in ("left", "right")]
+    rest = model_from_pose(target, target.rest_pose)[ankles, 1, 3]
+    posed = model_from_pose(target, retarget_pose(plan, pose))[0, ankles, 1, 3]
+    np.testing.assert_allclose(posed, rest, atol=1e-4)
+
+
+def test_a_straight_leg_without_toes_bends_its_knee_to_the_front() -> None:
+    """Straight legs 2 cm too long for the ground: planted, each knee comes forward (+Z, the character's front).
+
+    With a toes joint a straight knee bends towards the toes; without one, towards the front of
+    the hips (their left × up).
+    """
+    source = scheme_rig("vrm").skeleton
+    target = toeless(source)
+    plan = plan_retarget(source, target, {n: n for n in target.names})
+    assert plan.contact is not None
+    pose = target.rest_pose.broadcast_to((1,)).copy()
+    pose.translations[0, 0, 1] -= 0.02  # both ankles 2 cm under where they stand
+    plant_feet(plan.contact, plan.root_scale, model_from_pose(source, source.rest_pose)[None], target, pose)
+    rest, posed = model_from_pose(target, target.rest_pose), model_from_pose(target, pose)[0]
+    for side in ("left", "right"):
+        hip, knee, ankle = (target.index(f"{side}{part}") for part in ("UpperLeg", "LowerLeg", "Foot"))
+        assert posed[ankle, 1, 3] == pytest.approx(rest[ankle, 1, 3], abs=1e-9)
+        line = posed[ankle, :3, 3] - posed[hip, :3, 3]
+        out = posed[knee, :3, 3] - posed[hip, :3, 3]
+        out -= (out @ line) / (line @ line) * line
+        assert out[2] > 1e-3, (side, out)
+        assert abs(out[0]) < 1e-9, (side, out)
 
 
 def test_a_hand_goes_no_deeper_under_the_floor_than_the_sources() -> None:
