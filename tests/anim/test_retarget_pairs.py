@@ -62,7 +62,8 @@ PLANTING_REGRESSIONS = {
 }
 """Pairs that fail since ground contact (:mod:`engine.anim.retarget_feet`) came in. RobotExpressive
 as the source: its clearance is its legs' ends alone (its foot bones stand apart), and a footed
-target rolling over its toes lifts 3.5 % of its leg in contact frames (2.9 % allowed). As the
+target's lowest foot point rises 3.5 % of its leg in the source's contact frames (2.9 % allowed;
+not diagnosed further). As the
 target of the pirouette: its wide hips roll 6° where the dancer's roll 11°
 (:func:`~engine.anim.retarget_feet.level_hips`), and the right foot, crossed 0.13 m (a sixth of the
 leg) to the left in the dancer's rolled hip frame, stays 0.03-0.04 m to the right in the robot's
