@@ -390,12 +390,11 @@ def plant_feet(contact: FootContact, scale: float, source: FloatArray, skeleton:
     # floor than the source's (a swinging foot on wide hips would go through it)
     move = np.maximum(near * (wanted - have), np.minimum(wanted, 0.0) - have)
     up = contact.target.up
-    front = np.cross(quat_rotate(rotations_of(model[..., contact.hips, :, :]), contact.hip_line), up)  # left × up
     for side, (hip, knee, ankle, toes) in enumerate(contact.chains):
         at = model[..., :3, 3][..., [hip, knee, ankle], :]
         bend = at[..., 1, :] - 0.5 * (at[..., 0, :] + at[..., 2, :])  # where the knee points
         clear = np.linalg.norm(bend, axis=-1, keepdims=True) > KNEE_BENT * contact.leg
-        ahead = model[..., toes, :3, 3] - at[..., 2, :] if toes >= 0 else front
+        ahead = model[..., toes, :3, 3] - at[..., 2, :] if toes >= 0 else _front(contact, model)
         pole = np.where(clear, bend, ahead)  # a straight knee bends towards the toes, or the front without them
         target = at[..., 2, :] + move[..., side, None] * up
         thigh, shin = (
@@ -412,6 +411,11 @@ def plant_feet(contact: FootContact, scale: float, source: FloatArray, skeleton:
         solved = two_bone_ik(skeleton, model, hip, knee, ankle, target, pole, weight=weight, keep_end_rotation=True)
         apply_corrections(pose, solved, out=pose)
         model = model_from_pose(skeleton, pose)
+
+
+def _front(contact: FootContact, model: FloatArray) -> FloatArray:
+    """``(..., 3)`` the target hips' front in model space (their left × up), ``model`` its model matrices."""
+    return np.cross(quat_rotate(rotations_of(model[..., contact.hips, :, :]), contact.hip_line), contact.target.up)
 
 
 def rotations_of(model: FloatArray) -> FloatArray:
