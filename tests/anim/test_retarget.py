@@ -597,6 +597,18 @@ def test_the_rest_pose_correction_leaves_the_feet_as_they_stand() -> None:
         np.testing.assert_allclose(posed[j, :3, :3], rest[j, :3, :3], atol=1e-9, err_msg=joint)
 
 
+def long_stride(source: Skeleton) -> Pose:
+    """The VRM rig's pose ``(1, J)`` in a long stride on flat feet: hips 12 cm lower, each ankle where it stands."""
+    pose = source.rest_pose.broadcast_to((1,)).copy()
+    pose.translations[0, 0, 1] -= 0.12
+    for side, x, z in (("left", 0.08, -0.3), ("right", -0.08, 0.3)):
+        model = model_from_pose(source, pose)
+        joints = [source.index(f"{side}{part}") for part in ("UpperLeg", "LowerLeg", "Foot")]
+        ik = two_bone_ik(source, model, *joints, [x, 0.08, z], [0.0, 0.0, 1.0], keep_end_rotation=True)
+        pose = ik.apply(pose)
+    return pose
+
+
 def test_legs_of_other_proportions_both_stand_where_the_source_stands() -> None:
     """Thighs 0.8 and shins 1.25 times the source's, the source in a long stride on both flat feet: both stand.
 
@@ -612,13 +624,7 @@ def test_legs_of_other_proportions_both_stand_where_the_source_stands() -> None:
     offsets[source.index("hips")] += [0.0, 0.41 * 0.05, 0.0]  # standing on the origin
     target = Skeleton(source.names, source.parents, offsets)
     plan = plan_retarget(source, target, {n: n for n in source.names})
-    pose = source.rest_pose.broadcast_to((1,)).copy()
-    pose.translations[0, 0, 1] -= 0.12  # the hips lowered into a stride, each ankle where it stands
-    for side, x, z in (("left", 0.08, -0.3), ("right", -0.08, 0.3)):
-        model = model_from_pose(source, pose)
-        joints = [source.index(f"{side}{part}") for part in ("UpperLeg", "LowerLeg", "Foot")]
-        ik = two_bone_ik(source, model, *joints, [x, 0.08, z], [0.0, 0.0, 1.0], keep_end_rotation=True)
-        pose = ik.apply(pose)
+    pose = long_stride(source)
     toes = [source.index(n) for n in ("leftToes", "rightToes")]
     np.testing.assert_allclose(model_from_pose(source, pose)[0, toes, 1, 3], 0.03, atol=1e-6)
     heights = model_from_pose(target, retarget_pose(plan, pose))[0, toes, 1, 3]
@@ -643,13 +649,7 @@ def test_legs_without_toe_joints_are_planted_too() -> None:
     plan = plan_retarget(source, target, {n: n for n in target.names})
     assert plan.contact is not None
     assert plan.contact.chains is not None
-    pose = source.rest_pose.broadcast_to((1,)).copy()
-    pose.translations[0, 0, 1] -= 0.12
-    for side, x, z in (("left", 0.08, -0.3), ("right", -0.08, 0.3)):
-        model = model_from_pose(source, pose)
-        joints = [source.index(f"{side}{part}") for part in ("UpperLeg", "LowerLeg", "Foot")]
-        ik = two_bone_ik(source, model, *joints, [x, 0.08, z], [0.0, 0.0, 1.0], keep_end_rotation=True)
-        pose = ik.apply(pose)
+    pose = long_stride(source)
     ankles = [target.index(f"{side}Foot") for side in ("left", "right")]
     rest = model_from_pose(target, target.rest_pose)[ankles, 1, 3]
     posed = model_from_pose(target, retarget_pose(plan, pose))[0, ankles, 1, 3]
