@@ -13,7 +13,9 @@ the default places (:func:`default_sources`): the generated mannequin, the share
 ``python3 -m tests.corpus.fetch`` fetches it (``$OSSA_CORPUS/files``, else
 ``~/.cache/ossa-corpus/files``; see ``tests/data/characters/README.md``) when they exist. A
 file the programs cannot load is left out and said so; one file per name (``Fox.glb`` and
-``Fox.gltf`` are one fox).
+``Fox.gltf`` are one fox). A file of clips without a mesh (an asset pack's animation file, as
+KayKit's ``anim/Med_General.glb``) is shown as the clips of the character nearest to it in the
+folder tree (:func:`clip_companions`), loaded as ``--clips`` loads them, not as a tile of its own.
 
 ``python -m game.contact_sheet --retargets --out docs/images/retargets.png`` is the second sheet:
 every mocap take of the default places (``.bvh``) retargeted onto every humanoid character there
@@ -37,7 +39,7 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -289,6 +291,69 @@ def _load(path: Path) -> Model | None:
         return None
 
 
+def clip_companions(meshes: Mapping[Path, bool]) -> dict[Path, list[Path]]:
+    """Which clip files show as which character's clips: character file → its clip files, in ``meshes``' order.
+
+    ``meshes``: each glTF file loaded, true where it draws a mesh, false where it holds clips and no
+    mesh (an asset pack's animation file: the rig and its clips, as KayKit and Mixamo ship them). A
+    clip file goes with the file with a mesh nearest to it in the folder tree — the only one in
+    the lowest folder that holds both; where that folder holds several, with none.
+    """
+    characters = [path for path, mesh in meshes.items() if mesh]
+    found: dict[Path, list[Path]] = {}
+    for path, mesh in meshes.items():
+        if mesh or not characters:
+            continue
+        shared = [len(Path(os.path.commonpath([path.parent, c.parent])).parts) for c in characters]
+        nearest = [c for c, depth in zip(characters, shared, strict=True) if depth == max(shared)]
+        if len(nearest) == 1:
+            found.setdefault(nearest[0], []).append(path)
+    return found
+
+
+def with_clip_files(models: dict[Path, Model]) -> dict[Path, Model]:
+    """``models`` with each clip file's clips on its character (:func:`clip_companions`), the clip files' tiles gone.
+
+    A clip file whose clips animate nodes the character mostly lacks (by name: another rig) keeps
+    its tile, and the character its own clips; said either way.
+    """
+    gltf = {path: model for path, model in models.items() if path.suffix.lower() != ".bvh"}
+    meshes = {path: bool(model.scene.instances) for path, model in gltf.items() if model.scene.instances or model.clips}
+    shown = dict(models)
+    for character, files in clip_companions(meshes).items():
+        names = set(models[character].skeleton.names)
+        taken = []
+        for path in files:
+            animated = _animated_names(models[path])
+            if 2 * len(animated & names) > len(animated):
+                taken.append(path)
+            else:
+                say(
+                    PROG,
+                    "note",
+                    f"{path.name} shown apart: {character.name} has {len(animated & names)} of the "
+                    f"{len(animated)} nodes its clips animate",
+                )
+        if not taken:
+            continue
+        listed = ", ".join(path.name for path in taken)
+        try:
+            shown[character] = load_model(character, clips=taken)
+        except OssaError as exc:
+            say(PROG, "note", f"{listed} shown apart: with them {character.name}: {exc}")
+            continue
+        for path in taken:
+            del shown[path]
+        say(PROG, "note", f"{listed} shown as the clips of {character.name}")
+    return shown
+
+
+def _animated_names(model: Model) -> set[str]:
+    """Names of the nodes ``model``'s clips animate."""
+    names = model.skeleton.names
+    return {names[channel.target] for clip in model.scene.clips.values() for channel in clip.nodes.channels}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The contact sheet's options."""
     parser = argparse.ArgumentParser(prog=PROG, description="Tile headless pictures of every character.")
@@ -322,7 +387,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         models: list[Model] = []
     else:
-        models = [model for model in map(_load, sources) if model is not None]
+        loaded = {path: model for path in sources if (model := _load(path)) is not None}
+        models = list(with_clip_files(loaded).values())
         if not models:
             say(PROG, "error", "no character to show")
             return 2

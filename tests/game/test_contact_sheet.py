@@ -19,11 +19,13 @@ from game.contact_sheet import (
     RETARGET_LABEL,
     RETARGET_TILE,
     TILE,
+    clip_companions,
     contact_pose,
     default_sources,
     main,
+    with_clip_files,
 )
-from game.model import DEFAULT_MODEL
+from game.model import DEFAULT_MODEL, load_model
 from tests.game.characters import cached_model
 
 
@@ -40,6 +42,76 @@ def test_default_sources_are_the_mannequin_then_one_file_per_name(
     assert len(shared) == 2
     assert shared[1] == "take/walk.bvh"
     assert shared[0] in ("fox/glTF-Binary/Fox.glb", "fox/glTF/Fox.gltf")
+
+
+def test_a_clip_file_goes_with_the_one_character_nearest_to_it_in_the_folder_tree() -> None:
+    """KayKit's layout (``pack/mannequin/…``, ``pack/anim/…``) pairs; a clip file as near to two stays alone."""
+    root = Path("/assets")
+    meshes = {
+        root / "fox" / "Fox.glb": True,
+        root / "pack" / "anim" / "general.glb": False,
+        root / "pack" / "mannequin" / "manny.gltf": True,
+        root / "pack" / "anim" / "movement.glb": False,
+        root / "lone" / "clips.glb": False,  # as near to the fox as to the mannequin
+        root / "duo" / "a" / "one.glb": True,
+        root / "duo" / "b" / "two.glb": True,
+        root / "duo" / "anim" / "both.glb": False,  # as near to one.glb as to two.glb
+    }
+    assert clip_companions(meshes) == {
+        root / "pack" / "mannequin" / "manny.gltf": [
+            root / "pack" / "anim" / "general.glb",
+            root / "pack" / "anim" / "movement.glb",
+        ]
+    }
+    assert clip_companions({root / "pack" / "anim" / "general.glb": False}) == {}
+    assert clip_companions({root / "a.glb": True, root / "b.glb": False}) == {root / "a.glb": [root / "b.glb"]}
+
+
+@pytest.mark.assets
+def test_kaykits_clip_files_show_as_its_mannequins_clips(
+    shared_assets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not three tiles (the mannequin in its rest pose, two empty floors): the mannequin playing the files' clips."""
+    pack = shared_assets / "kaykit_mannequin_rig_medium"
+    manny, general, movement = (
+        pack / "mannequin_v2" / "manny_med_mod.gltf",
+        pack / "anim" / "Med_General.glb",
+        pack / "anim" / "Med_MovementBasic.glb",
+    )
+    alone = {path: load_model(path) for path in (DEFAULT_MODEL, general, manny, movement)}
+    assert contact_pose(alone[manny])[2] is None  # on its own: no clip, the rest pose
+    assert not alone[general].scene.instances  # clips and a rig, no mesh
+    assert not alone[movement].scene.instances
+    shown = with_clip_files(alone)
+    assert list(shown) == [DEFAULT_MODEL, manny]
+    assert shown[DEFAULT_MODEL] is alone[DEFAULT_MODEL]
+    assert len(shown[manny].clips) == len(alone[general].clips) + len(alone[movement].clips) == 26
+    assert contact_pose(shown[manny])[2] == "Rig_Medium|Idle_A"
+    assert capsys.readouterr().err.splitlines() == [
+        "python -m game.contact_sheet: note: Med_General.glb, Med_MovementBasic.glb shown as the clips of "
+        "manny_med_mod.gltf"
+    ]
+
+
+@pytest.mark.assets
+def test_a_clip_file_the_nearest_character_does_not_take_keeps_its_tile(
+    shared_assets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """KayKit's clips beside the Fox (``root`` the one node name in common: another rig): both kept, and said."""
+    fox, general = tmp_path / "pack" / "fox" / "Fox.glb", tmp_path / "pack" / "anim" / "Med_General.glb"
+    for link, target in (
+        (fox, shared_assets / "fox" / "glTF-Binary" / "Fox.glb"),
+        (general, shared_assets / "kaykit_mannequin_rig_medium" / "anim" / "Med_General.glb"),
+    ):
+        link.parent.mkdir(parents=True)
+        link.symlink_to(target)
+    alone = {path: load_model(path) for path in (fox, general)}
+    assert with_clip_files(alone) == alone
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "python -m game.contact_sheet: note: Med_General.glb shown apart: Fox.glb has 1 of the 24 nodes its clips "
+        "animate"
+    )
 
 
 def skinned_heights(times: np.ndarray, space: np.ndarray) -> np.ndarray:
