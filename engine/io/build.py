@@ -225,7 +225,7 @@ def _scene(
     animations: tuple[RawAnimation, ...],
     clips: tuple[Clip, ...],
 ) -> Scene:
-    """The runtime :class:`Scene` of the default scene (morph channels of nodes outside it warn)."""
+    """The runtime :class:`Scene` of the default scene (morph channels of nodes that draw no mesh in it warn)."""
     in_scene = [skin for skin in skins if all(int(n) in position for n in skin.joint_nodes)]
     skin_slot = {skin.index: k for k, skin in enumerate(in_scene)}  # a skin outside the scene has none
     scene_skins = tuple(
@@ -246,17 +246,18 @@ def _scene(
         )
         for node in mesh_nodes
     )
+    drawn = {instance.node for instance in instances}
     scene_clips = {}
     for animation, clip in zip(animations, clips, strict=True):
         morph: list[Channel] = []
         for raw in animation.channels:
             if raw.path != WEIGHTS_PATH:
                 continue
-            if raw.node not in position:
-                doc.warn(
-                    f"node {raw.node} is not in the default scene; its weights channel is skipped",
-                    f"animations[{animation.index}]",
+            if position.get(raw.node) not in drawn:  # outside the scene, or a joint of its skins only
+                where = (
+                    "is not in the default scene" if raw.node not in position else "draws no mesh in the default scene"
                 )
+                doc.warn(f"node {raw.node} {where}; its weights channel is skipped", f"animations[{animation.index}]")
                 continue
             morph.append(Channel(position[raw.node], raw.path, raw.interpolation, raw.times, raw.values))
         scene_clips[clip.name] = SceneClip(clip.name, clip, tuple(morph))

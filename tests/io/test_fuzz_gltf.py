@@ -302,6 +302,7 @@ def without(name: str, *paths: tuple[Any, ...]) -> tuple[str, dict[str, Any], li
 @FUZZ
 @given(example=mutated_document())
 @example(example=without("box_animated", ("nodes", 1, "children", 0), ("scene",), ("scenes", 0, "nodes")))
+@example(example=without("scene", ("nodes", 0, "children", 1)))  # a morphed node left in as a skin's joint only
 def test_mutated_json_loads_a_valid_asset_or_raises_an_asset_error(
     example: tuple[str, dict[str, Any], list[str]], workdir: Path
 ) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from engine.errors import AssetError, OssaWarning
 from engine.io import GltfAsset, load_gltf
-from tests.io.gltf_builder import DocBuilder, glb_bytes, quat_z, skinned_document
+from tests.io.gltf_builder import DocBuilder, glb_bytes, quat_z, scene_document, skinned_document
 
 Mutation = Callable[[DocBuilder], None]
 
@@ -435,6 +435,20 @@ def test_channel_outside_the_default_scene_warns(tmp_path: Path) -> None:
     channel(b, 1)["target"]["node"] = 5
     asset = load_warning(b, tmp_path, "node 5 is not in the default scene; its translation channel is skipped")
     assert len(asset.clips[0].channels) == 1
+
+
+def test_weights_of_a_node_left_in_as_a_joint_only_warn(tmp_path: Path) -> None:
+    """``hip`` taken out of the scene: ``hat`` stays in the hierarchy as a joint of a skin, drawing no mesh.
+
+    Its weights channel is skipped with a warning (found by fuzzing: the scene refused the clip
+    with an untyped, unlocated error); ``body``'s is kept.
+    """
+    b = scene_document()
+    b.doc["nodes"][0]["children"] = [1, 7]
+    asset = load_warning(b, tmp_path, r"node 5 draws no mesh in the default scene; its weights channel is skipped")
+    names = asset.hierarchy.names
+    assert [names[c.target] for c in asset.scene.clips["move"].weights] == ["body"]
+    assert [names[c.target] for c in asset.scene.clips["blink"].weights] == ["spinner"]
 
 
 # ---------------------------------------------------------------------------------------------
