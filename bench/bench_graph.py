@@ -22,7 +22,10 @@ A frame is ``GraphRuntime.update`` (the machines, the flat layers' weights and t
   the posing pass, timed by their kernel alone after the frame, :func:`stage_in_pass`, and taken
   out of the pose jobs; ``TransitionStage.apply`` and ``apply_blends`` elsewhere).
 
-Also printed: allocations per frame on the compiled path after warm-up (tracemalloc), the calls
+Also printed: 2 threads against 1 at 1000 characters by medians and paired (the two runtimes'
+frames interleaved), and in the paired frames the time inside the compiled kernels against the
+Python around them (:func:`timed_kernels`), which runs on one thread whatever the threads: the
+2-thread speed-up it allows; allocations per frame on the compiled path after warm-up (tracemalloc), the calls
 a frame there (``sys.setprofile``: counts, which the machine's load does not move), one
 character's frame beside the Animator's alone (two actions, the same clips), and 10,000
 characters each in its own state machine at 60 FPS with animation LOD (the poses by the LOD mix
@@ -280,24 +283,66 @@ def frame_split(runtime: GraphRuntime, inputs: Inputs, repeat: int) -> tuple[flo
     return total, job, layer, stage, statistics.median(shares)
 
 
-def paired_threads(graph: Any, count: int, pairs: int) -> tuple[float, float]:
+def paired_threads(graph: Any, count: int, pairs: int) -> tuple[float, float, list[tuple[float, float]]]:
     """Median and interquartile range of 1-thread / 2-thread frame time, the two runtimes' frames interleaved.
 
     Both play the same random inputs (the same seed), a frame of one then the same frame of the
     other: each pair gives one ratio, which a drift of the shared machine's speed touches alike.
+    Also, per thread count, the medians (ms) of the frame's time inside the compiled kernels and
+    outside them (:func:`timed_kernels`: the Python around them, which runs on one thread).
     """
     runtimes = [make(graph, count, "numba", threads) for threads in (1, 2)]
     ratios = []
-    for _ in range(pairs):
-        spent = []
-        for runtime, inputs in runtimes:
-            inputs.apply()
-            start = time.perf_counter()
-            runtime.update(DT)
-            spent.append(time.perf_counter() - start)
-        ratios.append(spent[0] / spent[1])
+    split: list[list[tuple[float, float]]] = [[], []]
+    with timed_kernels() as inside:
+        for _ in range(pairs):
+            spent = []
+            for (runtime, inputs), parts in zip(runtimes, split, strict=True):
+                inputs.apply()
+                inside[0] = 0.0
+                start = time.perf_counter()
+                runtime.update(DT)
+                spent.append(time.perf_counter() - start)
+                parts.append((inside[0], spent[-1] - inside[0]))
+            ratios.append(spent[0] / spent[1])
     quartiles = np.percentile(ratios, [25, 75])
-    return statistics.median(ratios), float(quartiles[1] - quartiles[0])
+    medians = [
+        (1e3 * statistics.median(k for k, _ in parts), 1e3 * statistics.median(o for _, o in parts)) for parts in split
+    ]
+    return statistics.median(ratios), float(quartiles[1] - quartiles[0]), medians
+
+
+@contextmanager
+def timed_kernels() -> Iterator[list[float]]:
+    """Seconds spent in Ossa's compiled kernels (numba dispatchers called from Python) added to the list's item."""
+    from numba.core.registry import CPUDispatcher  # noqa: PLC0415 (numba: the compiled runs only)
+
+    inside = [0.0]
+    originals = [
+        (module, name, value)
+        for module in [m for key, m in sys.modules.items() if key.startswith("engine.")]
+        for name, value in list(vars(module).items())
+        if isinstance(value, CPUDispatcher)
+    ]
+    wrappers: dict[int, Callable[..., Any]] = {}
+
+    def wrap(kernel: Any) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return kernel(*args, **kwargs)
+            finally:
+                inside[0] += time.perf_counter() - start
+
+        return run
+
+    for module, name, kernel in originals:
+        setattr(module, name, wrappers.setdefault(id(kernel), wrap(kernel)))
+    try:
+        yield inside
+    finally:
+        for module, name, kernel in originals:
+            setattr(module, name, kernel)
 
 
 def allocations(runtime: GraphRuntime, inputs: Inputs, frames: int = 5) -> tuple[float, float]:
@@ -442,9 +487,17 @@ def main() -> None:
             print(f"{label:<18}{count:>7}{total:>10.2f}{jobs:>11.2f}{layer:>13.2f}{stage:>9.2f}{share:>13.0%}")
     single, double = split[("numba", 1, 1000)][0], split[("numba", 2, 1000)][0]
     print(f"\n2 threads vs 1 at 1000 characters (compiled): {single / double:.2f}× the frame (medians above)")
-    ratio, spread = paired_threads(graph, 1000, 3 * max(args.repeat, 9))
+    ratio, spread, ((kernels_1, outside_1), (kernels_2, outside_2)) = paired_threads(
+        graph, 1000, 3 * max(args.repeat, 9)
+    )
     print(
         f"  paired, the 1- and 2-thread runtimes' frames interleaved: {ratio:.2f}× (interquartile range {spread:.2f})"
+    )
+    bound = (kernels_1 + outside_1) / (kernels_1 / 2.0 + outside_1)
+    print(
+        f"  in those frames, the compiled kernels {kernels_1:.2f} → {kernels_2:.2f} ms ({kernels_1 / kernels_2:.2f}×), "
+        f"the Python around them {outside_1:.2f} → {outside_2:.2f} ms (one thread): with it as it is, kernels twice "
+        f"as fast give at most {bound:.2f}×"
     )
 
     runtime, inputs = make(graph, 1000, "numba", 1)
