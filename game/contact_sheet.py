@@ -340,7 +340,7 @@ def with_clip_files(models: dict[Path, Model]) -> dict[Path, Model]:
         try:
             shown[character] = load_model(character, clips=taken)
         except OssaError as exc:
-            say(PROG, "note", f"{listed} shown apart: with them {character.name}: {exc}")
+            say(PROG, "note", f"{listed} shown apart: {character.name} does not load with them: {exc}")
             continue
         for path in taken:
             del shown[path]
