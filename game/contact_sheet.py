@@ -294,8 +294,9 @@ def _load(path: Path) -> Model | None:
 def clip_companions(meshes: Mapping[Path, bool]) -> dict[Path, list[Path]]:
     """Which clip files show as which character's clips: character file → its clip files, in ``meshes``' order.
 
-    ``meshes``: each glTF file loaded, true where it draws a mesh, false where it holds clips and no
-    mesh (an asset pack's animation file: the rig and its clips, as KayKit and Mixamo ship them). A
+    ``meshes``: each glTF file loaded, true where it draws a mesh of its own, false where it holds
+    clips and no mesh (an asset pack's animation file: the rig and its clips, as KayKit and Mixamo
+    ship them; the programs draw its bones). A
     clip file goes with the file with a mesh nearest to it in the folder tree — the only one in
     the lowest folder that holds both; where that folder holds several, with none.
     """
@@ -317,8 +318,11 @@ def with_clip_files(models: dict[Path, Model]) -> dict[Path, Model]:
     A clip file whose clips animate nodes the character mostly lacks (by name: another rig) keeps
     its tile, and the character its own clips; said either way.
     """
-    gltf = {path: model for path, model in models.items() if path.suffix.lower() != ".bvh"}
-    meshes = {path: bool(model.scene.instances) for path, model in gltf.items() if model.scene.instances or model.clips}
+    meshes = {}  # the glTF files with a mesh of their own (true) or with clips only (false)
+    for path, model in models.items():
+        own = bool(model.scene.instances) and not model.bones
+        if path.suffix.lower() != ".bvh" and (own or model.clips):
+            meshes[path] = own
     shown = dict(models)
     for character, files in clip_companions(meshes).items():
         names = set(models[character].skeleton.names)

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
@@ -67,14 +67,14 @@ import numpy as np
 
 from engine.anim.clip import Clip
 from engine.anim.local_to_model import model_from_pose
-from engine.anim.scene import Scene, SceneClip, SceneFrame
+from engine.anim.scene import MeshInstance, Scene, SceneClip, SceneFrame
 from engine.anim.skeleton import Skeleton
 from engine.anim.units import UNITS
 from engine.animator import Action
 from engine.errors import AssetError, InvalidInputError
 from engine.io import load_gltf
 from engine.io.bvh import UnitWarning, load_bvh
-from engine.io.bvh_character import bvh_as_character
+from engine.io.bvh_character import bvh_as_character, skin_bones
 from engine.io.clip_files import refuse_clips_for_bvh
 from engine.math import affine_inverse, matrix_from_trs, quat_from_axis_angle, transform_points
 from engine.math._checks import FloatArray
@@ -144,6 +144,9 @@ class Model:
         at which its lowest point is lowest (:func:`lowest_time`), where a program starts it and
         stands on it (the lowest point over the clip, on ``y = 0``, is then on the ground).
         Empty when the model has an idle clip.
+    bones
+        Whether the file has no mesh and its skins are drawn as bones (:func:`~engine.io.bvh_character.skin_bones`):
+        an asset pack's file of clips, or a bare rig.
     """
 
     path: Path
@@ -163,6 +166,7 @@ class Model:
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
     standing: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    bones: bool = False
 
     @property
     def name(self) -> str:
@@ -298,6 +302,7 @@ class _Source:
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
     unit: tuple[str, float] | None = None
+    bones: bool = False
 
 
 def _read(path: Path, scale: float | None, clips: Sequence[Path]) -> _Source:
@@ -325,10 +330,28 @@ def _read(path: Path, scale: float | None, clips: Sequence[Path]) -> _Source:
             )
             return _Source(scene, notes, tuple(str(w.message) for w in caught), (unit, anim.scale))
         asset = load_gltf(path, clips=clips)
-        scene = asset.scene
-        notes = () if scene.instances else ("the scene draws no mesh: nothing to see but the skeleton (F1/B)",)
+        scene, bones = asset.scene, not asset.scene.instances and bool(asset.scene.skins)
+        if bones:
+            scene = with_bones(scene)
+            notes = (f"no mesh in the file: its skin{'s' if len(scene.skins) > 1 else ''} drawn as bones",)
+        else:
+            notes = () if scene.instances else ("the scene draws no mesh: nothing to see but the skeleton (F1/B)",)
         notes += tuple(f"clips from {clip_file.report()}" for clip_file in asset.clip_files)
-    return _Source(scene, notes, tuple(str(w.message) for w in caught))
+    return _Source(scene, notes, tuple(str(w.message) for w in caught), bones=bones)
+
+
+def with_bones(scene: Scene) -> Scene:
+    """``scene`` (with skins, without mesh instances) with each skin drawn as bones (:func:`skin_bones`).
+
+    Each skin's bones are an instance at the first of its joints that no other holds (a skinned
+    instance's node does not place it).
+    """
+    instances, taken = [], set()
+    for s, skin in enumerate(scene.skins):
+        node = next(int(j) for j in skin.joints if int(j) not in taken)
+        taken.add(node)
+        instances.append(MeshInstance(node, s, (skin_bones(scene, s),), name=f"bones of {skin.name or f'skin {s}'}"))
+    return replace(scene, instances=tuple(instances))
 
 
 def playable_clip(clip: SceneClip) -> Clip:
@@ -465,6 +488,7 @@ def load_model(
         notes=tuple(notes),
         warnings=source.warnings,
         standing=MappingProxyType(standing),
+        bones=source.bones,
     )
 
 

@@ -1,7 +1,8 @@
 """A BVH take as a drawable character: a bone mesh, a glTF file, or a :class:`Character` in memory.
 
-:func:`bone_mesh` gives a skeleton a skinned mesh of one octahedral bone per parent–child pair;
-:func:`save_bvh_as_gltf` writes a take with it (``ossa convert``); :func:`load_bvh_character`
+:func:`bone_mesh` gives a skeleton a skinned mesh of one octahedral bone per parent–child pair
+(:func:`skin_bones` a scene's skin, at its bind pose: what the programs draw for a file of clips
+without a mesh); :func:`save_bvh_as_gltf` writes a take with it (``ossa convert``); :func:`load_bvh_character`
 returns what :func:`~engine.io.character.load_character` returns for a glTF file, so programs can
 take ``--model walk.bvh`` like any character.
 """
@@ -16,11 +17,12 @@ import numpy as np
 
 from engine.anim.local_to_model import local_to_model
 from engine.anim.mesh import MeshData
+from engine.anim.scene import Scene
 from engine.anim.skeleton import Skeleton
 from engine.io.bvh import BvhAnimation, load_bvh
 from engine.io.character import Character, load_character
 from engine.io.gltf_writer import save_gltf
-from engine.math import any_perpendicular, vec_cross
+from engine.math import affine_inverse, any_perpendicular, vec_cross
 
 #: Colour of the generated bone mesh (linear RGBA).
 BONE_COLOR = np.array([0.9, 0.75, 0.35, 1.0])
@@ -34,15 +36,39 @@ def bone_mesh(skeleton: Skeleton, *, width: float = 0.12) -> MeshData:
     are skipped. Returns a non-indexed triangle list in the skeleton's bind (rest model) space.
     """
     model = local_to_model(skeleton, skeleton.rest_pose.matrices())[:, :3, 3]
-    child = np.nonzero(skeleton.parents >= 0)[0]
-    parent = skeleton.parents[child]
-    bone = model[child] - model[parent]
+    return _bones(model, skeleton.parents, width)
+
+
+def skin_bones(scene: Scene, skin: int, *, width: float = 0.12) -> MeshData:
+    """:func:`bone_mesh` for skin ``skin`` of ``scene``: a bone from each joint to its nearest ancestor in the skin.
+
+    At the bind pose (the inverse bind matrices' inverses), its joint indices the skin's palette
+    entries: drawn with the skin, it follows the joints as a skinned mesh of the file would.
+    """
+    joints = scene.skins[skin].joints
+    palette = {int(node): k for k, node in enumerate(joints)}
+    parents = scene.hierarchy.parents
+    above = np.full(joints.size, -1, dtype=np.intp)
+    for k, node in enumerate(joints):  # at load time: one walk up the hierarchy per joint
+        parent = int(parents[node])
+        while parent >= 0 and parent not in palette:
+            parent = int(parents[parent])
+        above[k] = palette.get(parent, -1)
+    bind = affine_inverse(scene.skins[skin].inverse_bind_matrices)[:, :3, 3]
+    return _bones(bind, above, width)
+
+
+def _bones(positions: np.ndarray, parents: np.ndarray, width: float) -> MeshData:
+    """Bones from joints at ``positions`` ``(J, 3)`` to their ``parents`` ``(J,)`` (-1: none), as :func:`bone_mesh`."""
+    child = np.nonzero(parents >= 0)[0]
+    parent = parents[child]
+    bone = positions[child] - positions[parent]
     length = np.linalg.norm(bone, axis=-1)
     keep = length > 1e-9
     child, parent, bone, length = child[keep], parent[keep], bone[keep], length[keep]
     u = any_perpendicular(bone) * (width * length)[:, None]
     v = vec_cross(bone / length[:, None], u)
-    base, tip = model[parent], model[child]
+    base, tip = positions[parent], positions[child]
     ring = base[:, None] + 0.1 * bone[:, None] + np.stack((u, v, -u, -v), axis=1)  # (B, 4, 3)
     nxt = np.roll(ring, -1, axis=1)
     faces = np.concatenate(

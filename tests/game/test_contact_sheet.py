@@ -71,7 +71,7 @@ def test_a_clip_file_goes_with_the_one_character_nearest_to_it_in_the_folder_tre
 def test_kaykits_clip_files_show_as_its_mannequins_clips(
     shared_assets: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Not three tiles (the mannequin in its rest pose, two empty floors): the mannequin playing the files' clips."""
+    """Not three tiles (the mannequin in its rest pose, two bone figures): the mannequin playing the files' clips."""
     pack = shared_assets / "kaykit_mannequin_rig_medium"
     manny, general, movement = (
         pack / "mannequin_v2" / "manny_med_mod.gltf",
@@ -80,8 +80,14 @@ def test_kaykits_clip_files_show_as_its_mannequins_clips(
     )
     alone = {path: load_model(path) for path in (DEFAULT_MODEL, general, manny, movement)}
     assert contact_pose(alone[manny])[2] is None  # on its own: no clip, the rest pose
-    assert not alone[general].scene.instances  # clips and a rig, no mesh
-    assert not alone[movement].scene.instances
+    for clips in (general, movement):  # clips and a rig, no mesh: alone, the programs draw its bones
+        assert alone[clips].bones
+        assert alone[clips].notes[0] == "no mesh in the file: its skin drawn as bones"
+        (instance,) = alone[clips].scene.instances
+        assert instance.skin == 0
+        assert instance.primitives[0].name == "bones"
+        assert 1.0 < alone[clips].height < 1.5  # its skeleton's height, without the mannequin's big head
+    assert not alone[manny].bones
     shown = with_clip_files(alone)
     assert list(shown) == [DEFAULT_MODEL, manny]
     assert shown[DEFAULT_MODEL] is alone[DEFAULT_MODEL]

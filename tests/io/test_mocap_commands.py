@@ -12,13 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.anim import model_from_pose, sample
+from engine.anim import Skeleton, model_from_pose, sample
 from engine.anim.retarget import plan_retarget, propose_joint_map, retarget_pose
+from engine.anim.scene import Scene, SceneSkin
 from engine.cli import main
 from engine.errors import AssetError, OssaWarning
 from engine.io import load_character, load_gltf
 from engine.io.bvh import load_bvh
-from engine.io.bvh_character import bone_mesh, load_bvh_character
+from engine.io.bvh_character import bone_mesh, load_bvh_character, skin_bones
 from engine.io.gltf_writer import save_gltf_with_clips
 from engine.io.mocap_commands import clip_on_nodes, rest_mesh
 from tests.anim.rigs import rig, to_bvh, walk
@@ -154,6 +155,40 @@ def test_bone_mesh_follows_the_parents_and_faces_outwards(tiny: Path) -> None:
     foot = start + np.sum((centroid - start) * axis, axis=-1, keepdims=True) * axis  # nearest point on the bone
     assert np.all(np.sum(normals * (centroid - foot), axis=-1) > 0)
     np.testing.assert_array_equal(mesh.joints[:, 0], np.repeat(skeleton.parents[bones], 3))
+    np.testing.assert_array_equal(mesh.weights[:, 0], 1.0)
+
+
+def test_a_skins_bones_join_each_joint_to_its_nearest_ancestor_in_the_skin() -> None:
+    """root → hip → bend (not a joint) → chest → hat; the skin [chest, hat, hip] (palette order is not hierarchy order).
+
+    Bones hip → chest (past ``bend``) and chest → hat, each skinned to its upper joint, at the bind
+    pose (the inverse bind matrices inverted by numpy; the bind pose is not the rest pose here), within
+    ``width`` × its length of the segment; the hip, whose ancestors are not in the skin, starts none.
+    """
+    turn = [0.0, 0.0, np.sin(0.2), np.cos(0.2)]
+    skeleton = Skeleton(
+        ["root", "hip", "bend", "chest", "hat"],
+        [-1, 0, 1, 2, 3],
+        rest_translations=[[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.5, 0.0], [0.3, 0.4, 0.0]],
+        rest_rotations=[turn, turn, turn, [0.0, 0.0, 0.0, 1.0], turn],
+    )
+    bind_pose = skeleton.rest_pose.copy()
+    bind_pose.translations[4] = [0.0, 0.6, 0.2]  # the hat bound elsewhere than it rests
+    bind = model_from_pose(skeleton, bind_pose)
+    joints = [3, 4, 1]
+    scene = Scene(skeleton, (SceneSkin("body", np.array(joints), np.linalg.inv(bind[joints])),), ())
+    mesh = skin_bones(scene, 0, width=0.12)
+    at = bind[joints, :3, 3]  # palette order: chest, hat, hip
+    assert mesh.positions.shape == (48, 3)
+    for k, (upper, lower) in enumerate(((2, 0), (0, 1))):  # hip → chest, chest → hat
+        positions = mesh.positions[24 * k : 24 * (k + 1)]
+        np.testing.assert_array_equal(mesh.joints[24 * k : 24 * (k + 1), 0], upper)
+        start, bone = at[upper], at[lower] - at[upper]
+        along = (positions - start) @ bone / (bone @ bone)
+        across = np.linalg.norm(positions - start - along[:, None] * bone, axis=-1)
+        assert along.min() == pytest.approx(0.0, abs=1e-12)
+        assert along.max() == pytest.approx(1.0, abs=1e-12)
+        assert across.max() == pytest.approx(0.12 * np.linalg.norm(bone), rel=1e-12)
     np.testing.assert_array_equal(mesh.weights[:, 0], 1.0)
 
 
