@@ -330,10 +330,10 @@ def _read(path: Path, scale: float | None, clips: Sequence[Path]) -> _Source:
             )
             return _Source(scene, notes, tuple(str(w.message) for w in caught), (unit, anim.scale))
         asset = load_gltf(path, clips=clips)
-        scene, bones = asset.scene, not asset.scene.instances and bool(asset.scene.skins)
+        scene = asset.scene if asset.scene.instances else with_bones(asset.scene)
+        bones = not asset.scene.instances and bool(scene.instances)
         if bones:
-            scene = with_bones(scene)
-            notes = (f"no mesh in the file: its skin{'s' if len(scene.skins) > 1 else ''} drawn as bones",)
+            notes = (f"no mesh in the file: its skin{'s' if len(scene.instances) > 1 else ''} drawn as bones",)
         else:
             notes = () if scene.instances else ("the scene draws no mesh: nothing to see but the skeleton (F1/B)",)
         notes += tuple(f"clips from {clip_file.report()}" for clip_file in asset.clip_files)
@@ -343,14 +343,20 @@ def _read(path: Path, scale: float | None, clips: Sequence[Path]) -> _Source:
 def with_bones(scene: Scene) -> Scene:
     """``scene`` (with skins, without mesh instances) with each skin drawn as bones (:func:`skin_bones`).
 
-    Each skin's bones are an instance at the first of its joints that no other holds (a skinned
-    instance's node does not place it).
+    Each skin's bones are an instance at the first of its joints (else of the nodes) that no other
+    instance holds: a skinned instance's node does not place it. A skin without a bone (one joint)
+    and skins beyond the nodes' count (skins of the same joints, a node each) are not drawn.
     """
-    instances, taken = [], set()
+    instances: list[MeshInstance] = []
+    taken: set[int] = set()
     for s, skin in enumerate(scene.skins):
-        node = next(int(j) for j in skin.joints if int(j) not in taken)
+        bones = skin_bones(scene, s)
+        nodes = (*(int(j) for j in skin.joints), *range(scene.hierarchy.num_joints))
+        node = next((n for n in nodes if n not in taken), None)
+        if node is None or not bones.num_vertices:
+            continue
         taken.add(node)
-        instances.append(MeshInstance(node, s, (skin_bones(scene, s),), name=f"bones of {skin.name or f'skin {s}'}"))
+        instances.append(MeshInstance(node, s, (bones,), name=f"bones of {skin.name or f'skin {s}'}"))
     return replace(scene, instances=tuple(instances))
 
 
