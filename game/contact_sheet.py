@@ -296,9 +296,9 @@ def clip_companions(meshes: Mapping[Path, bool]) -> dict[Path, list[Path]]:
 
     ``meshes``: each glTF file loaded, true where it draws a mesh of its own, false where it holds
     clips and no mesh (an asset pack's animation file: the rig and its clips, as KayKit and Mixamo
-    ship them; the programs draw its bones). A
-    clip file goes with the file with a mesh nearest to it in the folder tree — the only one in
-    the lowest folder that holds both; where that folder holds several, with none.
+    ship them; the programs draw its bones). A clip file goes with the file with a mesh nearest to
+    it in the folder tree — the only one in the lowest folder that holds both; where that folder
+    holds several, with none.
     """
     characters = [path for path, mesh in meshes.items() if mesh]
     found: dict[Path, list[Path]] = {}
